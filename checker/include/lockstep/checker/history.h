@@ -1,0 +1,66 @@
+// A history is what happened in one run, in the order it was observed: the operations
+// clients invoked and how each completed (as in Jepsen: invoke, then ok / fail / info),
+// interleaved with ground-truth records ("truth") that only an omniscient observer such
+// as the simulator can make: which process's value the lock key held on a node, when a
+// critical section really began and ended, which DEL removed whose value, when a fault
+// started and stopped.
+//
+// An `info` completion means the outcome is unknown (timeout, crash): the operation may
+// have taken effect at any point after its invocation, or never. A `fail` completion
+// means it certainly did not take effect.
+//
+// This header depends on nothing else of lockstep, so the checker can be used alone on
+// any history file.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace lockstep::checker {
+
+enum class EventType { Invoke, Ok, Fail, Info, Truth };
+
+const char* to_string(EventType t);
+bool parse_event_type(const std::string& s, EventType& out);
+
+struct Event {
+  EventType type = EventType::Invoke;
+  int64_t process = -1;  // client process number; -1 when none (e.g. a node's truth)
+  int64_t thread = 0;    // activity within the process
+  std::string f;         // operation or truth kind: acquire, release, read, cs-enter, ...
+  std::string key;       // the object operated on; "" when the history has one object
+  nlohmann::json value;  // argument on invoke, result on completion; null when none
+  int64_t time_ns = 0;   // true time in the simulator, monotonic time live
+  int64_t node = -1;     // for truth records about a Redis node
+  nlohmann::json extra;  // further fields, kept as read so nothing is lost
+};
+
+struct History {
+  std::vector<Event> events;
+};
+
+// Ground-truth record kinds written by the runner and read by the invariant checks.
+namespace truth {
+inline constexpr const char* kKeySet = "key-set";        // process wrote the key on node
+inline constexpr const char* kKeyDel = "key-del";        // removed by a command; extra.owner
+inline constexpr const char* kKeyExpire = "key-expire";  // removed by expiry; extra.owner
+inline constexpr const char* kCsEnter = "cs-enter";
+inline constexpr const char* kCsExit = "cs-exit";
+inline constexpr const char* kFaultStart = "fault-start";
+inline constexpr const char* kFaultEnd = "fault-end";
+inline constexpr const char* kCrash = "crash";      // a client process crashed
+inline constexpr const char* kFinish = "finish";    // a client process finished its work
+inline constexpr const char* kResource = "resource";  // value: {initial, final}
+}  // namespace truth
+
+nlohmann::ordered_json to_json(const Event& e);
+// Parses one lockstep JSON object; on failure returns false and says why in `error`.
+bool from_json(const nlohmann::json& j, Event& out, std::string& error);
+
+// One JSON object per line, keys in a fixed order so equal histories are equal bytes.
+std::string to_jsonl(const History& h);
+
+}  // namespace lockstep::checker

@@ -1,0 +1,25 @@
+// The `lockstep` command is a set of subcommands (run, check, ...). Each lives in its own
+// file and registers itself on the CLI11 app; the function it returns runs the command
+// when the user chose it and gives the process exit code.
+//
+// Exit codes follow sysexits: 0 success, 1 a verdict differs from what was expected (or
+// a violation was found), 2 unknown verdicts, 64 usage error, 65 bad input data.
+#pragma once
+
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace lockstep::cli {
+
+inline constexpr int kExitMismatch = 1;
+inline constexpr int kExitUnknown = 2;
+inline constexpr int kExitUsage = 64;
+inline constexpr int kExitDataErr = 65;
+
+using CommandRunner = std::function<int()>;
+
+CommandRunner add_run_command(CLI::App& app);
+CommandRunner add_check_command(CLI::App& app);
+
+}  // namespace lockstep::cli

@@ -1,0 +1,32 @@
+#include <cstdio>
+#include <map>
+#include <string>
+
+#include "commands.h"
+
+int main(int argc, char** argv) {
+  using namespace lockstep::cli;
+  CLI::App app{"lockstep: deterministic simulation and correctness testing for Redis locks"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "lockstep 0.1.0");
+
+  std::map<const CLI::App*, CommandRunner> runners;
+  auto add = [&](CommandRunner r) { runners[app.get_subcommands({}).back()] = std::move(r); };
+  add(add_run_command(app));
+  add(add_check_command(app));
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kExitUsage;
+  }
+  for (const auto& [sub, run] : runners) {
+    if (sub->parsed()) return run();
+  }
+  return kExitUsage;
+}

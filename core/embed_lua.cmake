@@ -1,0 +1,12 @@
+# Writes every lua/*.lua file into a C++ table {name, text} that scripts.h exposes.
+set(out "// Generated from core/lua/*.lua; do not edit.\n#include \"lockstep/scripts.h\"\n\nnamespace lockstep {\n\nconst std::vector<ScriptSource>& all_scripts() {\n  static const std::vector<ScriptSource> kScripts = {\n")
+separate_arguments(script_list UNIX_COMMAND "${SCRIPTS}")
+list(SORT script_list)
+foreach(path ${script_list})
+  get_filename_component(name ${path} NAME_WE)
+  file(READ ${path} text)
+  set(out "${out}      {\"${name}\", R\"__lua__(${text})__lua__\"},\n")
+endforeach()
+set(out "${out}  };\n  return kScripts;\n}\n\n}  // namespace lockstep\n")
+file(WRITE ${OUT}.tmp "${out}")
+execute_process(COMMAND ${CMAKE_COMMAND} -E copy_if_different ${OUT}.tmp ${OUT})

@@ -1,0 +1,21 @@
+// The Lua scripts the lock algorithms send with EVAL. They live as files in core/lua/ and
+// are compiled into the binary, so the simulated node and a real redis-server run the
+// very same text.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace lockstep {
+
+struct ScriptSource {
+  const char* name;  // file name without .lua
+  const char* text;
+};
+
+const std::vector<ScriptSource>& all_scripts();
+
+// The text of core/lua/<name>.lua; aborts if there is no such script (a build error).
+const std::string& script(const std::string& name);
+
+}  // namespace lockstep

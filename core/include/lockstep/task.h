@@ -1,0 +1,124 @@
+// Task<T> is a lazy, move-only coroutine: nothing runs until it is awaited (or started
+// by a scheduler through Task::handle()). When it finishes it resumes whoever awaited it
+// by symmetric transfer, so long chains of awaits never grow the native stack.
+//
+// Errors travel as values (see Reply); an exception escaping a coroutine body is a bug
+// and terminates the program rather than crossing a coroutine boundary.
+//
+// Ownership: a Task owns its coroutine frame. Destroying a suspended Task destroys the
+// frame and, through its locals, every Task it was awaiting: that is how a crashed
+// simulated process loses all of its in-flight work at once.
+#pragma once
+
+#include <coroutine>
+#include <cstdio>
+#include <exception>
+#include <optional>
+#include <utility>
+
+namespace lockstep {
+
+template <typename T>
+class Task;
+
+namespace detail {
+
+struct PromiseBase {
+  std::coroutine_handle<> continuation = std::noop_coroutine();
+
+  struct FinalAwaiter {
+    bool await_ready() const noexcept { return false; }
+    template <typename P>
+    std::coroutine_handle<> await_suspend(std::coroutine_handle<P> h) const noexcept {
+      return h.promise().continuation;
+    }
+    void await_resume() const noexcept {}
+  };
+
+  std::suspend_always initial_suspend() const noexcept { return {}; }
+  FinalAwaiter final_suspend() const noexcept { return {}; }
+  [[noreturn]] void unhandled_exception() const noexcept {
+    std::fputs("lockstep: exception escaped a coroutine; errors must be values\n", stderr);
+    std::terminate();
+  }
+};
+
+template <typename T>
+struct Promise : PromiseBase {
+  std::optional<T> value;
+  Task<T> get_return_object() noexcept;
+  template <typename U>
+  void return_value(U&& v) {
+    value.emplace(std::forward<U>(v));
+  }
+  T take() { return std::move(*value); }
+};
+
+template <>
+struct Promise<void> : PromiseBase {
+  Task<void> get_return_object() noexcept;
+  void return_void() const noexcept {}
+  void take() const noexcept {}
+};
+
+}  // namespace detail
+
+template <typename T = void>
+class [[nodiscard]] Task {
+ public:
+  using promise_type = detail::Promise<T>;
+  using Handle = std::coroutine_handle<promise_type>;
+
+  Task() noexcept = default;
+  explicit Task(Handle h) noexcept : h_(h) {}
+  Task(Task&& o) noexcept : h_(std::exchange(o.h_, {})) {}
+  Task& operator=(Task&& o) noexcept {
+    if (this != &o) {
+      reset();
+      h_ = std::exchange(o.h_, {});
+    }
+    return *this;
+  }
+  Task(const Task&) = delete;
+  Task& operator=(const Task&) = delete;
+  ~Task() { reset(); }
+
+  bool valid() const noexcept { return static_cast<bool>(h_); }
+  bool done() const noexcept { return h_ && h_.done(); }
+  // For schedulers that start a top-level task; the Task keeps ownership.
+  Handle handle() const noexcept { return h_; }
+  // The result of a finished top-level task.
+  T result() { return h_.promise().take(); }
+
+  auto operator co_await() && noexcept {
+    struct Awaiter {
+      Handle h;
+      bool await_ready() const noexcept { return !h || h.done(); }
+      std::coroutine_handle<> await_suspend(std::coroutine_handle<> awaiting) noexcept {
+        h.promise().continuation = awaiting;
+        return h;
+      }
+      T await_resume() { return h.promise().take(); }
+    };
+    return Awaiter{h_};
+  }
+
+ private:
+  void reset() noexcept {
+    if (h_) h_.destroy();
+    h_ = {};
+  }
+  Handle h_{};
+};
+
+namespace detail {
+template <typename T>
+Task<T> Promise<T>::get_return_object() noexcept {
+  return Task<T>{std::coroutine_handle<Promise<T>>::from_promise(*this)};
+}
+inline Task<void> Promise<void>::get_return_object() noexcept {
+  return Task<void>{std::coroutine_handle<Promise<void>>::from_promise(*this)};
+}
+}  // namespace detail
+
+}  // namespace lockstep

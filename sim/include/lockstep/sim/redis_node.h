@@ -1,0 +1,85 @@
+// RedisNode is the keyspace and command engine of one simulated Redis server: it takes a
+// command as the server receives it and returns the reply redis-server 7.0 would send,
+// byte for byte. It knows nothing of networks or schedulers: the caller passes the
+// node's own wall-clock time with every command, which is how a node with a skewed or
+// jumping clock expires keys early or late, exactly as a real server would.
+//
+// Time is frozen for the duration of one command, scripts included (a key cannot expire
+// in the middle of a Lua script), and every command is atomic.
+//
+// Besides the Redis-visible state, the node keeps ground truth for the checker: which
+// simulated process last wrote each key ("writer"), reported to an observer whenever a
+// key is set, deleted or expires.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "lockstep/reply.h"
+#include "lockstep/sim/random.h"
+
+namespace lockstep::sim {
+
+// What the node remembers about one client connection.
+struct ClientState {
+  int64_t process = -1;  // the simulated process this connection belongs to (ground truth)
+  bool in_multi = false;
+  bool multi_dirty = false;  // a queued command was rejected: EXEC aborts with EXECABORT
+  std::vector<std::vector<std::string>> queued;
+  std::map<std::string, uint64_t> watched;  // key -> version seen at WATCH time
+  std::set<std::string> channels;           // SUBSCRIBE'd channels
+  bool is_master_link = false;  // the replication stream from this node's master
+};
+
+struct KeyChange {
+  enum class Kind { Set, Del, Expire };
+  Kind kind = Kind::Set;
+  std::string key;
+  std::string value;          // new value for Set of a string key, old value otherwise
+  int64_t writer = -1;        // Set: the new writer; Del/Expire: whose value was removed
+  int64_t by_process = -1;    // the process whose command caused it (-1 for expiry)
+};
+
+class RedisNode {
+ public:
+  RedisNode();
+  ~RedisNode();
+  RedisNode(const RedisNode&) = delete;
+  RedisNode& operator=(const RedisNode&) = delete;
+
+  // Executes one command received from `client` when the node's wall clock reads now_ms.
+  Reply execute(ClientState& client, const std::vector<std::string>& argv, int64_t now_ms);
+
+  // One pass of Redis's active expiry cycle (sample keys with a TTL, delete the expired
+  // ones, repeat while more than a quarter of the sample was expired).
+  void active_expire_cycle(int64_t now_ms, Rng& rng);
+
+  // Forgets every key: a crash and restart without persistence.
+  void flush_all();
+
+  // Called on every key set / delete / expiry, for ground truth.
+  void set_observer(std::function<void(const KeyChange&)> observer);
+
+  // Called for every PUBLISH receiver: the caller delivers the message over its network.
+  void set_publisher(std::function<void(ClientState& target, const std::string& channel,
+                                        const std::string& message)> publisher);
+  // A connection went away: forget its subscriptions and watches.
+  void disconnect(ClientState& client);
+
+  // Introspection for ground truth and tests; does not expire or touch anything.
+  std::optional<std::string> peek_string(const std::string& key) const;
+  int64_t writer_of(const std::string& key) const;  // -1 if absent
+  size_t key_count() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace lockstep::sim

@@ -1,0 +1,2 @@
+// Placeholder until the simulated node lands.
+#include "lockstep/sim/redis_node.h"
