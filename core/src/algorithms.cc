@@ -1,0 +1,19 @@
+#include "lockstep/algorithms.h"
+
+#include <algorithm>
+
+namespace lockstep {
+
+const std::vector<std::string>& algorithm_names() {
+  static const std::vector<std::string> kNames = {
+      "setnx", "setnx-expire", "set-px-del", "set-px-get-del", "set-px-lua",
+  };
+  return kNames;
+}
+
+bool is_algorithm(const std::string& name) {
+  const auto& n = algorithm_names();
+  return std::find(n.begin(), n.end(), name) != n.end();
+}
+
+}  // namespace lockstep

@@ -1,0 +1,140 @@
+// A Scenario is one experiment, read from a JSON file: which Redis topology, which lock
+// algorithm with which parameters, which workload drives it, which faults happen when,
+// how long it runs, the seed, and which properties the author expects to be violated
+// (none = the lock should be safe here).
+//
+// Reading a file never crashes: any mistake comes back as a ScenarioError naming the
+// file, the JSON path, what was expected there and what was found.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace lockstep::runner {
+
+// How long a message takes on a link.
+struct LatencySpec {
+  enum class Kind { Constant, Uniform, Normal, LongTail };
+  Kind kind = Kind::Constant;
+  double ms = 1.0;         // constant: the delay; long-tail: the usual delay
+  double min_ms = 0.0;     // uniform
+  double max_ms = 0.0;     // uniform
+  double mean_ms = 0.0;    // normal
+  double stddev_ms = 0.0;  // normal (draws below zero are clamped to zero)
+  double tail_ms = 0.0;          // long-tail: mean extra delay of a slow message
+  double tail_probability = 0.0; // long-tail: chance that a message is slow
+};
+
+struct NetworkSpec {
+  LatencySpec latency;
+  double loss = 0.0;  // probability that a message is dropped
+};
+
+// A process's clock at the start: offset from true time and drift rate.
+struct ClockSpec {
+  std::string process;  // "client-1", "node-1", ...
+  int64_t offset_ms = 0;
+  double drift_ppm = 0.0;
+};
+
+struct TopologySpec {
+  int nodes = 1;     // independent masters (RedLock uses several)
+  int replicas = 0;  // replicas per master
+  std::string persistence = "none";  // none | aof-everysec | aof-always
+};
+
+struct RetrySpec {
+  int count_max = 100;   // attempts after the first
+  int64_t delay_ms = 10;
+  int64_t jitter_ms = 10;  // extra random delay in [0, jitter_ms]
+};
+
+struct LockSpec {
+  std::string algorithm;       // one of lockstep::algorithm_names()
+  std::string key = "lock";
+  int64_t lease_ms = 10000;
+  RetrySpec retry;
+  int64_t command_timeout_ms = 1000;
+  nlohmann::json options = nlohmann::json::object();  // algorithm-specific extras
+};
+
+struct WorkloadSpec {
+  std::string kind = "stock";
+  int clients = 2;
+  int64_t initial_stock = 10;
+  int attempts_per_client = 1;
+  int64_t hold_ms = 10;          // time between reading the stock and writing it back
+  int64_t wait_ms = 5000;        // acquire wait budget per attempt
+  int64_t start_stagger_ms = 0;  // client i starts at (i-1) * start_stagger_ms
+  std::string stock_key = "stock";
+};
+
+// One fault on the timeline. Which fields matter depends on `kind`:
+//   pause        target, at_ms, duration_ms
+//   crash        target, at_ms, restart_after_ms (optional; nodes restart empty)
+//   clock-jump   target, at_ms, jump_ms (wall clock only; may be negative)
+//   clock-drift  target, at_ms, drift_ppm (from then on; both clocks)
+//   delay        target, at_ms, duration_ms, delay_ms (extra latency on its links)
+//   jitter       target, at_ms, duration_ms, jitter_ms (extra uniform [0, jitter_ms])
+//   partition    groups (two lists of process names), at_ms, duration_ms, one_way
+//                (one_way: only messages from groups[0] to groups[1] are dropped)
+struct FaultSpec {
+  std::string kind;
+  std::string target;
+  int64_t at_ms = 0;
+  int64_t duration_ms = 0;
+  std::optional<int64_t> restart_after_ms;
+  int64_t jump_ms = 0;
+  double drift_ppm = 0.0;
+  int64_t delay_ms = 0;
+  int64_t jitter_ms = 0;
+  std::vector<std::vector<std::string>> groups;
+  bool one_way = false;
+};
+
+struct Scenario {
+  std::string name;  // defaults to the file name without .json
+  std::string description;
+  std::string file;  // where it was read from, "" if built in code
+  uint64_t seed = 1;
+  int64_t duration_ms = 10000;
+  std::vector<std::string> worlds = {"sim"};
+  TopologySpec topology;
+  NetworkSpec network;
+  std::vector<ClockSpec> clocks;
+  LockSpec lock;
+  WorkloadSpec workload;
+  std::vector<FaultSpec> faults;
+  std::set<std::string> expected_violations;  // empty: expected safe
+  int64_t deadlock_bound_ms = 5000;  // lock held by a dead/finished process this long
+};
+
+// The property names a scenario may expect.
+const std::vector<std::string>& property_names();
+// The fault kinds a scenario may use.
+const std::vector<std::string>& fault_kinds();
+
+struct ScenarioError {
+  std::string file;
+  std::string path;      // JSON path, e.g. $.faults[2].at_ms
+  std::string expected;  // "a non-negative integer"
+  std::string found;     // "-5" / "a string" / "nothing"
+  // One line: "FILE: $.faults[2].at_ms: expected a non-negative integer, found -5"
+  std::string message() const;
+};
+
+using ScenarioResult = std::variant<Scenario, ScenarioError>;
+
+ScenarioResult parse_scenario(const std::string& text, const std::string& file);
+ScenarioResult load_scenario_file(const std::string& path);
+
+// The scenario as JSON, in the file format; parse_scenario(to_json(s)) gives back s.
+nlohmann::ordered_json to_json(const Scenario& s);
+
+}  // namespace lockstep::runner
