@@ -17,3 +17,15 @@ bool is_algorithm(const std::string& name) {
 }
 
 }  // namespace lockstep
+
+#include "lockstep/lock.h"
+
+namespace lockstep {
+
+std::unique_ptr<Lock> make_set_family_lock(const std::string& algorithm, Env& env, const LockParams& params);
+
+std::unique_ptr<Lock> make_lock(const std::string& algorithm, Env& env, const LockParams& params) {
+  return make_set_family_lock(algorithm, env, params);
+}
+
+}  // namespace lockstep

@@ -1,0 +1,210 @@
+#include "lockstep/checker/invariants.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <optional>
+
+namespace lockstep::checker {
+
+std::string format_seconds(int64_t ns) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3fs", static_cast<double>(ns) / 1e9);
+  return buf;
+}
+
+std::string process_label(int64_t process) { return "client-" + std::to_string(process); }
+
+namespace {
+
+bool is_truth(const Event& e, const char* f) { return e.type == EventType::Truth && e.f == f; }
+
+int64_t end_time(const History& h) { return h.events.empty() ? 0 : h.events.back().time_ns; }
+
+struct Section {
+  int64_t process;
+  int64_t begin_ns;
+  int64_t end_ns;
+  bool ended;  // false: still open at a crash or at the end of the run
+};
+
+// Critical sections from cs-enter / cs-exit records; a crash ends an open section (the
+// process can no longer act), the end of the run ends the rest.
+std::vector<Section> critical_sections(const History& h) {
+  std::vector<Section> done;
+  std::map<int64_t, int64_t> open;  // process -> enter time
+  for (const auto& e : h.events) {
+    if (is_truth(e, truth::kCsEnter)) {
+      open[e.process] = e.time_ns;
+    } else if (is_truth(e, truth::kCsExit) || is_truth(e, truth::kCrash)) {
+      auto it = open.find(e.process);
+      if (it == open.end()) continue;
+      done.push_back({e.process, it->second, e.time_ns, e.f == truth::kCsExit});
+      open.erase(it);
+    }
+  }
+  for (const auto& [p, begin] : open) done.push_back({p, begin, end_time(h), false});
+  std::sort(done.begin(), done.end(), [](const Section& a, const Section& b) {
+    return a.begin_ns != b.begin_ns ? a.begin_ns < b.begin_ns : a.process < b.process;
+  });
+  return done;
+}
+
+std::string describe(const Section& s) {
+  return process_label(s.process) + "'s critical section [" + format_seconds(s.begin_ns) + ", " +
+         format_seconds(s.end_ns) + (s.ended ? "]" : " (never exited)]");
+}
+
+}  // namespace
+
+std::vector<Violation> check_mutual_exclusion(const History& h) {
+  const auto sections = critical_sections(h);
+  std::optional<Violation> first;
+  int64_t count = 0;
+  for (size_t i = 0; i < sections.size(); ++i) {
+    for (size_t j = i + 1; j < sections.size() && sections[j].begin_ns < sections[i].end_ns; ++j) {
+      if (sections[j].process == sections[i].process) continue;
+      ++count;
+      if (first) continue;
+      const auto& a = sections[i];
+      const auto& b = sections[j];
+      const int64_t overlap = std::min(a.end_ns, b.end_ns) - b.begin_ns;
+      first = Violation{"mutual-exclusion",
+                        describe(b) + " began while " + describe(a) + " was still running: both held the lock for " +
+                            format_seconds(overlap) + ".",
+                        {a.process, b.process},
+                        b.begin_ns};
+    }
+  }
+  if (!first) return {};
+  first->count = count;
+  return {*first};
+}
+
+std::vector<Violation> check_lost_update(const History& h, const InvariantOptions& o) {
+  const Event* resource = nullptr;
+  int64_t sold = 0, maybe_sold = 0;
+  for (const auto& e : h.events) {
+    if (is_truth(e, truth::kResource) && e.key == o.resource_key) resource = &e;
+    if (e.f != "write" || e.key != o.resource_key) continue;
+    if (e.type == EventType::Ok) ++sold;
+    if (e.type == EventType::Info) ++maybe_sold;
+  }
+  if (!resource || !resource->value.is_object()) return {};
+  const auto& v = resource->value;
+  if (!v.contains("initial") || !v.contains("final") || !v["initial"].is_number_integer()) return {};
+  const int64_t initial = v["initial"].get<int64_t>();
+  if (!v["final"].is_number_integer()) {
+    return {{"lost-update", "the resource \"" + o.resource_key + "\" no longer holds a number at the end of the run.", {}, resource->time_ns}};
+  }
+  const int64_t final_value = v["final"].get<int64_t>();
+  if (final_value < 0) {
+    return {{"lost-update", "the resource \"" + o.resource_key + "\" ended at " + std::to_string(final_value) +
+                                ": more was sold than there was.", {}, resource->time_ns}};
+  }
+  // Writes whose reply never came may or may not have landed: allow for them.
+  const int64_t expected_high = initial - sold;
+  const int64_t expected_low = initial - sold - maybe_sold;
+  if (final_value >= expected_low && final_value <= expected_high) return {};
+  return {{"lost-update",
+           "the resource \"" + o.resource_key + "\" started at " + std::to_string(initial) + " and " +
+               std::to_string(sold) + " decrements succeeded, so it should be " + std::to_string(expected_high) +
+               ", but it ended at " + std::to_string(final_value) + ": " +
+               std::to_string(final_value - expected_high) + " update(s) were lost.",
+           {},
+           resource->time_ns,
+           final_value - expected_high}};
+}
+
+std::vector<Violation> check_foreign_unlock(const History& h, const InvariantOptions& o) {
+  std::optional<Violation> first;
+  int64_t count = 0;
+  std::map<std::pair<int64_t, int64_t>, int64_t> set_at;  // (node, writer) -> when set
+  for (const auto& e : h.events) {
+    if (e.type != EventType::Truth || e.key != o.lock_key) continue;
+    if (e.f == truth::kKeySet) set_at[{e.node, e.process}] = e.time_ns;
+    if (e.f != truth::kKeyDel || e.process < 0) continue;
+    const int64_t owner = e.extra.is_object() && e.extra.contains("owner") ? e.extra["owner"].get<int64_t>() : -1;
+    if (owner == e.process || owner < 0) continue;
+    ++count;
+    if (first) continue;
+    std::string since;
+    if (auto it = set_at.find({e.node, owner}); it != set_at.end()) since = " at t=" + format_seconds(it->second);
+    first = Violation{"foreign-unlock",
+                      process_label(e.process) + "'s unlock at t=" + format_seconds(e.time_ns) + " deleted the lock " +
+                          process_label(owner) + " had taken" + since + " on node-" + std::to_string(e.node + 1) +
+                          ": only the owner may unlock.",
+                      {e.process, owner},
+                      e.time_ns};
+  }
+  if (!first) return {};
+  first->count = count;
+  return {*first};
+}
+
+std::vector<Violation> check_deadlock(const History& h, const InvariantOptions& o) {
+  struct Holder {
+    int64_t process = -1;
+    int64_t since_ns = 0;
+  };
+  std::map<int64_t, Holder> holder;            // node -> who holds the key there
+  std::map<int64_t, int64_t> gone;             // process -> crashed/finished since
+  std::map<int64_t, std::string> gone_how;
+  std::vector<std::pair<int64_t, int64_t>> attempts;  // (process, time) of acquire invokes
+  for (const auto& e : h.events) {
+    if (e.type == EventType::Invoke && e.f == "acquire") attempts.push_back({e.process, e.time_ns});
+  }
+
+  auto judge = [&](int64_t node, const Holder& hd, int64_t until_ns, bool to_end) -> std::optional<Violation> {
+    auto g = gone.find(hd.process);
+    if (hd.process < 0 || g == gone.end()) return std::nullopt;
+    const int64_t stuck_since = std::max(hd.since_ns, g->second);
+    if (until_ns - stuck_since <= o.deadlock_bound_ns) return std::nullopt;
+    for (const auto& [p, t] : attempts) {
+      if (p == hd.process || t < stuck_since || t > until_ns) continue;
+      return Violation{"deadlock",
+                       "the lock on node-" + std::to_string(node + 1) + " stayed with " + gone_how[hd.process] + " " +
+                           process_label(hd.process) + " from t=" + format_seconds(stuck_since) +
+                           (to_end ? " to the end of the run" : " until t=" + format_seconds(until_ns)) + " (" +
+                           format_seconds(until_ns - stuck_since) + ", bound " + format_seconds(o.deadlock_bound_ns) +
+                           ") while " + process_label(p) + " tried to acquire it (first at t=" + format_seconds(t) +
+                           ").",
+                       {hd.process, p},
+                       stuck_since + o.deadlock_bound_ns};
+    }
+    return std::nullopt;
+  };
+
+  for (const auto& e : h.events) {
+    if (e.type != EventType::Truth) continue;
+    if (e.f == truth::kCrash && e.process >= 0) {
+      gone.emplace(e.process, e.time_ns);
+      gone_how[e.process] = "crashed";
+    } else if (e.f == truth::kFinish) {
+      gone.emplace(e.process, e.time_ns);
+      gone_how[e.process] = "finished";
+    } else if (e.f == "restart" && e.process >= 0) {
+      gone.erase(e.process);
+    } else if (e.key == o.lock_key && e.f == truth::kKeySet) {
+      holder[e.node] = Holder{e.process, e.time_ns};
+    } else if (e.key == o.lock_key && (e.f == truth::kKeyDel || e.f == truth::kKeyExpire)) {
+      if (auto v = judge(e.node, holder[e.node], e.time_ns, false)) return {*v};
+      holder.erase(e.node);
+    }
+  }
+  for (const auto& [node, hd] : holder) {
+    if (auto v = judge(node, hd, end_time(h), true)) return {*v};
+  }
+  return {};
+}
+
+std::vector<Violation> check_invariants(const History& h, const InvariantOptions& o) {
+  std::vector<Violation> all;
+  for (auto&& v : check_mutual_exclusion(h)) all.push_back(std::move(v));
+  for (auto&& v : check_lost_update(h, o)) all.push_back(std::move(v));
+  for (auto&& v : check_foreign_unlock(h, o)) all.push_back(std::move(v));
+  for (auto&& v : check_deadlock(h, o)) all.push_back(std::move(v));
+  return all;
+}
+
+}  // namespace lockstep::checker

@@ -1,0 +1,56 @@
+// A Lock is one client's handle on a distributed lock, written once against Env and run
+// unchanged in the simulator and against real Redis. One Lock object belongs to one
+// process (one owner identity); it is not shared between processes.
+//
+// Outcomes are values. `Unknown` means a command's reply never came (timeout, connection
+// reset): the lock may or may not have been taken or released, and the history records
+// the operation as `info`, exactly as Jepsen does.
+//
+// Every retry loop is bounded twice: by the wait budget and by retry.count_max.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "lockstep/env.h"
+
+namespace lockstep {
+
+enum class AcquireOutcome { Acquired, NotAcquired, Unknown };
+enum class ReleaseOutcome { Released, NotOwner, Unknown };
+
+const char* to_string(AcquireOutcome o);
+const char* to_string(ReleaseOutcome o);
+
+struct RetryPolicy {
+  int count_max = 100;       // attempts after the first
+  Nanos delay = 10ms;        // between attempts
+  Nanos jitter = 10ms;       // plus a random [0, jitter], so contenders spread out
+};
+
+struct LockParams {
+  std::string key = "lock";
+  Nanos lease = 10s;          // how long the lock key lives without renewal
+  RetryPolicy retry;
+  Nanos command_timeout = 1s;  // per Redis command
+  // Algorithm-specific integer options (e.g. "wait_replicas"); absent means default.
+  std::map<std::string, int64_t> options;
+};
+
+class Lock {
+ public:
+  virtual ~Lock() = default;
+  // Tries to take the lock, giving up after `wait` (as the algorithm measures time).
+  virtual Task<AcquireOutcome> acquire(Nanos wait) = 0;
+  virtual Task<ReleaseOutcome> release() = 0;
+  // The value this owner writes into the lock key (its identity on the server).
+  virtual const std::string& token() const = 0;
+};
+
+// Builds the named algorithm (see algorithms.h) for the process behind `env`. Returns
+// nullptr for an unknown name.
+std::unique_ptr<Lock> make_lock(const std::string& algorithm, Env& env, const LockParams& params);
+
+}  // namespace lockstep

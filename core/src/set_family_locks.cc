@@ -1,0 +1,176 @@
+// The SET-family locks of the lock-evolution story, from naive to "correct but still
+// lease-based". Each is the recipe as people write it, flaws included — the flaws are
+// what lockstep's scenarios exist to expose:
+//
+//   setnx           SETNX key 1; DEL to unlock. No expiry: a holder that dies holds the
+//                   lock forever (deadlock).
+//   setnx-expire    SETNX then EXPIRE as two commands: a crash between them leaves a key
+//                   with no expiry (deadlock again).
+//   set-px-del      SET key 1 NX PX lease, atomic; DEL to unlock. A holder whose work
+//                   outlives the lease deletes whoever holds it next (foreign unlock).
+//   set-px-get-del  SET key <uuid> NX PX; unlock = GET, compare, DEL as separate commands.
+//                   The lock can expire and be re-taken between GET and DEL.
+//   set-px-lua      SET key <uuid> NX PX; unlock by an atomic Lua compare-and-delete. Only
+//                   the owner unlocks, but a pause longer than the lease still lets two
+//                   clients believe they hold the lock.
+#include <algorithm>
+#include <functional>
+
+#include "lockstep/lock.h"
+#include "lockstep/scripts.h"
+
+namespace lockstep {
+namespace {
+
+// GCC 12 rejects braced lists inside co_await expressions ("array used as
+// initializer"), so command vectors are built as named locals first.
+using Argv = std::vector<std::string>;
+
+std::string ms_string(Nanos d) { return std::to_string(std::max<int64_t>(to_ms(d), 1)); }
+
+// The acquire loop shared by the family: try once, and on "held by someone else" wait
+// delay + jitter and try again, until the wait budget (monotonic clock) or the retry
+// count runs out.
+class SetFamilyLock : public Lock {
+ public:
+  SetFamilyLock(Env& env, LockParams params, std::string token)
+      : env_(env), p_(std::move(params)), token_(std::move(token)) {}
+
+  Task<AcquireOutcome> acquire(Nanos wait) override {
+    const Nanos deadline = env_.now_mono() + wait;
+    for (int attempt = 0; attempt <= p_.retry.count_max; ++attempt) {
+      AcquireOutcome o = co_await try_once();
+      if (o != AcquireOutcome::NotAcquired) co_return o;
+      Nanos pause = p_.retry.delay + Nanos(random_between(env_, 0, p_.retry.jitter.count()));
+      if (env_.now_mono() + pause >= deadline) break;
+      co_await env_.sleep(pause);
+    }
+    co_return AcquireOutcome::NotAcquired;
+  }
+
+  const std::string& token() const override { return token_; }
+
+ protected:
+  virtual Task<AcquireOutcome> try_once() = 0;
+
+  Task<Reply> call(std::vector<std::string> argv) {
+    return env_.node(0).call(std::move(argv), p_.command_timeout);
+  }
+
+  // Maps a SET NX / SETNX reply: set, not set, or we cannot tell.
+  static AcquireOutcome outcome_of_set(const Reply& r) {
+    if (r.is_ok() || r.is_integer(1)) return AcquireOutcome::Acquired;
+    if (r.is_nil() || r.is_integer(0)) return AcquireOutcome::NotAcquired;
+    return AcquireOutcome::Unknown;
+  }
+  static ReleaseOutcome outcome_of_del(const Reply& r) {
+    if (r.is_integer(1)) return ReleaseOutcome::Released;
+    if (r.type == Reply::Type::Integer) return ReleaseOutcome::NotOwner;
+    return ReleaseOutcome::Unknown;
+  }
+
+  Task<ReleaseOutcome> plain_del() {
+    Argv del{"DEL", p_.key};
+    co_return outcome_of_del(co_await call(std::move(del)));
+  }
+
+  Env& env_;
+  LockParams p_;
+  std::string token_;
+};
+
+class SetnxLock : public SetFamilyLock {
+ public:
+  using SetFamilyLock::SetFamilyLock;
+  Task<ReleaseOutcome> release() override { return plain_del(); }
+
+ protected:
+  Task<AcquireOutcome> try_once() override {
+    Argv setnx{"SETNX", p_.key, token_};
+    co_return outcome_of_set(co_await call(std::move(setnx)));
+  }
+};
+
+class SetnxExpireLock : public SetFamilyLock {
+ public:
+  using SetFamilyLock::SetFamilyLock;
+  Task<ReleaseOutcome> release() override { return plain_del(); }
+
+ protected:
+  Task<AcquireOutcome> try_once() override {
+    Argv setnx{"SETNX", p_.key, token_};
+    AcquireOutcome o = outcome_of_set(co_await call(std::move(setnx)));
+    if (o != AcquireOutcome::Acquired) co_return o;
+    // The gap the recipe is famous for: the key exists without a TTL until this lands.
+    Argv expire{"PEXPIRE", p_.key, ms_string(p_.lease)};
+    Reply r = co_await call(std::move(expire));
+    co_return r.is_unknown() ? AcquireOutcome::Unknown : AcquireOutcome::Acquired;
+  }
+};
+
+class SetPxDelLock : public SetFamilyLock {
+ public:
+  using SetFamilyLock::SetFamilyLock;
+  Task<ReleaseOutcome> release() override { return plain_del(); }
+
+ protected:
+  Task<AcquireOutcome> try_once() override {
+    Argv set{"SET", p_.key, token_, "NX", "PX", ms_string(p_.lease)};
+    co_return outcome_of_set(co_await call(std::move(set)));
+  }
+};
+
+class SetPxGetDelLock : public SetPxDelLock {
+ public:
+  using SetPxDelLock::SetPxDelLock;
+  Task<ReleaseOutcome> release() override {
+    Argv get{"GET", p_.key};
+    Reply current = co_await call(std::move(get));
+    if (current.is_unknown()) co_return ReleaseOutcome::Unknown;
+    if (current.type != Reply::Type::Bulk || current.str != token_) co_return ReleaseOutcome::NotOwner;
+    // Not atomic with the GET: the key may have expired and been taken by now.
+    Argv del{"DEL", p_.key};
+    co_return outcome_of_del(co_await call(std::move(del)));
+  }
+};
+
+class SetPxLuaLock : public SetPxDelLock {
+ public:
+  using SetPxDelLock::SetPxDelLock;
+  Task<ReleaseOutcome> release() override {
+    Argv eval{"EVAL", script("unlock_if_owner"), "1", p_.key, token_};
+    co_return outcome_of_del(co_await call(std::move(eval)));
+  }
+};
+
+}  // namespace
+
+const char* to_string(AcquireOutcome o) {
+  switch (o) {
+    case AcquireOutcome::Acquired: return "acquired";
+    case AcquireOutcome::NotAcquired: return "not-acquired";
+    case AcquireOutcome::Unknown: return "unknown";
+  }
+  return "?";
+}
+
+const char* to_string(ReleaseOutcome o) {
+  switch (o) {
+    case ReleaseOutcome::Released: return "released";
+    case ReleaseOutcome::NotOwner: return "not-owner";
+    case ReleaseOutcome::Unknown: return "unknown";
+  }
+  return "?";
+}
+
+std::unique_ptr<Lock> make_set_family_lock(const std::string& algorithm, Env& env, const LockParams& params) {
+  // The naive recipes write a constant, as the seeds do; the others a fresh uuid.
+  if (algorithm == "setnx") return std::make_unique<SetnxLock>(env, params, "1");
+  if (algorithm == "setnx-expire") return std::make_unique<SetnxExpireLock>(env, params, "1");
+  if (algorithm == "set-px-del") return std::make_unique<SetPxDelLock>(env, params, "1");
+  if (algorithm == "set-px-get-del") return std::make_unique<SetPxGetDelLock>(env, params, random_uuid(env));
+  if (algorithm == "set-px-lua") return std::make_unique<SetPxLuaLock>(env, params, random_uuid(env));
+  return nullptr;
+}
+
+}  // namespace lockstep

@@ -1,0 +1,32 @@
+// The Recorder appends to a run's history. Its clock is the world's notion of true time
+// (the scheduler in the simulator, the monotonic clock live), never a process's own
+// possibly-skewed clock, so events from all processes share one timeline.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "lockstep/checker/history.h"
+
+namespace lockstep::runner {
+
+class Recorder {
+ public:
+  explicit Recorder(std::function<int64_t()> clock) : clock_(std::move(clock)) {}
+
+  void op(checker::EventType type, int64_t process, const std::string& f, const std::string& key,
+          nlohmann::json value = nullptr);
+  void truth(const std::string& f, int64_t process, const std::string& key, nlohmann::json value = nullptr,
+             int64_t node = -1, nlohmann::json extra = nullptr);
+
+  const checker::History& history() const { return history_; }
+  checker::History& history() { return history_; }
+  int64_t now() const { return clock_(); }
+
+ private:
+  std::function<int64_t()> clock_;
+  checker::History history_;
+};
+
+}  // namespace lockstep::runner

@@ -1,0 +1,26 @@
+// Workloads drive a lock the way an application would and record what they did. Like the
+// locks, a workload is written once against Env and runs in both worlds.
+//
+// `stock` is the flash-sale example the whole lock story starts from: a stock counter
+// lives in Redis; each client takes the lock, reads the counter, works for hold_ms,
+// writes back counter - 1 if it was positive, and unlocks. The read-modify-write is
+// deliberately not atomic: the lock is the only thing keeping two sales from reading
+// the same value, so a broken lock shows up as a lost update.
+#pragma once
+
+#include <cstdint>
+
+#include "lockstep/env.h"
+#include "lockstep/lock.h"
+#include "lockstep/runner/recorder.h"
+#include "lockstep/runner/scenario.h"
+
+namespace lockstep::runner {
+
+LockParams lock_params(const LockSpec& spec);
+
+// One client's whole life in the stock workload: attempts_per_client rounds of
+// acquire / read / hold / write / release.
+Task<void> stock_client(Env& env, Recorder& rec, int64_t process, const LockSpec& lock, const WorkloadSpec& w);
+
+}  // namespace lockstep::runner

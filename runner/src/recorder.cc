@@ -1,0 +1,31 @@
+#include "lockstep/runner/recorder.h"
+
+namespace lockstep::runner {
+
+void Recorder::op(checker::EventType type, int64_t process, const std::string& f, const std::string& key,
+                  nlohmann::json value) {
+  checker::Event e;
+  e.type = type;
+  e.process = process;
+  e.f = f;
+  e.key = key;
+  e.value = std::move(value);
+  e.time_ns = clock_();
+  history_.events.push_back(std::move(e));
+}
+
+void Recorder::truth(const std::string& f, int64_t process, const std::string& key, nlohmann::json value,
+                     int64_t node, nlohmann::json extra) {
+  checker::Event e;
+  e.type = checker::EventType::Truth;
+  e.process = process;
+  e.f = f;
+  e.key = key;
+  e.value = std::move(value);
+  e.time_ns = clock_();
+  e.node = node;
+  e.extra = std::move(extra);
+  history_.events.push_back(std::move(e));
+}
+
+}  // namespace lockstep::runner

@@ -1,0 +1,158 @@
+// A World is one simulated universe: the scheduler that owns true time, the network,
+// and a set of processes — Redis nodes and client processes — each with its own clock
+// and random stream. Client processes run lock code through a SimEnv; nodes run a
+// RedisNode that executes each command atomically when its request arrives.
+//
+// Faults act on processes:
+//   pause   nothing of the process runs; its timers and inbound messages wait and are
+//           handled, in order, when the pause ends (a GC pause, SIGSTOP);
+//   crash   the process loses all state: a client's coroutines are destroyed, a node's
+//           keyspace is gone and its connections reset; messages in flight to or from
+//           the old incarnation are dropped;
+//   restart a node comes back empty (persistence comes from the caller); a client comes
+//           back with nothing and the on_client_restart hook decides what it does.
+//
+// Determinism: everything runs from scheduler events ordered by (time, sequence); every
+// random draw comes from a stream named after its component.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lockstep/env.h"
+#include "lockstep/sim/clock.h"
+#include "lockstep/sim/network.h"
+#include "lockstep/sim/random.h"
+#include "lockstep/sim/redis_node.h"
+#include "lockstep/sim/scheduler.h"
+
+namespace lockstep::sim {
+
+class SimEnv;
+class World;
+
+struct Process {
+  int id = 0;
+  std::string name;
+  bool is_node = false;
+  int64_t history_id = -1;  // clients: the process number histories use
+  Clock clock;
+  Rng rng;
+  bool crashed = false;
+  uint64_t epoch = 0;          // bumped at every crash: work of an older epoch is dropped
+  int64_t paused_until_ns = 0;  // paused while now < this
+  std::vector<std::function<void()>> deferred;  // what arrived while paused, in order
+
+  // Client processes.
+  std::unique_ptr<SimEnv> env;
+  std::vector<Task<void>> tasks;
+
+  // Node processes.
+  std::unique_ptr<RedisNode> redis;
+  int node_index = -1;
+};
+
+struct WorldOptions {
+  uint64_t seed = 1;
+  Latency latency;
+  double loss = 0.0;
+  int64_t active_expire_period_ns = 100'000'000;  // Redis's default hz 10
+};
+
+class World {
+ public:
+  explicit World(const WorldOptions& options);
+  ~World();
+  World(const World&) = delete;
+  World& operator=(const World&) = delete;
+
+  Scheduler& scheduler() { return sched_; }
+  Network& network() { return net_; }
+  int64_t now() const { return sched_.now(); }
+  uint64_t seed() const { return seed_; }
+
+  int add_node(const std::string& name, Clock clock);
+  int add_client(const std::string& name, int64_t history_id, Clock clock);
+  Process& process(int id) { return *procs_[id]; }
+  int process_count() const { return static_cast<int>(procs_.size()); }
+  int find(const std::string& name) const;  // -1 if none
+  int node_process(int node_index) const { return node_pids_[node_index]; }
+  int node_count() const { return static_cast<int>(node_pids_.size()); }
+  SimEnv& env(int client_pid) { return *procs_[client_pid]->env; }
+  RedisNode& redis(int node_index) { return *procs_[node_pids_[node_index]]->redis; }
+  int64_t node_wall_ms(int node_pid) const;
+
+  // Faults.
+  void pause(int pid, int64_t duration_ns);
+  void crash(int pid);
+  void restart(int pid);
+
+  // Runs fn in process pid at true time t, unless the process has crashed by then; while
+  // the process is paused, fn waits for the pause to end.
+  void post(int pid, int64_t t_ns, std::function<void()> fn) { post_epoch(pid, procs_[pid]->epoch, t_ns, std::move(fn)); }
+  // As post, but dropped if the process is no longer in incarnation `epoch`.
+  void post_epoch(int pid, uint64_t epoch, int64_t t_ns, std::function<void()> fn);
+
+  // Hooks for the runner's ground truth.
+  std::function<void(int node_index, const KeyChange&)> on_key_change;
+  std::function<void(int client_pid)> on_client_restart;
+
+  // Used by connections (sim_env.cc).
+  struct Request;
+  void send_request(std::shared_ptr<Request> req);
+  uint64_t register_subscriber(std::function<void(std::string, std::string)> deliver, int client_pid,
+                               ClientState* state);
+  void unregister_subscriber(uint64_t id);
+
+ private:
+  void run_in(int pid, uint64_t epoch, std::function<void()> fn);
+  void end_pause(int pid);
+  void execute_on_node(std::shared_ptr<Request> req);
+  void reply_to_client(const std::shared_ptr<Request>& req, Reply reply, int64_t send_ns);
+  void schedule_active_expire(int pid);
+  void publish(int node_pid, ClientState& target, const std::string& channel, const std::string& msg);
+
+  uint64_t seed_;
+  WorldOptions options_;
+  Scheduler sched_;
+  Network net_;
+  std::vector<std::unique_ptr<Process>> procs_;
+  std::vector<int> node_pids_;
+  struct Subscriber {
+    std::function<void(std::string, std::string)> deliver;
+    int client_pid;
+  };
+  uint64_t next_subscriber_id_ = 1;
+  std::map<uint64_t, Subscriber> subscribers_;
+  std::map<const ClientState*, uint64_t> subscriber_by_state_;
+};
+
+// The Env of one simulated client process.
+class SimEnv : public Env {
+ public:
+  SimEnv(World& world, int pid);
+  ~SimEnv() override;
+
+  Nanos now_wall() override;
+  Nanos now_mono() override;
+  Task<void> sleep(Nanos d) override;
+  void spawn(Task<void> t) override;
+  uint64_t random() override;
+  int node_count() const override;
+  Connection& node(int index) override;
+  std::string process_name() const override;
+
+  // Drops every connection (their server-side state goes too): after a crash.
+  void reset_connections();
+
+ private:
+  World& world_;
+  int pid_;
+  std::vector<std::unique_ptr<Connection>> connections_;
+};
+
+}  // namespace lockstep::sim

@@ -1,0 +1,54 @@
+// Shared between world.cc and sim_env.cc: the in-flight state of one command.
+#pragma once
+
+#include <coroutine>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "lockstep/reply.h"
+#include "lockstep/sim/redis_node.h"
+#include "lockstep/sim/world.h"
+
+namespace lockstep::sim {
+
+// A client's view of one connection to a node. When the node crashes, its side of every
+// connection is gone; the next command that reaches it notices the old incarnation,
+// fails with "connection reset" and reconnects, as a real client library would.
+struct ConnState {
+  ClientState state;
+  uint64_t node_epoch = 0;
+};
+
+// Completed by whichever comes first: the reply, or the caller's timeout.
+struct PendingCall {
+  bool done = false;
+  Reply reply;
+  std::coroutine_handle<> waiter;
+
+  void finish(Reply r) {
+    if (done) return;
+    done = true;
+    reply = std::move(r);
+    if (waiter) std::exchange(waiter, {}).resume();
+  }
+};
+
+struct PendingAwaiter {
+  std::shared_ptr<PendingCall> call;
+  bool await_ready() const noexcept { return call->done; }
+  void await_suspend(std::coroutine_handle<> h) noexcept { call->waiter = h; }
+  Reply await_resume() { return std::move(call->reply); }
+};
+
+struct World::Request {
+  int client_pid = 0;
+  uint64_t client_epoch = 0;
+  int node_pid = 0;
+  std::vector<std::string> argv;
+  std::shared_ptr<ConnState> conn;
+  std::shared_ptr<PendingCall> pending;
+};
+
+}  // namespace lockstep::sim
