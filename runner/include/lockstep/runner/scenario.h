@@ -11,6 +11,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -29,11 +30,13 @@ struct LatencySpec {
   double stddev_ms = 0.0;  // normal (draws below zero are clamped to zero)
   double tail_ms = 0.0;          // long-tail: mean extra delay of a slow message
   double tail_probability = 0.0; // long-tail: chance that a message is slow
+  bool operator==(const LatencySpec&) const = default;
 };
 
 struct NetworkSpec {
   LatencySpec latency;
   double loss = 0.0;  // probability that a message is dropped
+  bool operator==(const NetworkSpec&) const = default;
 };
 
 // A process's clock at the start: offset from true time and drift rate.
@@ -41,18 +44,21 @@ struct ClockSpec {
   std::string process;  // "client-1", "node-1", ...
   int64_t offset_ms = 0;
   double drift_ppm = 0.0;
+  bool operator==(const ClockSpec&) const = default;
 };
 
 struct TopologySpec {
   int nodes = 1;     // independent masters (RedLock uses several)
   int replicas = 0;  // replicas per master
   std::string persistence = "none";  // none | aof-everysec | aof-always
+  bool operator==(const TopologySpec&) const = default;
 };
 
 struct RetrySpec {
   int count_max = 100;   // attempts after the first
   int64_t delay_ms = 10;
   int64_t jitter_ms = 10;  // extra random delay in [0, jitter_ms]
+  bool operator==(const RetrySpec&) const = default;
 };
 
 struct LockSpec {
@@ -62,6 +68,7 @@ struct LockSpec {
   RetrySpec retry;
   int64_t command_timeout_ms = 1000;
   nlohmann::json options = nlohmann::json::object();  // algorithm-specific extras
+  bool operator==(const LockSpec&) const = default;
 };
 
 struct WorkloadSpec {
@@ -73,6 +80,7 @@ struct WorkloadSpec {
   int64_t wait_ms = 5000;        // acquire wait budget per attempt
   int64_t start_stagger_ms = 0;  // client i starts at (i-1) * start_stagger_ms
   std::string stock_key = "stock";
+  bool operator==(const WorkloadSpec&) const = default;
 };
 
 // One fault on the timeline. Which fields matter depends on `kind`:
@@ -96,6 +104,7 @@ struct FaultSpec {
   int64_t jitter_ms = 0;
   std::vector<std::vector<std::string>> groups;
   bool one_way = false;
+  bool operator==(const FaultSpec&) const = default;
 };
 
 struct Scenario {
@@ -113,12 +122,19 @@ struct Scenario {
   std::vector<FaultSpec> faults;
   std::set<std::string> expected_violations;  // empty: expected safe
   int64_t deadlock_bound_ms = 5000;  // lock held by a dead/finished process this long
+  bool operator==(const Scenario&) const = default;
 };
 
 // The property names a scenario may expect.
 const std::vector<std::string>& property_names();
 // The fault kinds a scenario may use.
 const std::vector<std::string>& fault_kinds();
+
+// The keys each object of the file format accepts, by path pattern: "$" for the top
+// level, "$.lock", "$.network.latency", "$.faults[]" for every element of faults, ...
+// The parser rejects any other key; $.lock.options alone is free-form. Which of a
+// fault's (or a latency's) keys apply depends on its kind (dist); this is the union.
+const std::vector<std::pair<std::string, std::vector<std::string>>>& scenario_keys();
 
 struct ScenarioError {
   std::string file;

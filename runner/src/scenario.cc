@@ -1,0 +1,683 @@
+// Reading scenario files. The reader stops at the first mistake: one precise message
+// beats a cascade of follow-on errors from a single typo.
+#include "lockstep/runner/scenario.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <optional>
+#include <set>
+#include <string_view>
+
+#include "lockstep/algorithms.h"
+
+namespace lockstep::runner {
+namespace {
+
+using json = nlohmann::json;
+
+// ms values are converted to ns (int64) later; 1e9 ms keeps every sum of a few of them
+// far from overflow.
+constexpr int64_t kMaxMs = 1'000'000'000;
+// Above this, a range is better described by its kind ("a positive integer") than by
+// its bounds.
+constexpr int64_t kWideRange = 1000;
+// A drift of -1e6 ppm would stop a clock; ±10% already covers absurdly bad hardware.
+constexpr double kMaxDriftPpm = 100'000;
+
+// Thrown inside the reader only; parse_scenario turns it into a ScenarioError.
+struct Failure {
+  std::string path, expected, found;
+};
+
+[[noreturn]] void fail(std::string path, std::string expected, std::string found) {
+  throw Failure{std::move(path), std::move(expected), std::move(found)};
+}
+
+const std::vector<std::string> kWorlds = {"sim", "live"};
+const std::vector<std::string> kPersistence = {"none", "aof-everysec", "aof-always"};
+const std::vector<std::string> kWorkloadKinds = {"stock"};
+
+struct Shape {
+  std::string kind;
+  std::vector<std::string> keys;  // the keys this kind takes besides the discriminator
+};
+
+const std::vector<Shape>& fault_shapes() {
+  static const std::vector<Shape> kShapes = {
+      {"pause", {"target", "at_ms", "duration_ms"}},
+      {"crash", {"target", "at_ms", "restart_after_ms"}},
+      {"clock-jump", {"target", "at_ms", "jump_ms"}},
+      {"clock-drift", {"target", "at_ms", "drift_ppm"}},
+      {"delay", {"target", "at_ms", "duration_ms", "delay_ms"}},
+      {"jitter", {"target", "at_ms", "duration_ms", "jitter_ms"}},
+      {"partition", {"groups", "at_ms", "duration_ms", "one_way"}},
+      {"failover", {"target", "at_ms"}},
+  };
+  return kShapes;
+}
+
+const std::vector<Shape>& latency_shapes() {
+  static const std::vector<Shape> kShapes = {
+      {"constant", {"ms"}},
+      {"uniform", {"min_ms", "max_ms"}},
+      {"normal", {"mean_ms", "stddev_ms"}},
+      {"long-tail", {"ms", "tail_ms", "tail_probability"}},
+  };
+  return kShapes;
+}
+
+std::vector<std::string> kinds_of(const std::vector<Shape>& shapes) {
+  std::vector<std::string> out;
+  for (const auto& s : shapes) out.push_back(s.kind);
+  return out;
+}
+
+const Shape& shape_of(const std::vector<Shape>& shapes, const std::string& kind) {
+  return *std::find_if(shapes.begin(), shapes.end(), [&](const Shape& s) { return s.kind == kind; });
+}
+
+// The union of all kinds' keys, in first-seen order, after the discriminator.
+std::vector<std::string> union_keys(const std::string& discriminator, const std::vector<Shape>& shapes) {
+  std::vector<std::string> out = {discriminator};
+  for (const auto& s : shapes)
+    for (const auto& k : s.keys)
+      if (std::find(out.begin(), out.end(), k) == out.end()) out.push_back(k);
+  return out;
+}
+
+bool contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+std::string quote(const std::string& s) {
+  return json(s).dump(-1, ' ', true, json::error_handler_t::replace);
+}
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// " (did you mean "x"?)" for the closest candidate within two edits, else "".
+std::string did_you_mean(const std::string& s, const std::vector<std::string>& candidates) {
+  const std::string* best = nullptr;
+  size_t best_d = 3;
+  for (const auto& c : candidates) {
+    size_t d = edit_distance(s, c);
+    if (d < best_d) best = &c, best_d = d;
+  }
+  return best ? " (did you mean " + quote(*best) + "?)" : "";
+}
+
+// What was found, short enough for a one-line message.
+std::string describe(const json& v) {
+  if (v.is_object()) return "an object";
+  if (v.is_array()) return "an array";
+  std::string d = v.dump(-1, ' ', true, json::error_handler_t::replace);
+  constexpr size_t kMax = 48;
+  if (d.size() > kMax) d = d.substr(0, kMax - 4) + (v.is_string() ? "...\"" : "...");
+  return d;
+}
+
+std::string child(const std::string& path, const std::string& key) {
+  bool plain = !key.empty() && !std::isdigit(static_cast<unsigned char>(key[0])) &&
+               std::all_of(key.begin(), key.end(), [](char c) {
+                 return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+               });
+  return plain ? path + "." + key : path + "[" + quote(key) + "]";
+}
+
+std::string child(const std::string& path, size_t index) {
+  return path + "[" + std::to_string(index) + "]";
+}
+
+std::string int_expected(int64_t lo, int64_t hi, bool too_big) {
+  if (hi - lo < kWideRange) return "an integer from " + std::to_string(lo) + " to " + std::to_string(hi);
+  if (too_big) return "an integer at most " + std::to_string(hi);
+  if (lo == 0) return "a non-negative integer";
+  if (lo == 1) return "a positive integer";
+  if (lo == -hi) return "an integer from " + std::to_string(lo) + " to " + std::to_string(hi);
+  return "an integer at least " + std::to_string(lo);
+}
+
+int64_t read_int(const json& v, const std::string& path, int64_t lo, int64_t hi) {
+  if (!v.is_number_integer()) fail(path, int_expected(lo, hi, false), describe(v));
+  if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(hi))
+    fail(path, int_expected(lo, hi, true), describe(v));
+  int64_t x = v.get<int64_t>();
+  if (x < lo) fail(path, int_expected(lo, hi, false), describe(v));
+  if (x > hi) fail(path, int_expected(lo, hi, true), describe(v));
+  return x;
+}
+
+double read_number(const json& v, const std::string& path, double lo, double hi, const std::string& expected) {
+  if (!v.is_number()) fail(path, expected, describe(v));
+  double x = v.get<double>();
+  if (!std::isfinite(x) || x < lo || x > hi) fail(path, expected, describe(v));
+  return x;
+}
+
+std::string read_choice(const json& v, const std::string& path, const std::vector<std::string>& options) {
+  std::string expected = "one of " + join(options);
+  if (!v.is_string()) fail(path, expected, describe(v));
+  auto s = v.get<std::string>();
+  if (!contains(options, s)) fail(path, expected + did_you_mean(s, options), describe(v));
+  return s;
+}
+
+// A JSON object at a known path whose keys have all been checked against the format.
+class Obj {
+ public:
+  Obj(const json& j, std::string path, const std::vector<std::string>& keys) : j_(j), path_(std::move(path)) {
+    if (!j.is_object()) fail(path_, "an object", describe(j));
+    for (const auto& [k, v] : j.items()) {
+      if (contains(keys, k)) continue;
+      std::string hint = did_you_mean(k, keys);
+      fail(child(path_, k), hint.empty() ? "one of the keys " + join(keys) : "a known key" + hint,
+           "unknown key " + quote(k));
+    }
+  }
+
+  const std::string& path() const { return path_; }
+  std::string at(const std::string& key) const { return child(path_, key); }
+  const json* find(const std::string& key) const {
+    auto it = j_.find(key);
+    return it == j_.end() ? nullptr : &*it;
+  }
+  const json& need(const std::string& key, const std::string& expected) const {
+    const json* v = find(key);
+    if (!v) fail(at(key), expected, "nothing");
+    return *v;
+  }
+
+  int64_t integer(const std::string& key, int64_t lo, int64_t hi, std::optional<int64_t> def) const {
+    const json* v = find(key);
+    if (!v && def) return *def;
+    if (!v) fail(at(key), int_expected(lo, hi, false), "nothing");
+    return read_int(*v, at(key), lo, hi);
+  }
+  double number(const std::string& key, double lo, double hi, const std::string& expected,
+                std::optional<double> def) const {
+    const json* v = find(key);
+    if (!v && def) return *def;
+    return read_number(need(key, expected), at(key), lo, hi, expected);
+  }
+  std::string string(const std::string& key, const std::string& def, bool nonempty = true) const {
+    const json* v = find(key);
+    if (!v) return def;
+    std::string expected = nonempty ? "a non-empty string" : "a string";
+    if (!v->is_string() || (nonempty && v->get<std::string>().empty())) fail(at(key), expected, describe(*v));
+    return v->get<std::string>();
+  }
+  std::string choice(const std::string& key, const std::vector<std::string>& options,
+                     std::optional<std::string> def) const {
+    const json* v = find(key);
+    if (!v && def) return *def;
+    return read_choice(need(key, "one of " + join(options)), at(key), options);
+  }
+  bool boolean(const std::string& key, bool def) const {
+    const json* v = find(key);
+    if (!v) return def;
+    if (!v->is_boolean()) fail(at(key), "true or false", describe(*v));
+    return v->get<bool>();
+  }
+  const json& array(const std::string& key, const std::string& expected) const {
+    const json& v = need(key, expected);
+    if (!v.is_array()) fail(at(key), expected, describe(v));
+    return v;
+  }
+  // Keys outside `allowed` are rejected with a note of what `what` does take.
+  void only(const std::vector<std::string>& allowed, const std::string& what) const {
+    for (const auto& [k, v] : j_.items())
+      if (!contains(allowed, k)) fail(at(k), "no " + k + " in " + what + " (it takes " + join(allowed) + ")", describe(v));
+  }
+
+ private:
+  const json& j_;
+  std::string path_;
+};
+
+const std::vector<std::string>& keys_of(const std::string& pattern) {
+  for (const auto& [p, keys] : scenario_keys())
+    if (p == pattern) return keys;
+  static const std::vector<std::string> kNone;
+  return kNone;
+}
+
+// Names of processes, checked against the topology and workload read so far.
+class Processes {
+ public:
+  Processes(int clients, int nodes, int replicas) : clients_(clients), nodes_(nodes), replicas_(replicas) {}
+
+  void check(const json& v, const std::string& path, bool master_only = false) const {
+    const std::string form = master_only ? "a master node-N" : "a process name (client-N, node-N or node-N-replica-M)";
+    if (!v.is_string()) fail(path, form, describe(v));
+    auto name = v.get<std::string>();
+    auto p = parse(name);
+    if (!p || (master_only && (p->client || p->replica))) fail(path, form, describe(v));
+    if (p->client && p->n > clients_) fail(path, "an existing client (" + range("client-", clients_) + ")", describe(v));
+    if (!p->client && p->n > nodes_) fail(path, "an existing node (" + range("node-", nodes_) + ")", describe(v));
+    if (p->replica > replicas_) fail(path, "an existing replica (" + replica_range() + ")", describe(v));
+  }
+
+ private:
+  struct Name {
+    bool client = false;
+    int n = 0;
+    int replica = 0;  // 0: not a replica
+  };
+
+  // A positive decimal without leading zeros, at the front of s; 0 if none.
+  static int number(std::string_view& s) {
+    size_t len = 0;
+    while (len < s.size() && len < 7 && std::isdigit(static_cast<unsigned char>(s[len]))) ++len;
+    if (len == 0 || s[0] == '0') return 0;
+    int n = std::stoi(std::string(s.substr(0, len)));
+    s.remove_prefix(len);
+    return n;
+  }
+
+  static bool eat(std::string_view& s, std::string_view prefix) {
+    if (s.substr(0, prefix.size()) != prefix) return false;
+    s.remove_prefix(prefix.size());
+    return true;
+  }
+
+  static std::optional<Name> parse(std::string_view s) {
+    Name out;
+    out.client = eat(s, "client-");
+    if (!out.client && !eat(s, "node-")) return std::nullopt;
+    if ((out.n = number(s)) == 0) return std::nullopt;
+    if (!out.client && eat(s, "-replica-") && (out.replica = number(s)) == 0) return std::nullopt;
+    if (!s.empty()) return std::nullopt;
+    return out;
+  }
+
+  static std::string range(const std::string& prefix, int n) {
+    return n == 1 ? prefix + "1" : prefix + "1 to " + prefix + std::to_string(n);
+  }
+  std::string replica_range() const {
+    if (replicas_ == 0) return "topology.replicas is 0";
+    return "node-1-replica-1 to node-" + std::to_string(nodes_) + "-replica-" + std::to_string(replicas_);
+  }
+
+  int clients_, nodes_, replicas_;
+};
+
+std::string default_name(const std::string& file) {
+  std::string name = std::filesystem::path(file).filename().string();
+  constexpr std::string_view kExt = ".json";
+  if (name.size() > kExt.size() && name.ends_with(kExt)) name.resize(name.size() - kExt.size());
+  return name;
+}
+
+std::vector<std::string> read_worlds(const Obj& top) {
+  if (!top.find("worlds")) return {"sim"};
+  const json& arr = top.array("worlds", "a non-empty array of worlds (sim, live)");
+  if (arr.empty()) fail(top.at("worlds"), "a non-empty array of worlds (sim, live)", "an empty array");
+  std::vector<std::string> out;
+  for (size_t i = 0; i < arr.size(); ++i) {
+    std::string path = child(top.at("worlds"), i);
+    out.push_back(read_choice(arr[i], path, kWorlds));
+    if (std::count(out.begin(), out.end(), out.back()) > 1) fail(path, "a world not listed before", describe(arr[i]));
+  }
+  return out;
+}
+
+TopologySpec read_topology(const Obj& top) {
+  TopologySpec t;
+  const json* v = top.find("topology");
+  if (!v) return t;
+  Obj o(*v, top.at("topology"), keys_of("$.topology"));
+  t.nodes = static_cast<int>(o.integer("nodes", 1, 9, t.nodes));
+  t.replicas = static_cast<int>(o.integer("replicas", 0, 4, t.replicas));
+  t.persistence = o.choice("persistence", kPersistence, t.persistence);
+  return t;
+}
+
+LatencySpec read_latency(const Obj& network) {
+  LatencySpec l;
+  const json* v = network.find("latency");
+  if (!v) return l;
+  Obj o(*v, network.at("latency"), keys_of("$.network.latency"));
+  std::string dist = o.choice("dist", kinds_of(latency_shapes()), std::nullopt);
+  o.only(union_keys("dist", {shape_of(latency_shapes(), dist)}), "a " + dist + " latency");
+  const std::string ms = "a number of milliseconds from 0 to 1000000000";
+  auto millis = [&](const std::string& key) { return o.number(key, 0, kMaxMs, ms, std::nullopt); };
+  if (dist == "constant") {
+    l.kind = LatencySpec::Kind::Constant;
+    l.ms = millis("ms");
+  } else if (dist == "uniform") {
+    l.kind = LatencySpec::Kind::Uniform;
+    l.min_ms = millis("min_ms");
+    l.max_ms = millis("max_ms");
+    if (l.max_ms < l.min_ms) fail(o.at("max_ms"), "a number at least min_ms (" + describe(json(l.min_ms)) + ")", describe(json(l.max_ms)));
+  } else if (dist == "normal") {
+    l.kind = LatencySpec::Kind::Normal;
+    l.mean_ms = millis("mean_ms");
+    l.stddev_ms = millis("stddev_ms");
+  } else {
+    l.kind = LatencySpec::Kind::LongTail;
+    l.ms = millis("ms");
+    l.tail_ms = millis("tail_ms");
+    l.tail_probability = o.number("tail_probability", 0, 1, "a probability from 0 to 1", std::nullopt);
+  }
+  return l;
+}
+
+NetworkSpec read_network(const Obj& top) {
+  NetworkSpec n;
+  const json* v = top.find("network");
+  if (!v) return n;
+  Obj o(*v, top.at("network"), keys_of("$.network"));
+  n.latency = read_latency(o);
+  // Loss 1 would cut every link for the whole run: no experiment left to observe.
+  n.loss = o.number("loss", 0, std::nextafter(1.0, 0.0), "a probability from 0 up to (not including) 1", n.loss);
+  return n;
+}
+
+RetrySpec read_retry(const Obj& lock) {
+  RetrySpec r;
+  const json* v = lock.find("retry");
+  if (!v) return r;
+  Obj o(*v, lock.at("retry"), keys_of("$.lock.retry"));
+  r.count_max = static_cast<int>(o.integer("count_max", 0, 1'000'000, r.count_max));
+  r.delay_ms = o.integer("delay_ms", 0, kMaxMs, r.delay_ms);
+  r.jitter_ms = o.integer("jitter_ms", 0, kMaxMs, r.jitter_ms);
+  return r;
+}
+
+LockSpec read_lock(const Obj& top) {
+  LockSpec l;
+  Obj o(top.need("lock", "an object with at least an algorithm"), top.at("lock"), keys_of("$.lock"));
+  const std::string expected = "one of the algorithms " + join(algorithm_names());
+  const json& alg = o.need("algorithm", expected);
+  if (!alg.is_string()) fail(o.at("algorithm"), expected, describe(alg));
+  l.algorithm = alg.get<std::string>();
+  if (!is_algorithm(l.algorithm))
+    fail(o.at("algorithm"), expected + did_you_mean(l.algorithm, algorithm_names()), describe(alg));
+  l.key = o.string("key", l.key);
+  l.lease_ms = o.integer("lease_ms", 1, kMaxMs, l.lease_ms);
+  l.retry = read_retry(o);
+  l.command_timeout_ms = o.integer("command_timeout_ms", 1, kMaxMs, l.command_timeout_ms);
+  if (const json* opts = o.find("options")) {
+    if (!opts->is_object()) fail(o.at("options"), "an object", describe(*opts));
+    l.options = *opts;
+  }
+  return l;
+}
+
+WorkloadSpec read_workload(const Obj& top, const LockSpec& lock) {
+  WorkloadSpec w;
+  const json* v = top.find("workload");
+  if (!v) return w;
+  Obj o(*v, top.at("workload"), keys_of("$.workload"));
+  w.kind = o.choice("kind", kWorkloadKinds, w.kind);
+  w.clients = static_cast<int>(o.integer("clients", 1, 1000, w.clients));
+  w.initial_stock = o.integer("initial_stock", 0, kMaxMs, w.initial_stock);
+  w.attempts_per_client = static_cast<int>(o.integer("attempts_per_client", 1, 1'000'000, w.attempts_per_client));
+  w.hold_ms = o.integer("hold_ms", 0, kMaxMs, w.hold_ms);
+  w.wait_ms = o.integer("wait_ms", 0, kMaxMs, w.wait_ms);
+  w.start_stagger_ms = o.integer("start_stagger_ms", 0, kMaxMs, w.start_stagger_ms);
+  w.stock_key = o.string("stock_key", w.stock_key);
+  // Sharing the key would make the stock update clobber the lock itself.
+  if (w.stock_key == lock.key) fail(o.at("stock_key"), "a key other than lock.key", quote(w.stock_key));
+  return w;
+}
+
+std::vector<ClockSpec> read_clocks(const Obj& top, const Processes& procs) {
+  std::vector<ClockSpec> out;
+  if (!top.find("clocks")) return out;
+  const json& arr = top.array("clocks", "an array of clock objects");
+  for (size_t i = 0; i < arr.size(); ++i) {
+    Obj o(arr[i], child(top.at("clocks"), i), keys_of("$.clocks[]"));
+    ClockSpec c;
+    const json& p = o.need("process", "a process name (client-N, node-N or node-N-replica-M)");
+    procs.check(p, o.at("process"));
+    c.process = p.get<std::string>();
+    for (const auto& earlier : out)
+      if (earlier.process == c.process) fail(o.at("process"), "a process without an earlier clock entry", describe(p));
+    c.offset_ms = o.integer("offset_ms", -kMaxMs, kMaxMs, c.offset_ms);
+    c.drift_ppm = o.number("drift_ppm", -kMaxDriftPpm, kMaxDriftPpm, "a number from -100000 to 100000", c.drift_ppm);
+    out.push_back(c);
+  }
+  return out;
+}
+
+std::vector<std::vector<std::string>> read_groups(const Obj& o, const Processes& procs) {
+  const std::string expected = "two non-empty arrays of process names";
+  const json& arr = o.array("groups", expected);
+  if (arr.size() != 2)
+    fail(o.at("groups"), expected, "an array of " + std::to_string(arr.size()) + (arr.size() == 1 ? " group" : " groups"));
+  std::vector<std::vector<std::string>> out;
+  for (size_t g = 0; g < arr.size(); ++g) {
+    std::string gpath = child(o.at("groups"), g);
+    if (!arr[g].is_array() || arr[g].empty()) fail(gpath, "a non-empty array of process names", describe(arr[g]));
+    out.emplace_back();
+    for (size_t i = 0; i < arr[g].size(); ++i) {
+      procs.check(arr[g][i], child(gpath, i));
+      std::string name = arr[g][i].get<std::string>();
+      bool seen = contains(out[0], name) || (g == 1 && contains(out[1], name));
+      if (seen) fail(child(gpath, i), "a process not already in a group", describe(arr[g][i]));
+      out[g].push_back(name);
+    }
+  }
+  return out;
+}
+
+FaultSpec read_fault(const json& j, const std::string& path, int64_t run_ms, const Processes& procs) {
+  Obj o(j, path, keys_of("$.faults[]"));
+  FaultSpec f;
+  f.kind = o.choice("kind", fault_kinds(), std::nullopt);
+  const auto& keys = shape_of(fault_shapes(), f.kind).keys;
+  o.only(union_keys("kind", {shape_of(fault_shapes(), f.kind)}), "a " + f.kind + " fault");
+  if (contains(keys, "target")) {
+    const json& t = o.need("target", "a process name (client-N, node-N or node-N-replica-M)");
+    procs.check(t, o.at("target"), f.kind == "failover");
+    f.target = t.get<std::string>();
+  }
+  if (contains(keys, "groups")) f.groups = read_groups(o, procs);
+  f.at_ms = o.integer("at_ms", 0, kMaxMs, std::nullopt);
+  if (f.at_ms >= run_ms) fail(o.at("at_ms"), "a time before duration_ms (" + std::to_string(run_ms) + ")", std::to_string(f.at_ms));
+  if (contains(keys, "duration_ms")) f.duration_ms = o.integer("duration_ms", 1, kMaxMs, std::nullopt);
+  if (const json* r = o.find("restart_after_ms")) f.restart_after_ms = read_int(*r, o.at("restart_after_ms"), 0, kMaxMs);
+  if (contains(keys, "jump_ms")) f.jump_ms = o.integer("jump_ms", -kMaxMs, kMaxMs, std::nullopt);
+  if (contains(keys, "drift_ppm"))
+    f.drift_ppm = o.number("drift_ppm", -kMaxDriftPpm, kMaxDriftPpm, "a number from -100000 to 100000", std::nullopt);
+  if (contains(keys, "delay_ms")) f.delay_ms = o.integer("delay_ms", 0, kMaxMs, std::nullopt);
+  if (contains(keys, "jitter_ms")) f.jitter_ms = o.integer("jitter_ms", 0, kMaxMs, std::nullopt);
+  f.one_way = o.boolean("one_way", false);
+  return f;
+}
+
+void check_failover_possible(const FaultSpec& f, const std::string& path, int replicas) {
+  if (f.kind == "failover" && replicas == 0)
+    fail(path + ".target", "a master with replicas to fail over to (topology.replicas is 0)", quote(f.target));
+}
+
+std::vector<FaultSpec> read_faults(const Obj& top, int64_t run_ms, const Processes& procs, int replicas) {
+  std::vector<FaultSpec> out;
+  if (!top.find("faults")) return out;
+  const json& arr = top.array("faults", "an array of fault objects");
+  for (size_t i = 0; i < arr.size(); ++i) {
+    std::string path = child(top.at("faults"), i);
+    out.push_back(read_fault(arr[i], path, run_ms, procs));
+    check_failover_possible(out.back(), path, replicas);
+  }
+  return out;
+}
+
+std::set<std::string> read_expect(const Obj& top) {
+  // Required so that "expected safe" is always a statement, never an omission.
+  const std::string example = "an object such as {\"violations\": []}";
+  Obj o(top.need("expect", example), top.at("expect"), keys_of("$.expect"));
+  const std::string expected = "an array of property names (" + join(property_names()) + ")";
+  const json& arr = o.array("violations", expected);
+  std::set<std::string> out;
+  for (size_t i = 0; i < arr.size(); ++i) {
+    std::string path = child(o.at("violations"), i);
+    if (!out.insert(read_choice(arr[i], path, property_names())).second)
+      fail(path, "a property not listed before", describe(arr[i]));
+  }
+  return out;
+}
+
+int64_t read_checks(const Obj& top, int64_t def) {
+  const json* v = top.find("checks");
+  if (!v) return def;
+  Obj o(*v, top.at("checks"), keys_of("$.checks"));
+  return o.integer("deadlock_bound_ms", 1, kMaxMs, def);
+}
+
+Scenario read_scenario(const json& j, const std::string& file) {
+  Obj top(j, "$", keys_of("$"));
+  Scenario s;
+  s.file = file;
+  s.name = top.string("name", default_name(file));
+  s.description = top.string("description", "", false);
+  if (const json* seed = top.find("seed")) {
+    if (!seed->is_number_integer() || !seed->is_number_unsigned()) fail(top.at("seed"), "a non-negative integer", describe(*seed));
+    s.seed = seed->get<uint64_t>();
+  }
+  s.duration_ms = top.integer("duration_ms", 1, kMaxMs, s.duration_ms);
+  s.worlds = read_worlds(top);
+  s.topology = read_topology(top);
+  s.network = read_network(top);
+  s.lock = read_lock(top);
+  s.workload = read_workload(top, s.lock);
+  Processes procs(s.workload.clients, s.topology.nodes, s.topology.replicas);
+  s.clocks = read_clocks(top, procs);
+  s.faults = read_faults(top, s.duration_ms, procs, s.topology.replicas);
+  s.expected_violations = read_expect(top);
+  s.deadlock_bound_ms = read_checks(top, s.deadlock_bound_ms);
+  return s;
+}
+
+bool blank(const std::string& text) {
+  return std::all_of(text.begin(), text.end(), [](char c) { return std::isspace(static_cast<unsigned char>(c)); });
+}
+
+// "syntax error at line 3, column 7: while parsing object - ..." from nlohmann's
+// "[json.exception.parse_error.101] parse error at line 3, column 7: syntax error while ...".
+std::string syntax_error(const json::parse_error& e) {
+  std::string what = e.what();
+  std::string detail = what;
+  if (auto col = what.find(", column "); col != std::string::npos) {
+    if (auto colon = what.find(": ", col); colon != std::string::npos) detail = what.substr(colon + 2);
+  }
+  constexpr std::string_view kPrefix = "syntax error ";
+  if (detail.starts_with(kPrefix)) detail = detail.substr(kPrefix.size());
+  auto line_start = what.find("at line ");
+  auto colon = what.find(": ", line_start == std::string::npos ? 0 : line_start);
+  std::string where = (line_start != std::string::npos && colon != std::string::npos)
+                          ? what.substr(line_start, colon - line_start)
+                          : "at byte " + std::to_string(e.byte);
+  return "syntax error " + where + ": " + detail;
+}
+
+// Messages must stay on one line whatever the input held.
+std::string one_line(std::string s) {
+  std::replace_if(s.begin(), s.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+  return s;
+}
+
+}  // namespace
+
+const std::vector<std::string>& property_names() {
+  static const std::vector<std::string> kNames = {
+      "mutual-exclusion", "lost-update", "foreign-unlock", "deadlock", "linearizability", "fencing",
+  };
+  return kNames;
+}
+
+const std::vector<std::string>& fault_kinds() {
+  static const std::vector<std::string> kKinds = kinds_of(fault_shapes());
+  return kKinds;
+}
+
+const std::vector<std::pair<std::string, std::vector<std::string>>>& scenario_keys() {
+  static const std::vector<std::pair<std::string, std::vector<std::string>>> kKeys = {
+      {"$",
+       {"name", "description", "seed", "duration_ms", "worlds", "topology", "network", "clocks", "lock", "workload",
+        "faults", "expect", "checks"}},
+      {"$.topology", {"nodes", "replicas", "persistence"}},
+      {"$.network", {"latency", "loss"}},
+      {"$.network.latency", union_keys("dist", latency_shapes())},
+      {"$.clocks[]", {"process", "offset_ms", "drift_ppm"}},
+      {"$.lock", {"algorithm", "key", "lease_ms", "retry", "command_timeout_ms", "options"}},
+      {"$.lock.retry", {"count_max", "delay_ms", "jitter_ms"}},
+      {"$.workload",
+       {"kind", "clients", "initial_stock", "attempts_per_client", "hold_ms", "wait_ms", "start_stagger_ms",
+        "stock_key"}},
+      {"$.faults[]", union_keys("kind", fault_shapes())},
+      {"$.expect", {"violations"}},
+      {"$.checks", {"deadlock_bound_ms"}},
+  };
+  return kKeys;
+}
+
+std::string ScenarioError::message() const {
+  return one_line(file + ": " + path + ": expected " + expected + ", found " + found);
+}
+
+ScenarioResult parse_scenario(const std::string& text, const std::string& file) {
+  try {
+    if (blank(text)) return ScenarioError{file, "$", "a JSON object", "an empty file"};
+    json j;
+    try {
+      j = json::parse(text);
+    } catch (const json::parse_error& e) {
+      return ScenarioError{file, "$", "valid JSON", syntax_error(e)};
+    } catch (const json::exception& e) {
+      return ScenarioError{file, "$", "valid JSON", e.what()};
+    }
+    return read_scenario(j, file);
+  } catch (const Failure& f) {
+    return ScenarioError{file, f.path, f.expected, f.found};
+  } catch (const std::exception& e) {
+    return ScenarioError{file, "$", "a readable scenario", std::string("an internal error: ") + e.what()};
+  } catch (...) {
+    return ScenarioError{file, "$", "a readable scenario", "an unknown internal error"};
+  }
+}
+
+ScenarioResult load_scenario_file(const std::string& path) {
+  try {
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) return ScenarioError{path, "$", "a readable file", std::string("cannot read file: ") + std::strerror(errno)};
+    std::string text;
+    char buf[1 << 16];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+    int err = std::ferror(f) ? errno : 0;
+    std::fclose(f);
+    if (err) return ScenarioError{path, "$", "a readable file", std::string("cannot read file: ") + std::strerror(err)};
+    return parse_scenario(text, path);
+  } catch (...) {
+    return ScenarioError{path, "$", "a readable file", "cannot read file: out of memory"};
+  }
+}
+
+}  // namespace lockstep::runner

@@ -1,0 +1,87 @@
+// Writing a Scenario back in the file format. Every field is written, defaults included,
+// so a written file documents the whole experiment; only fields that the fault kind or
+// latency distribution does not take are left out, because the reader rejects them.
+#include "lockstep/runner/scenario.h"
+
+namespace lockstep::runner {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+ojson latency_json(const LatencySpec& l) {
+  switch (l.kind) {
+    case LatencySpec::Kind::Constant:
+      return {{"dist", "constant"}, {"ms", l.ms}};
+    case LatencySpec::Kind::Uniform:
+      return {{"dist", "uniform"}, {"min_ms", l.min_ms}, {"max_ms", l.max_ms}};
+    case LatencySpec::Kind::Normal:
+      return {{"dist", "normal"}, {"mean_ms", l.mean_ms}, {"stddev_ms", l.stddev_ms}};
+    case LatencySpec::Kind::LongTail:
+      break;
+  }
+  return {{"dist", "long-tail"}, {"ms", l.ms}, {"tail_ms", l.tail_ms}, {"tail_probability", l.tail_probability}};
+}
+
+ojson fault_json(const FaultSpec& f) {
+  ojson j = {{"kind", f.kind}};
+  const std::string& k = f.kind;
+  if (k == "partition") {
+    j["groups"] = f.groups;
+  } else {
+    j["target"] = f.target;
+  }
+  j["at_ms"] = f.at_ms;
+  if (k == "pause" || k == "delay" || k == "jitter" || k == "partition") j["duration_ms"] = f.duration_ms;
+  if (k == "crash" && f.restart_after_ms) j["restart_after_ms"] = *f.restart_after_ms;
+  if (k == "clock-jump") j["jump_ms"] = f.jump_ms;
+  if (k == "clock-drift") j["drift_ppm"] = f.drift_ppm;
+  if (k == "delay") j["delay_ms"] = f.delay_ms;
+  if (k == "jitter") j["jitter_ms"] = f.jitter_ms;
+  if (k == "partition") j["one_way"] = f.one_way;
+  return j;
+}
+
+ojson lock_json(const LockSpec& l) {
+  return {{"algorithm", l.algorithm},
+          {"key", l.key},
+          {"lease_ms", l.lease_ms},
+          {"retry", {{"count_max", l.retry.count_max}, {"delay_ms", l.retry.delay_ms}, {"jitter_ms", l.retry.jitter_ms}}},
+          {"command_timeout_ms", l.command_timeout_ms},
+          {"options", ojson::parse(l.options.dump())}};
+}
+
+ojson workload_json(const WorkloadSpec& w) {
+  return {{"kind", w.kind},
+          {"clients", w.clients},
+          {"initial_stock", w.initial_stock},
+          {"attempts_per_client", w.attempts_per_client},
+          {"hold_ms", w.hold_ms},
+          {"wait_ms", w.wait_ms},
+          {"start_stagger_ms", w.start_stagger_ms},
+          {"stock_key", w.stock_key}};
+}
+
+}  // namespace
+
+nlohmann::ordered_json to_json(const Scenario& s) {
+  ojson j;
+  j["name"] = s.name;
+  j["description"] = s.description;
+  j["seed"] = s.seed;
+  j["duration_ms"] = s.duration_ms;
+  j["worlds"] = s.worlds;
+  j["topology"] = {{"nodes", s.topology.nodes}, {"replicas", s.topology.replicas}, {"persistence", s.topology.persistence}};
+  j["network"] = {{"latency", latency_json(s.network.latency)}, {"loss", s.network.loss}};
+  j["clocks"] = ojson::array();
+  for (const auto& c : s.clocks)
+    j["clocks"].push_back({{"process", c.process}, {"offset_ms", c.offset_ms}, {"drift_ppm", c.drift_ppm}});
+  j["lock"] = lock_json(s.lock);
+  j["workload"] = workload_json(s.workload);
+  j["faults"] = ojson::array();
+  for (const auto& f : s.faults) j["faults"].push_back(fault_json(f));
+  j["expect"] = {{"violations", s.expected_violations}};
+  j["checks"] = {{"deadlock_bound_ms", s.deadlock_bound_ms}};
+  return j;
+}
+
+}  // namespace lockstep::runner
