@@ -1,0 +1,60 @@
+#include "scenario_files.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+
+namespace lockstep::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<std::string> expand(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_directory(path, ec)) return {path};
+  std::vector<std::string> files;
+  for (const auto& entry : fs::directory_iterator(path, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!entry.is_regular_file() || entry.path().extension() != ".json") continue;
+    if (name.size() > 12 && name.ends_with(".schema.json")) continue;
+    files.push_back(entry.path().string());
+  }
+  // Directory order is the file system's; sorting makes the catalogue order stable.
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+}  // namespace
+
+bool load_scenarios(const std::vector<std::string>& paths, std::vector<LoadedScenario>& out) {
+  bool ok = true;
+  std::map<std::string, std::string> seen;  // name -> file that used it first
+  for (const auto& arg : paths) {
+    auto files = expand(arg);
+    if (files.empty()) {
+      std::fprintf(stderr, "%s: $: expected scenario files (*.json), found an empty directory\n", arg.c_str());
+      ok = false;
+    }
+    for (const auto& file : files) {
+      auto result = runner::load_scenario_file(file);
+      if (auto* err = std::get_if<runner::ScenarioError>(&result)) {
+        std::fprintf(stderr, "%s\n", err->message().c_str());
+        ok = false;
+        continue;
+      }
+      auto& s = std::get<runner::Scenario>(result);
+      if (auto [it, fresh] = seen.emplace(s.name, file); !fresh) {
+        std::fprintf(stderr, "%s: $.name: expected a name no other scenario uses, found \"%s\" (also in %s)\n",
+                     file.c_str(), s.name.c_str(), it->second.c_str());
+        ok = false;
+        continue;
+      }
+      out.push_back({std::move(s), file});
+    }
+  }
+  return ok;
+}
+
+}  // namespace lockstep::cli

@@ -1,0 +1,51 @@
+// A small simulated world for tests: one or more nodes and a few clients, with helpers
+// to run a coroutine in a client and read its result after the world has run.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "lockstep/sim/world.h"
+
+namespace lockstep::testing {
+
+constexpr int64_t kMs = 1'000'000;
+
+struct SimHarness {
+  explicit SimHarness(int clients = 2, int nodes = 1, int64_t latency_ms = 1) : world(options(latency_ms)) {
+    for (int i = 1; i <= nodes; ++i) world.add_node("node-" + std::to_string(i), sim::Clock());
+    for (int i = 1; i <= clients; ++i) client.push_back(world.add_client("client-" + std::to_string(i), i, sim::Clock()));
+  }
+
+  static sim::WorldOptions options(int64_t latency_ms) {
+    sim::WorldOptions o;
+    o.latency = sim::Latency{sim::Latency::Kind::Constant, latency_ms * kMs, 0, 0};
+    return o;
+  }
+
+  Env& env(int i) { return world.env(client[i]); }
+
+  // Starts `make(env)` in client i at time t_ms; the result lands in *out when it ends.
+  template <typename T, typename F>
+  void start(int i, int64_t t_ms, std::shared_ptr<std::optional<T>> out, F make) {
+    world.scheduler().at(t_ms * kMs, [this, i, out, make] {
+      Env& e = env(i);
+      e.spawn([](Env& e, std::shared_ptr<std::optional<T>> out, F make) -> Task<void> {
+        out->emplace(co_await make(e));
+      }(e, out, make));
+    });
+  }
+
+  void run_until_ms(int64_t t_ms) { world.scheduler().run_until(t_ms * kMs); }
+
+  sim::World world;
+  std::vector<int> client;
+};
+
+template <typename T>
+std::shared_ptr<std::optional<T>> slot() {
+  return std::make_shared<std::optional<T>>();
+}
+
+}  // namespace lockstep::testing

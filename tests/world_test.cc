@@ -1,0 +1,113 @@
+#include "lockstep/sim/world.h"
+
+#include <gtest/gtest.h>
+
+#include "sim_harness.h"
+
+namespace lockstep::testing {
+namespace {
+
+Task<int64_t> sleep_then_time(Env& env, Nanos d, sim::World& w) {
+  co_await env.sleep(d);
+  co_return w.now();
+}
+
+TEST(World, PauseDefersTimersUntilItEnds) {
+  SimHarness h(1);
+  auto woke = slot<int64_t>();
+  h.start<int64_t>(0, 0, woke, [&h](Env& e) { return sleep_then_time(e, 10ms, h.world); });
+  h.world.scheduler().at(5 * kMs, [&h] { h.world.pause(h.client[0], 100 * kMs); });
+  h.run_until_ms(1000);
+  ASSERT_TRUE(woke->has_value());
+  EXPECT_EQ(**woke, 105 * kMs);
+}
+
+TEST(World, CrashDestroysEveryCoroutineOfTheProcess) {
+  SimHarness h(1);
+  auto woke = slot<int64_t>();
+  h.start<int64_t>(0, 0, woke, [&h](Env& e) { return sleep_then_time(e, 10ms, h.world); });
+  h.world.scheduler().at(5 * kMs, [&h] { h.world.crash(h.client[0]); });
+  bool restarted = false;
+  h.world.on_client_restart = [&](int) { restarted = true; };
+  h.world.scheduler().at(50 * kMs, [&h] { h.world.restart(h.client[0]); });
+  h.run_until_ms(1000);
+  EXPECT_FALSE(woke->has_value());
+  EXPECT_TRUE(h.world.process(h.client[0]).tasks.empty());
+  EXPECT_TRUE(restarted);
+}
+
+Task<Reply> command(Env& env, std::vector<std::string> argv) { co_return co_await env.node(0).call(std::move(argv), 1s); }
+
+TEST(World, CommandsRoundTripWithLatency) {
+  SimHarness h(1, 1, 3);
+  auto r = slot<Reply>();
+  auto at = slot<int64_t>();
+  h.start<Reply>(0, 0, r, [](Env& e) { return command(e, {"SET", "k", "v"}); });
+  h.start<int64_t>(0, 0, at, [&h](Env& e) -> Task<int64_t> {
+    std::vector<std::string> ping{"PING"};
+    co_await e.node(0).call(std::move(ping), 1s);
+    co_return h.world.now();
+  });
+  h.run_until_ms(100);
+  ASSERT_TRUE(r->has_value());
+  EXPECT_TRUE((*r)->is_ok());
+  EXPECT_EQ(**at, 6 * kMs);  // 3 ms there, 3 ms back
+  EXPECT_EQ(h.world.redis(0).peek_string("k"), "v");
+}
+
+TEST(World, PartitionTurnsACallIntoATimeout) {
+  SimHarness h(1);
+  h.world.network().block(h.client[0], h.world.node_process(0), +1);
+  auto r = slot<Reply>();
+  h.start<Reply>(0, 0, r, [](Env& e) { return command(e, {"PING"}); });
+  h.run_until_ms(2000);
+  ASSERT_TRUE(r->has_value());
+  EXPECT_EQ((*r)->type, Reply::Type::Timeout);
+}
+
+TEST(World, CrashedNodeRefusesAndRestartsEmpty) {
+  SimHarness h(1);
+  auto set = slot<Reply>(), refused = slot<Reply>(), reset = slot<Reply>(), after = slot<Reply>();
+  h.start<Reply>(0, 0, set, [](Env& e) { return command(e, {"SET", "k", "v"}); });
+  h.world.scheduler().at(10 * kMs, [&h] { h.world.crash(h.world.node_process(0)); });
+  h.start<Reply>(0, 20, refused, [](Env& e) { return command(e, {"GET", "k"}); });
+  h.world.scheduler().at(30 * kMs, [&h] { h.world.restart(h.world.node_process(0)); });
+  h.start<Reply>(0, 40, reset, [](Env& e) { return command(e, {"GET", "k"}); });
+  h.start<Reply>(0, 50, after, [](Env& e) { return command(e, {"GET", "k"}); });
+  h.run_until_ms(100);
+  EXPECT_TRUE((*set)->is_ok());
+  EXPECT_EQ((*refused)->type, Reply::Type::IoError);
+  EXPECT_EQ((*reset)->type, Reply::Type::IoError);  // the old connection died with the node
+  EXPECT_TRUE((*after)->is_nil());                  // reconnected; the keyspace is empty
+}
+
+TEST(World, NodeClockJumpExpiresKeysEarly) {
+  SimHarness h(1);
+  auto set = slot<Reply>(), get = slot<Reply>();
+  h.start<Reply>(0, 0, set, [](Env& e) { return command(e, {"SET", "k", "v", "PX", "10000"}); });
+  h.world.scheduler().at(10 * kMs, [&h] { h.world.process(h.world.node_process(0)).clock.jump_wall(20'000 * kMs); });
+  h.start<Reply>(0, 20, get, [](Env& e) { return command(e, {"GET", "k"}); });
+  h.run_until_ms(100);
+  EXPECT_TRUE((*set)->is_ok());
+  EXPECT_TRUE((*get)->is_nil());
+}
+
+TEST(World, ClientClockJumpMovesOnlyItsWallClock) {
+  SimHarness h(2);
+  const Nanos wall1 = h.env(0).now_wall(), mono1 = h.env(0).now_mono();
+  h.world.process(h.client[0]).clock.jump_wall(5'000 * kMs);
+  EXPECT_EQ(h.env(0).now_wall() - wall1, 5s);
+  EXPECT_EQ(h.env(0).now_mono(), mono1);
+  EXPECT_EQ(h.env(1).now_wall(), wall1);
+}
+
+TEST(World, EachProcessHasItsOwnRandomStream) {
+  SimHarness a(2), b(3);
+  // Adding a client does not change what the others draw.
+  EXPECT_EQ(a.env(0).random(), b.env(0).random());
+  EXPECT_EQ(a.env(1).random(), b.env(1).random());
+  EXPECT_NE(a.env(0).random(), a.env(1).random());
+}
+
+}  // namespace
+}  // namespace lockstep::testing
