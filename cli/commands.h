@@ -6,6 +6,7 @@
 // a violation was found), 2 unknown verdicts, 64 usage error, 65 bad input data.
 #pragma once
 
+#include <cstdio>
 #include <functional>
 
 #include <CLI/CLI.hpp>
@@ -21,5 +22,9 @@ using CommandRunner = std::function<int()>;
 
 CommandRunner add_run_command(CLI::App& app);
 CommandRunner add_check_command(CLI::App& app);
+CommandRunner add_report_command(CLI::App& app);
+CommandRunner add_live_command(CLI::App& app);
+CommandRunner add_fuzz_command(CLI::App& app);
+CommandRunner add_sim_shell_command(CLI::App& app);
 
 }  // namespace lockstep::cli

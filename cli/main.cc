@@ -14,6 +14,10 @@ int main(int argc, char** argv) {
   auto add = [&](CommandRunner r) { runners[app.get_subcommands({}).back()] = std::move(r); };
   add(add_run_command(app));
   add(add_check_command(app));
+  add(add_report_command(app));
+  add(add_live_command(app));
+  add(add_fuzz_command(app));
+  add(add_sim_shell_command(app));
 
   try {
     app.parse(argc, argv);
