@@ -200,7 +200,6 @@ class Obj {
     }
   }
 
-  const std::string& path() const { return path_; }
   std::string at(const std::string& key) const { return child(path_, key); }
   const json* find(const std::string& key) const {
     auto it = j_.find(key);
