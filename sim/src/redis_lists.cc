@@ -1,0 +1,8 @@
+// Placeholder: list commands land in the next step.
+#include "redis_impl.h"
+
+namespace lockstep::sim {
+
+void register_list_commands(std::vector<Command>&) {}
+
+}  // namespace lockstep::sim
