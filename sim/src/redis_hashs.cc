@@ -1,8 +1,0 @@
-// Placeholder: hash commands land in the next step.
-#include "redis_impl.h"
-
-namespace lockstep::sim {
-
-void register_hash_commands(std::vector<Command>&) {}
-
-}  // namespace lockstep::sim
