@@ -127,6 +127,15 @@ TEST_F(LuaScriptingTest, ScriptErrorsCarryShaAndLine) {
                 "7a5fe891c214c0fa43feaefd41f433083050825e, on @user_script:1."));
 }
 
+// Error replies may not carry CR/LF: Redis turns them into spaces.
+TEST_F(LuaScriptingTest, NewlinesInErrorsBecomeSpaces) {
+  EXPECT_EQ(eval("error(\"a\\nb\")"),
+            err("ERR user_script:1: a b script: c25efb1b406ca92aafb584691c5e64cb33f0c894, on "
+                "@user_script:1."));
+  EXPECT_EQ(eval("return redis.error_reply(\"x\\ny\")"), err("ERR x y"));
+  EXPECT_EQ(eval("return {err=\"a\\nb\"}"), err("a b"));
+}
+
 TEST_F(LuaScriptingTest, ReadonlyGlobals) {
   EXPECT_EQ(eval("x = 1"),
             err("ERR user_script:1: Attempt to modify a readonly table script: "
