@@ -239,6 +239,25 @@ TEST_F(LuaScriptingTest, ObserverSeesScriptDeletes) {
   EXPECT_EQ(events[1].by_process, 5);
 }
 
+// Simulator-specific: nobody can send SCRIPT KILL, so a runaway script is stopped.
+TEST_F(LuaScriptingTest, RunawayScriptIsStopped) {
+  const Reply r = eval("while true do end");
+  ASSERT_TRUE(r.is_error());
+  EXPECT_NE(r.str.find("instruction budget"), std::string::npos) << r.str;
+  EXPECT_EQ(eval("return 1"), num(1));  // the interpreter is still usable
+}
+
+TEST_F(LuaScriptingTest, DeeplyNestedReplyHitsStackLimit) {
+  const Reply r = eval("local t = {} local c = t for i = 1, 100000 do c[1] = {} c = c[1] end "
+                       "return t");
+  const Reply* inner = &r;
+  int depth = 0;
+  for (; inner->type == Reply::Type::Array && !inner->elements.empty(); ++depth)
+    inner = &inner->elements[0];
+  EXPECT_EQ(depth, 7995);  // what redis-server 7.0.15 sends
+  EXPECT_EQ(*inner, err("ERR reached lua stack limit"));
+}
+
 TEST_F(LuaScriptingTest, ScriptEffectsPropagateAsCommands) {
   std::vector<Args> stream;
   node.set_propagator([&](const Args& a) { stream.push_back(a); });

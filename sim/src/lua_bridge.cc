@@ -272,6 +272,19 @@ void open_libs(lua_State* L) {
   }
 }
 
+// A real server would let a runaway script run until SCRIPT KILL; a simulation has no
+// one to send it, so a script gets a (generous) instruction budget and then fails.
+constexpr int kHookEvery = 100000;
+constexpr int64_t kInstructionBudget = 500000000;
+
+void budget_hook(lua_State* L, lua_Debug*) {
+  lua_getfield(L, LUA_REGISTRYINDEX, "lockstep_engine");
+  auto* engine = static_cast<LuaEngine*>(lua_touserdata(L, -1));
+  lua_pop(L, 1);
+  if (engine && engine->charge(kHookEvery) > kInstructionBudget)
+    luaL_error(L, "script exceeded the simulator's instruction budget");
+}
+
 }  // namespace
 
 LuaEngine::LuaEngine(NodeCore& node) : node_(node) { open(); }
@@ -279,6 +292,9 @@ LuaEngine::~LuaEngine() { close(); }
 
 void LuaEngine::open() {
   L_ = luaL_newstate();
+  lua_pushlightuserdata(L_, this);
+  lua_setfield(L_, LUA_REGISTRYINDEX, "lockstep_engine");
+  lua_sethook(L_, budget_hook, LUA_MASKCOUNT, kHookEvery);
   open_libs(L_);
   lua_getglobal(L_, "math");
   set_fn(L_, this, "random", math_random);
@@ -345,6 +361,7 @@ Reply LuaEngine::run(const std::string& sha, ClientState& caller, const Args& ke
   ClientState* saved = caller_;
   caller_ = &caller;
   script_wrote_ = false;
+  instructions_ = 0;
   const bool saved_in_script = node_.in_script;
   node_.in_script = true;
   const int status = lua_pcall(L_, 0, 1, 1);

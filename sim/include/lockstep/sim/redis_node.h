@@ -101,7 +101,9 @@ class RedisNode {
   // Reply is a single value; a real server sends them as consecutive replies.)
   void set_publisher(std::function<void(ClientState& target, const std::string& channel,
                                         const std::string& message)> publisher);
-  // A connection went away: forget its subscriptions and watches.
+  // A connection went away: forget its subscriptions and watches. The node keeps a
+  // pointer to each subscribed ClientState until it unsubscribes or disconnects, so a
+  // subscribed ClientState must stay at its address until then.
   void disconnect(ClientState& client);
 
   // Introspection for ground truth and tests; does not expire or touch anything.
