@@ -136,6 +136,23 @@ TEST_F(LuaScriptingTest, NewlinesInErrorsBecomeSpaces) {
   EXPECT_EQ(eval("return {err=\"a\\nb\"}"), err("a b"));
 }
 
+// Redis 7.0's own pcall hands back a caught redis.call error as its message string.
+TEST_F(LuaScriptingTest, LuaPcallCatchesRedisErrorsAsStrings) {
+  run({"RPUSH", "l", "a"});
+  EXPECT_EQ(eval("local ok, e = pcall(redis.call, 'incr', 'l') return {tostring(ok), e}"),
+            Reply::array({bulk("false"),
+                          bulk("WRONGTYPE Operation against a key holding the wrong kind of "
+                               "value")}));
+  EXPECT_EQ(eval("local ok, e = pcall(redis.call) return {tostring(ok), type(e), e}"),
+            Reply::array({bulk("false"), bulk("string"),
+                          bulk("ERR Please specify at least one argument for this redis lib "
+                               "call")}));
+  EXPECT_EQ(eval("return {pcall(function() return 1, 2 end)}"),
+            Reply::array({num(1), num(1), num(2)}));
+  EXPECT_EQ(eval("local a, b = pcall() return {tostring(a), tostring(b)}"),
+            Reply::array({bulk("false"), bulk("attempt to call a boolean value")}));
+}
+
 TEST_F(LuaScriptingTest, ReadonlyGlobals) {
   EXPECT_EQ(eval("x = 1"),
             err("ERR user_script:1: Attempt to modify a readonly table script: "

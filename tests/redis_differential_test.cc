@@ -269,6 +269,22 @@ const Args& scripts() {
         "return {redis.call('lpush', KEYS[1], ARGV[1]), redis.call('lrange', KEYS[1], 0, -1)}",
         "return redis.pcall('set', KEYS[1], ARGV[1], 'PX', 0)",
         "return tonumber(ARGV[1])",
+        "local ok, e = pcall(redis.call, 'incr', KEYS[1]) if ok then return e end "
+        "return {tostring(ok), type(e), e.err}",
+        "return redis.call('type', KEYS[1])",
+        "return redis.call('zadd', KEYS[1], 'INCR', ARGV[1], 'm')",
+        "return redis.call('incrby', KEYS[1], 1.5)",
+        "return pcall(error)",
+        "redis.call('expire', KEYS[1], 100) return redis.call('get', KEYS[1])",
+        "return redis.call('hgetall', KEYS[1])",
+        "return string.rep('x', 3) .. (ARGV[1] or '')",
+        "string.rep = nil",
+        "return redis.call('set', KEYS[1], 0.1)",
+        "return {redis.call('set', KEYS[1], ARGV[1] or 'z', 'GET')}",
+        "return redis.call('lpop', KEYS[1], 2)",
+        "return #KEYS + #ARGV",
+        "return redis.call('zrange', KEYS[1], 0, -1, 'WITHSCORES')",
+        "return redis.call('exists', unpack(KEYS))",
     };
     for (const auto& src : all_scripts()) s.push_back(src.text);
     return s;

@@ -170,6 +170,30 @@ int math_randomseed(lua_State* L) {
   return 0;
 }
 
+// Redis 7.0 replaces Lua's pcall so that a caught redis.call error reads as its message:
+// `local ok, e = pcall(redis.call, ...)` gives e = "WRONGTYPE ...", not {err=...}.
+int redis_lua_pcall(lua_State* L) {
+  const int argc = lua_gettop(L);
+  if (argc == 0) {  // Redis ends up calling its own result placeholder
+    lua_pushboolean(L, 0);
+    lua_pushstring(L, "attempt to call a boolean value");
+    return 2;
+  }
+  lua_pushboolean(L, 1);
+  lua_insert(L, 1);
+  if (lua_pcall(L, argc - 1, LUA_MULTRET, 0) != 0) {
+    lua_remove(L, 1);
+    if (lua_istable(L, -1)) {
+      lua_getfield(L, -1, "err");
+      if (lua_isstring(L, -1)) lua_replace(L, -2);
+      else lua_pop(L, 1);
+    }
+    lua_pushboolean(L, 0);
+    lua_insert(L, 1);
+  }
+  return lua_gettop(L);
+}
+
 void set_fn(lua_State* L, LuaEngine* e, const char* name, lua_CFunction f) {
   lua_pushstring(L, name);
   lua_pushlightuserdata(L, e);
@@ -265,6 +289,8 @@ void open_libs(lua_State* L) {
     lua_pushstring(L, name);
     lua_call(L, 1, 0);
   }
+  lua_pushcfunction(L, redis_lua_pcall);
+  lua_setglobal(L, "pcall");
   // Scripts must not reach the file system or the server's stdout.
   for (const char* name : {"print", "dofile", "loadfile"}) {
     lua_pushnil(L);
