@@ -285,6 +285,11 @@ const Args& scripts() {
         "return #KEYS + #ARGV",
         "return redis.call('zrange', KEYS[1], 0, -1, 'WITHSCORES')",
         "return redis.call('exists', unpack(KEYS))",
+        "return redis.call('script')",
+        "return redis.call('script', 'foo')",
+        "return redis.call('script', 'load', 'return 1')",
+        "return redis.call('ping', 'x')",
+        "return redis.call('publish', 'chan', ARGV[1] or 'm')",
     };
     for (const auto& src : all_scripts()) s.push_back(src.text);
     return s;

@@ -402,7 +402,8 @@ Reply LuaEngine::run(const std::string& sha, ClientState& caller, const Args& ke
 // command itself through the node's normal call path (so it propagates on its own).
 Reply LuaEngine::redis_call(const Args& argv, std::string& err) {
   const Command* cmd = node_.find(argv[0]);
-  if (cmd && (cmd->flags & kContainer)) cmd = argv.size() > 1 ? node_.find_sub(*cmd, argv[1]) : nullptr;
+  // A container alone (e.g. "script") is itself the command, and fails on arity.
+  if (cmd && (cmd->flags & kContainer) && argv.size() > 1) cmd = node_.find_sub(*cmd, argv[1]);
   if (!cmd) {
     err = "Unknown Redis command called from script";
     return {};
