@@ -196,6 +196,10 @@ TEST_F(LuaScriptingTest, MathRandomIsDeterministic) {
   EXPECT_EQ(eval("return math.random(1000000)"), num(396465));
   EXPECT_EQ(eval("return {math.random(1000000), math.random()*1000000000}"),
             Reply::array({num(840486), num(353336097)}));
+  run({"SCRIPT", "FLUSH"});  // the generator's state survives SCRIPT FLUSH...
+  EXPECT_NE(eval("return math.random(1000000)"), num(396465));
+  node.flush_all();  // ...but not a restart
+  EXPECT_EQ(eval("return math.random(1000000)"), num(396465));
 }
 
 TEST_F(LuaScriptingTest, EvalShaAndScriptCommands) {

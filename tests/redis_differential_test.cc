@@ -208,7 +208,7 @@ bool same_exec_reply(const std::vector<Args>& queued, const Reply& real, const R
 std::string key() { return *rc::gen::elementOf(Args{"k1", "k2", "k3", "lock"}); }
 std::string value() {
   return *rc::gen::elementOf(
-      Args{"a", "b", "0", "1", "-1", "10", "007", "9223372036854775807", "x y", ""});
+      Args{"a", "b", "0", "1", "-1", "10", "007", "9223372036854775807", "x y", "", "a\r\nb"});
 }
 std::string integer() {
   return *rc::gen::elementOf(
