@@ -266,6 +266,8 @@ TEST_F(LuaScriptingTest, RunawayScriptIsStopped) {
   ASSERT_TRUE(r.is_error());
   EXPECT_NE(r.str.find("instruction budget"), std::string::npos) << r.str;
   EXPECT_EQ(eval("return 1"), num(1));  // the interpreter is still usable
+  const Reply caught = eval("while true do pcall(function() while true do end end) end");
+  EXPECT_TRUE(caught.is_error()) << caught.str;  // pcall cannot swallow the stop
 }
 
 TEST_F(LuaScriptingTest, DeeplyNestedReplyHitsStackLimit) {
