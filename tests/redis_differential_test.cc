@@ -222,6 +222,9 @@ std::string score() {
 std::string bound() {
   return *rc::gen::elementOf(Args{"0", "1", "(1", "-inf", "+inf", "2.5", "(2.5", "x", "-1"});
 }
+std::string lex() {
+  return *rc::gen::elementOf(Args{"-", "+", "[f1", "(f1", "[f2", "(f3", "[a", "f1", ""});
+}
 std::string field() { return *rc::gen::elementOf(Args{"f1", "f2", "f3"}); }
 
 Args set_command() {
@@ -396,6 +399,14 @@ Args aggregate_command() {
       return a;
     }
     case 17: {
+      if (*rc::gen::inRange(0, 2)) {
+        Args a{*rc::gen::elementOf(Args{"ZRANGEBYLEX", "ZRANGE"}), key(), lex(), lex()};
+        if (a[0] == "ZRANGE") a.push_back("BYLEX");
+        if (*rc::gen::inRange(0, 3) == 0) a.push_back("REV");
+        if (*rc::gen::inRange(0, 3) == 0) a.insert(a.end(), {"LIMIT", integer(), integer()});
+        if (*rc::gen::inRange(0, 6) == 0) a.push_back("WITHSCORES");
+        return a;
+      }
       Args a{"ZRANGEBYSCORE", key(), bound(), bound()};
       if (*rc::gen::inRange(0, 2)) a.push_back("WITHSCORES");
       return a;
