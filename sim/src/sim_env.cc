@@ -135,7 +135,8 @@ Task<void> monitor(World& world, Env& env, int shard, int64_t down_after_ns, int
   while (world.now() < until_ns) {  // bounded: every turn advances time by >= period
     co_await env.sleep(Nanos(period_ns));
     std::vector<std::string> ping{"PING"};
-    Reply r = co_await env.node(shard).call(std::move(ping), Nanos(period_ns));
+    // A late PONG still proves the master alive, as with Sentinel: wait up to down_after.
+    Reply r = co_await env.node(shard).call(std::move(ping), Nanos(down_after_ns));
     if (world.node_process(shard) != master) {
       master = world.node_process(shard);
       last_ok_ns = world.now();
