@@ -1,0 +1,282 @@
+#include "search.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace lockstep::checker::detail {
+
+namespace {
+constexpr size_t kBlockWords = size_t{1} << 18;  // 1 MiB of uint32_t
+constexpr uint64_t kMul = 0x9E3779B97F4A7C15ULL;
+}  // namespace
+
+uint64_t hash_words(const std::vector<uint32_t>& key) {
+  uint64_t h = kMul ^ key.size();
+  size_t i = 0;
+  for (; i + 1 < key.size(); i += 2) {
+    uint64_t w = (uint64_t{key[i]} << 32) | key[i + 1];
+    h = (h ^ w) * 0xff51afd7ed558ccdULL;
+    h ^= h >> 29;
+  }
+  if (i < key.size()) h = ((h ^ key[i]) * 0xc4ceb9fe1a85ec53ULL) ^ (h >> 31);
+  h ^= h >> 33;
+  return h | 1;  // 0 marks empty slots
+}
+
+bool MemoCache::equal(const Slot& s, const std::vector<uint32_t>& key) const {
+  const uint32_t* p = blocks_[s.block].data() + s.offset;
+  return p[0] == key.size() && std::equal(key.begin(), key.end(), p + 1);
+}
+
+bool MemoCache::store(const std::vector<uint32_t>& key, Slot& slot, size_t budget_bytes) {
+  size_t need = key.size() + 1;
+  if (blocks_.empty() || blocks_.back().size() + need > blocks_.back().capacity()) {
+    // Blocks grow from 16 KiB to 1 MiB so tiny searches stay tiny.
+    size_t words = std::max(std::min(kBlockWords, std::max<size_t>(4096, block_bytes_ / 4)), need);
+    if (bytes() + words * 4 > budget_bytes) return false;
+    blocks_.emplace_back();
+    blocks_.back().reserve(words);
+    block_bytes_ += words * 4;
+  }
+  auto& b = blocks_.back();
+  slot.block = static_cast<uint32_t>(blocks_.size() - 1);
+  slot.offset = static_cast<uint32_t>(b.size());
+  b.push_back(static_cast<uint32_t>(key.size()));
+  b.insert(b.end(), key.begin(), key.end());
+  return true;
+}
+
+bool MemoCache::grow(size_t budget_bytes) {
+  size_t n = slots_.empty() ? 1024 : slots_.size() * 2;
+  if (bytes() + n * sizeof(Slot) > budget_bytes) return false;
+  std::vector<Slot> old;
+  old.swap(slots_);
+  slots_.resize(n);
+  for (const Slot& s : old) {
+    if (s.hash == 0) continue;
+    size_t i = s.hash & (n - 1);
+    while (slots_[i].hash != 0) i = (i + 1) & (n - 1);
+    slots_[i] = s;
+  }
+  return true;
+}
+
+MemoCache::Insert MemoCache::insert(const std::vector<uint32_t>& key, uint64_t hash, size_t budget_bytes) {
+  if ((count_ + 1) * 2 > slots_.size() && !grow(budget_bytes)) return Insert::Full;
+  size_t mask = slots_.size() - 1;
+  // Probing ends: the load factor stays <= 1/2, so an empty slot exists.
+  for (size_t i = hash & mask;; i = (i + 1) & mask) {
+    Slot& s = slots_[i];
+    if (s.hash == 0) {
+      if (!store(key, s, budget_bytes)) return Insert::Full;
+      s.hash = hash;
+      ++count_;
+      return Insert::Added;
+    }
+    if (s.hash == hash && equal(s, key)) return Insert::Present;
+  }
+}
+
+namespace {
+
+struct Node {
+  int32_t op = -1;
+  bool call = false;
+  int32_t match = -1;
+  int32_t prev = -1;
+  int32_t next = -1;
+};
+
+struct Frame {
+  int32_t node;
+  int32_t prev_hi;
+  State state;
+};
+
+class Searcher {
+ public:
+  Searcher(const SearchInput& in, const SearchBudget& budget) : in_(in), budget_(budget) { build_list(); }
+
+  SearchOutput run() {
+    State state = in_.model->initial(), next;
+    int32_t hi = 0;
+    size_t remaining = std::count(in_.must.begin(), in_.must.end(), uint8_t{1});
+    int32_t entry = nodes_[0].next;
+    for (uint64_t iter = 0;; ++iter) {
+      if (remaining == 0) return finish(Verdict::Valid, "");
+      if ((iter & 255) == 0 && !within_limits()) return finish(Verdict::Unknown, limit_reason_);
+      const Node& n = nodes_[entry];
+      if (!n.call) {
+        note_frontier(n.op, state);
+        if (frames_.empty()) return finish(Verdict::Invalid, "");
+        Frame& f = frames_.back();
+        state = std::move(f.state);
+        hi = f.prev_hi;
+        unlift(f.node);
+        remaining += in_.must[nodes_[f.node].op];
+        entry = nodes_[f.node].next;
+        frame_state_bytes_ -= state.size();
+        frames_.pop_back();
+        low_water_ = std::min(low_water_, frames_.size());
+        continue;
+      }
+      if (!in_.model->step(state, in_.steps[n.op], next)) {
+        entry = n.next;
+        continue;
+      }
+      lift(entry);
+      int32_t new_hi = std::max(hi, n.op + 1);
+      build_key(new_hi, next);
+      size_t used = stack_bytes();
+      size_t room = budget_.memory_limit_bytes > used ? budget_.memory_limit_bytes - used : 0;
+      auto added = cache_.insert(key_, hash_words(key_), room);
+      if (added == MemoCache::Insert::Full) return finish(Verdict::Unknown, "memory limit");
+      if (added == MemoCache::Insert::Present) {
+        unlift(entry);
+        entry = n.next;
+        continue;
+      }
+      frame_state_bytes_ += state.size();
+      frames_.push_back(Frame{entry, hi, std::move(state)});
+      state = std::move(next);
+      hi = new_hi;
+      remaining -= in_.must[n.op];
+      ++out_.states_visited;
+      out_.max_depth = std::max(out_.max_depth, frames_.size());
+      entry = nodes_[0].next;
+    }
+  }
+
+ private:
+  void build_list() {
+    struct Ev {
+      size_t pos;
+      int32_t op;
+      bool call;
+    };
+    std::vector<Ev> evs;
+    size_t n = in_.steps.size();
+    evs.reserve(2 * n);
+    for (size_t i = 0; i < n; ++i) {
+      evs.push_back({in_.call_pos[i], static_cast<int32_t>(i), true});
+      // Info and pending returns go after everything, in op order.
+      evs.push_back({in_.ret_pos[i] == kNever ? kNever - n + i : in_.ret_pos[i], static_cast<int32_t>(i), false});
+    }
+    std::stable_sort(evs.begin(), evs.end(), [](const Ev& a, const Ev& b) { return a.pos < b.pos; });
+    nodes_.resize(evs.size() + 1);
+    std::vector<int32_t> call_node(n, -1);
+    for (size_t i = 0; i < evs.size(); ++i) {
+      Node& nd = nodes_[i + 1];
+      nd.op = evs[i].op;
+      nd.call = evs[i].call;
+      nd.prev = static_cast<int32_t>(i);
+      nd.next = i + 1 < evs.size() ? static_cast<int32_t>(i + 2) : -1;
+      if (nd.call) {
+        call_node[nd.op] = static_cast<int32_t>(i + 1);
+      } else {
+        nd.match = call_node[nd.op];
+        nodes_[nd.match].match = static_cast<int32_t>(i + 1);
+      }
+    }
+    nodes_[0].next = evs.empty() ? -1 : 1;
+  }
+
+  void unlink(int32_t i) {
+    nodes_[nodes_[i].prev].next = nodes_[i].next;
+    if (nodes_[i].next != -1) nodes_[nodes_[i].next].prev = nodes_[i].prev;
+  }
+  void relink(int32_t i) {
+    nodes_[nodes_[i].prev].next = i;
+    if (nodes_[i].next != -1) nodes_[nodes_[i].next].prev = i;
+  }
+  void lift(int32_t call) {
+    unlink(call);
+    unlink(nodes_[call].match);
+  }
+  void unlift(int32_t call) {
+    relink(nodes_[call].match);
+    relink(call);
+  }
+
+  // Key: [hi, number of holes, holes..., state length, state bytes packed in words].
+  void build_key(int32_t hi, const State& state) {
+    key_.clear();
+    key_.push_back(static_cast<uint32_t>(hi));
+    key_.push_back(0);
+    for (int32_t i = nodes_[0].next; i != -1; i = nodes_[i].next) {
+      if (!nodes_[i].call) continue;
+      if (nodes_[i].op >= hi) break;
+      key_.push_back(static_cast<uint32_t>(nodes_[i].op));
+    }
+    key_[1] = static_cast<uint32_t>(key_.size() - 2);
+    key_.push_back(static_cast<uint32_t>(state.size()));
+    size_t at = key_.size();
+    key_.resize(at + (state.size() + 3) / 4, 0);
+    if (!state.empty()) std::memcpy(key_.data() + at, state.data(), state.size());
+  }
+
+  // The furthest return reached so far marks the first completion that cannot be reached.
+  void note_frontier(int32_t op, const State& state) {
+    size_t pos = in_.ret_pos[op];
+    if (out_.stuck_op >= 0 && (pos < best_pos_ || (pos == best_pos_ && frames_.size() <= out_.partial.size()))) return;
+    best_pos_ = pos;
+    out_.stuck_op = op;
+    // Only the frames above the low-water mark changed since the last snapshot.
+    out_.partial.resize(std::min(low_water_, out_.partial.size()));
+    for (size_t i = out_.partial.size(); i < frames_.size(); ++i) out_.partial.push_back(nodes_[frames_[i].node].op);
+    low_water_ = frames_.size();
+    out_.partial_state = state;
+  }
+
+  size_t stack_bytes() const {
+    return frames_.capacity() * sizeof(Frame) + frame_state_bytes_ + out_.partial.capacity() * 4 +
+           nodes_.size() * sizeof(Node) + key_.capacity() * 4;
+  }
+
+  bool within_limits() {
+    size_t bytes = cache_.bytes() + stack_bytes();
+    out_.peak_bytes = std::max(out_.peak_bytes, bytes);
+    if (bytes > budget_.memory_limit_bytes) {
+      limit_reason_ = "memory limit";
+      return false;
+    }
+    if (std::chrono::steady_clock::now() >= budget_.deadline) {
+      limit_reason_ = "time limit";
+      return false;
+    }
+    return true;
+  }
+
+  SearchOutput finish(Verdict v, const std::string& reason) {
+    out_.verdict = v;
+    out_.unknown_reason = reason;
+    out_.cache_entries = cache_.size();
+    out_.peak_bytes = std::max(out_.peak_bytes, cache_.bytes() + stack_bytes());
+    return std::move(out_);
+  }
+
+  const SearchInput& in_;
+  SearchBudget budget_;
+  std::vector<Node> nodes_;  // [0] is the head sentinel
+  std::vector<Frame> frames_;
+  std::vector<uint32_t> key_;
+  MemoCache cache_;
+  SearchOutput out_;
+  size_t best_pos_ = 0;
+  size_t low_water_ = 0;
+  size_t frame_state_bytes_ = 0;
+  std::string limit_reason_;
+};
+
+}  // namespace
+
+SearchOutput search(const SearchInput& in, const SearchBudget& budget) {
+  if (budget.memory_limit_bytes == 0) {
+    SearchOutput out;
+    out.unknown_reason = "memory limit";
+    return out;
+  }
+  return Searcher(in, budget).run();
+}
+
+}  // namespace lockstep::checker::detail

@@ -1,0 +1,81 @@
+// Internal: the just-in-time linearization search (Wing & Gong, Lowe) over the operations
+// of one key, and the memo cache it uses.
+//
+// Operations are numbered 0..n-1 in invocation order. The entries list holds a call and a
+// return node per operation in real-time order; an info or pending operation's return sits
+// after every recorded event (at +infinity). Linearizing an operation lifts both its nodes
+// out of the list; backtracking puts them back (dancing links, LIFO).
+//
+// A configuration is (set of linearized ops, model state). The set is stored canonically
+// and compactly as hi = 1 + the largest linearized id, plus the ids below hi that are not
+// linearized ("holes"): these are exactly the call nodes still in the list before the first
+// call with id >= hi, so building it costs O(holes), not O(n).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "lockstep/checker/linearizability.h"
+#include "lockstep/checker/model.h"
+
+namespace lockstep::checker::detail {
+
+inline constexpr size_t kNever = static_cast<size_t>(-1);
+
+struct SearchInput {
+  const Model* model = nullptr;
+  std::vector<Step> steps;       // by op id
+  std::vector<uint8_t> must;     // 1 when the op completed ok and so must be linearized
+  std::vector<size_t> call_pos;  // invocation's position in the history
+  std::vector<size_t> ret_pos;   // completion's position; kNever for info and pending
+};
+
+struct SearchBudget {
+  std::chrono::steady_clock::time_point deadline;
+  size_t memory_limit_bytes = 0;
+};
+
+struct SearchOutput {
+  Verdict verdict = Verdict::Unknown;
+  std::string unknown_reason;
+  int32_t stuck_op = -1;       // the op whose completion no explored order could pass
+  std::vector<int32_t> partial;  // the linearization that got furthest (op ids, in order)
+  State partial_state;         // the model state after it
+  uint64_t states_visited = 0;
+  size_t cache_entries = 0;
+  size_t peak_bytes = 0;
+  size_t max_depth = 0;
+};
+
+SearchOutput search(const SearchInput& in, const SearchBudget& budget);
+
+// Set of (configuration key) with exact comparison. Keys are stored back to back in 1 MiB
+// blocks so growth is gradual and every byte is counted.
+class MemoCache {
+ public:
+  enum class Insert { Added, Present, Full };
+  Insert insert(const std::vector<uint32_t>& key, uint64_t hash, size_t budget_bytes);
+  size_t size() const { return count_; }
+  size_t bytes() const { return block_bytes_ + slots_.capacity() * sizeof(Slot); }
+
+ private:
+  struct Slot {
+    uint64_t hash = 0;      // 0 marks an empty slot; real hashes are forced non-zero
+    uint32_t block = 0;
+    uint32_t offset = 0;
+  };
+  bool equal(const Slot& s, const std::vector<uint32_t>& key) const;
+  bool grow(size_t budget_bytes);
+  bool store(const std::vector<uint32_t>& key, Slot& slot, size_t budget_bytes);
+
+  std::vector<std::vector<uint32_t>> blocks_;
+  std::vector<Slot> slots_;
+  size_t count_ = 0;
+  size_t block_bytes_ = 0;
+};
+
+uint64_t hash_words(const std::vector<uint32_t>& key);
+
+}  // namespace lockstep::checker::detail
