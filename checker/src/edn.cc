@@ -69,11 +69,15 @@ class EdnReader {
       return number(out);
     }
     if (!symbol_char(c)) return fail(std::string("unexpected character '") + c + "'");
+    size_t start = i_;
     std::string_view s = token();
     if (s == "nil") out = nullptr;
     else if (s == "true") out = true;
     else if (s == "false") out = false;
-    else return fail("unsupported symbol '" + std::string(s) + "' (expected nil, true, false)");
+    else {
+      i_ = start;
+      return fail("unsupported symbol '" + std::string(s) + "' (expected nil, true, false)");
+    }
     return true;
   }
 
