@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
+#include <tuple>
+#include <utility>
 
 namespace lockstep::checker::detail {
 
@@ -61,19 +64,44 @@ bool MemoCache::grow(size_t budget_bytes) {
   return true;
 }
 
-MemoCache::Insert MemoCache::insert(const std::vector<uint32_t>& key, uint64_t hash, size_t budget_bytes) {
-  if ((count_ + 1) * 2 > slots_.size() && !grow(budget_bytes)) return Insert::Full;
+MemoCache::Insert MemoCache::add_to_group(uint32_t group, const uint64_t* optional, size_t words,
+                                           size_t budget_bytes) {
+  std::vector<uint64_t>& g = groups_[group];
+  size_t sets = words == 0 ? (g.empty() ? 0 : 1) : g.size() / words;
+  for (size_t i = 0; i < sets; ++i) {
+    bool subset = true;
+    for (size_t w = 0; w < words && subset; ++w) subset = (g[i * words + w] & ~optional[w]) == 0;
+    if (subset) return Insert::Dominated;
+  }
+  size_t grow = std::max<size_t>(words, 1) * 8;
+  if (g.size() + std::max<size_t>(words, 1) > g.capacity()) grow += g.capacity() * 8;  // reallocation doubles
+  if (bytes() + grow > budget_bytes) return Insert::Full;
+  size_t before = g.capacity();
+  if (words == 0) g.push_back(0);  // a marker: the empty optional set
+  else g.insert(g.end(), optional, optional + words);
+  group_bytes_ += (g.capacity() - before) * 8;
+  ++count_;
+  return Insert::Added;
+}
+
+MemoCache::Insert MemoCache::insert(const std::vector<uint32_t>& key, uint64_t hash, const uint64_t* optional,
+                                    size_t words, size_t budget_bytes) {
+  if ((keys_ + 1) * 2 > slots_.size() && !grow(budget_bytes)) return Insert::Full;
   size_t mask = slots_.size() - 1;
   // Probing ends: the load factor stays <= 1/2, so an empty slot exists.
   for (size_t i = hash & mask;; i = (i + 1) & mask) {
     Slot& s = slots_[i];
     if (s.hash == 0) {
-      if (!store(key, s, budget_bytes)) return Insert::Full;
+      if (bytes() + sizeof(groups_[0]) * (groups_.size() + 1) > budget_bytes || !store(key, s, budget_bytes)) {
+        return Insert::Full;
+      }
       s.hash = hash;
-      ++count_;
-      return Insert::Added;
+      s.group = static_cast<uint32_t>(groups_.size());
+      groups_.emplace_back();
+      ++keys_;
+      return add_to_group(s.group, optional, words, budget_bytes);
     }
-    if (s.hash == hash && equal(s, key)) return Insert::Present;
+    if (s.hash == hash && equal(s, key)) return add_to_group(s.group, optional, words, budget_bytes);
   }
 }
 
@@ -90,28 +118,44 @@ struct Node {
 struct Frame {
   int32_t node;
   int32_t prev_hi;
+  int32_t phase;  // the scan phase the node was lifted in, to resume there
   State state;
 };
 
 class Searcher {
  public:
-  Searcher(const SearchInput& in, const SearchBudget& budget) : in_(in), budget_(budget) { build_list(); }
+  Searcher(const SearchInput& in, const SearchBudget& budget) : in_(in), budget_(budget) {
+    build_list();
+    has_optional_ = std::find(in_.must.begin(), in_.must.end(), uint8_t{0}) != in_.must.end();
+    find_twins();
+  }
 
   SearchOutput run() {
     State state = in_.model->initial(), next;
     int32_t hi = 0;
     size_t remaining = std::count(in_.must.begin(), in_.must.end(), uint8_t{1});
     int32_t entry = nodes_[0].next;
+    // Each configuration scans the calls before the first return twice: phase 0 tries ok
+    // ops, phase 1 the optional (info) ones. Trying optional ops only when the ok ones
+    // cannot get past the return keeps them from leading the search astray; the search
+    // stays exhaustive because both phases try every candidate.
+    int32_t phase = 0;
     for (uint64_t iter = 0;; ++iter) {
       if (remaining == 0) return finish(Verdict::Valid, "");
       if ((iter & 255) == 0 && !within_limits()) return finish(Verdict::Unknown, limit_reason_);
       const Node& n = nodes_[entry];
+      if (!n.call && phase == 0 && has_optional_) {
+        phase = 1;
+        entry = nodes_[0].next;
+        continue;
+      }
       if (!n.call) {
         note_frontier(n.op, state);
         if (frames_.empty()) return finish(Verdict::Invalid, "");
         Frame& f = frames_.back();
         state = std::move(f.state);
         hi = f.prev_hi;
+        phase = f.phase;
         unlift(f.node);
         remaining += in_.must[nodes_[f.node].op];
         entry = nodes_[f.node].next;
@@ -120,34 +164,61 @@ class Searcher {
         low_water_ = std::min(low_water_, frames_.size());
         continue;
       }
-      if (!in_.model->step(state, in_.steps[n.op], next)) {
+      if (!candidate(n.op, phase) || !in_.model->step(state, in_.steps[n.op], next)) {
         entry = n.next;
         continue;
       }
       lift(entry);
-      int32_t new_hi = std::max(hi, n.op + 1);
+      int32_t new_hi = in_.must[n.op] ? std::max(hi, n.op + 1) : hi;
       build_key(new_hi, next);
       size_t used = stack_bytes();
       size_t room = budget_.memory_limit_bytes > used ? budget_.memory_limit_bytes - used : 0;
-      auto added = cache_.insert(key_, hash_words(key_), room);
+      auto added = cache_.insert(key_, hash_words(key_), opt_bits_.data(), opt_bits_.size(), room);
       if (added == MemoCache::Insert::Full) return finish(Verdict::Unknown, "memory limit");
-      if (added == MemoCache::Insert::Present) {
+      if (added == MemoCache::Insert::Dominated) {
         unlift(entry);
         entry = n.next;
         continue;
       }
       frame_state_bytes_ += state.size();
-      frames_.push_back(Frame{entry, hi, std::move(state)});
+      frames_.push_back(Frame{entry, hi, phase, std::move(state)});
       state = std::move(next);
       hi = new_hi;
       remaining -= in_.must[n.op];
       ++out_.states_visited;
       out_.max_depth = std::max(out_.max_depth, frames_.size());
       entry = nodes_[0].next;
+      phase = 0;
     }
   }
 
  private:
+  // Optional ops with equal steps are interchangeable, and the earlier-invoked one can
+  // stand wherever the later one could: so only the earliest unlinearized one of a group is
+  // tried. This prunes the subsets of identical crashed ops without losing a linearization.
+  void find_twins() {
+    opt_index_.assign(in_.steps.size(), -1);
+    int32_t k = 0;
+    for (size_t i = 0; i < in_.steps.size(); ++i) {
+      if (!in_.must[i]) opt_index_[i] = k++;
+    }
+    opt_bits_.assign((static_cast<size_t>(k) + 63) / 64, 0);
+    twin_.assign(in_.steps.size(), -1);
+    lifted_.assign(in_.steps.size(), 0);
+    std::map<std::tuple<int32_t, int64_t, int64_t, int64_t, std::string>, int32_t> last;
+    for (size_t i = 0; i < in_.steps.size(); ++i) {
+      if (in_.must[i]) continue;
+      const Step& st = in_.steps[i];
+      auto [it, fresh] = last.try_emplace(std::make_tuple(st.code, st.process, st.a, st.b, st.s), static_cast<int32_t>(i));
+      if (!fresh) twin_[i] = std::exchange(it->second, static_cast<int32_t>(i));
+    }
+  }
+
+  bool candidate(int32_t op, int32_t phase) const {
+    if (in_.must[op]) return phase == 0;
+    return phase == 1 && (twin_[op] < 0 || lifted_[twin_[op]]);
+  }
+
   void build_list() {
     struct Ev {
       size_t pos;
@@ -189,16 +260,24 @@ class Searcher {
     nodes_[nodes_[i].prev].next = i;
     if (nodes_[i].next != -1) nodes_[nodes_[i].next].prev = i;
   }
+  void flip_optional(int32_t op) {
+    if (int32_t k = opt_index_[op]; k >= 0) opt_bits_[static_cast<size_t>(k) / 64] ^= uint64_t{1} << (k % 64);
+  }
   void lift(int32_t call) {
+    lifted_[nodes_[call].op] = 1;
+    flip_optional(nodes_[call].op);
     unlink(call);
     unlink(nodes_[call].match);
   }
   void unlift(int32_t call) {
+    lifted_[nodes_[call].op] = 0;
+    flip_optional(nodes_[call].op);
     relink(nodes_[call].match);
     relink(call);
   }
 
-  // Key: [hi, number of holes, holes..., state length, state bytes packed in words].
+  // Key: [hi, number of holes, holes..., state length, state bytes packed in words], where
+  // hi and holes are over ok ops only; the optional set is kept beside it.
   void build_key(int32_t hi, const State& state) {
     key_.clear();
     key_.push_back(static_cast<uint32_t>(hi));
@@ -206,7 +285,7 @@ class Searcher {
     for (int32_t i = nodes_[0].next; i != -1; i = nodes_[i].next) {
       if (!nodes_[i].call) continue;
       if (nodes_[i].op >= hi) break;
-      key_.push_back(static_cast<uint32_t>(nodes_[i].op));
+      if (in_.must[nodes_[i].op]) key_.push_back(static_cast<uint32_t>(nodes_[i].op));
     }
     key_[1] = static_cast<uint32_t>(key_.size() - 2);
     key_.push_back(static_cast<uint32_t>(state.size()));
@@ -230,7 +309,7 @@ class Searcher {
 
   size_t stack_bytes() const {
     return frames_.capacity() * sizeof(Frame) + frame_state_bytes_ + out_.partial.capacity() * 4 +
-           nodes_.size() * sizeof(Node) + key_.capacity() * 4;
+           nodes_.size() * (sizeof(Node) + 12) + key_.capacity() * 4;
   }
 
   bool within_limits() {
@@ -266,6 +345,11 @@ class Searcher {
   size_t low_water_ = 0;
   size_t frame_state_bytes_ = 0;
   std::string limit_reason_;
+  bool has_optional_ = false;
+  std::vector<int32_t> twin_;    // the previous optional op with an equal step, or -1
+  std::vector<uint8_t> lifted_;  // 1 while the op is linearized
+  std::vector<int32_t> opt_index_;  // position among optional ops, or -1 for ok ops
+  std::vector<uint64_t> opt_bits_;  // the linearized optional ops
 };
 
 }  // namespace

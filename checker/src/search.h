@@ -6,10 +6,15 @@
 // after every recorded event (at +infinity). Linearizing an operation lifts both its nodes
 // out of the list; backtracking puts them back (dancing links, LIFO).
 //
-// A configuration is (set of linearized ops, model state). The set is stored canonically
-// and compactly as hi = 1 + the largest linearized id, plus the ids below hi that are not
-// linearized ("holes"): these are exactly the call nodes still in the list before the first
-// call with id >= hi, so building it costs O(holes), not O(n).
+// A configuration is (set of linearized ok ops, model state, set of linearized optional
+// (info/pending) ops). The ok set is stored canonically and compactly as hi = 1 + the
+// largest linearized ok id, plus the ok ids below hi that are not linearized ("holes"):
+// these are the ok call nodes still in the list before the first call with id >= hi, so
+// building it costs O(holes), not O(n). The optional set is a bitset over optional ops.
+//
+// Memoization is by dominance, not only equality: (S, s, O1) explored means (S, s, O2) with
+// O1 a subset of O2 need not be, since optional ops may always be left out, so every
+// continuation of the second is one of the first. Equal keys are compared exactly.
 #pragma once
 
 #include <chrono>
@@ -51,29 +56,39 @@ struct SearchOutput {
 
 SearchOutput search(const SearchInput& in, const SearchBudget& budget);
 
-// Set of (configuration key) with exact comparison. Keys are stored back to back in 1 MiB
-// blocks so growth is gradual and every byte is counted.
+// Map from configuration key (ok set and state, compared exactly) to the optional-op sets
+// explored with it. Keys are stored back to back in blocks that grow to 1 MiB, so growth is
+// gradual and every byte is counted.
 class MemoCache {
  public:
-  enum class Insert { Added, Present, Full };
-  Insert insert(const std::vector<uint32_t>& key, uint64_t hash, size_t budget_bytes);
+  enum class Insert { Added, Dominated, Full };
+  // `optional` holds `words` 64-bit words: the linearized optional ops.
+  Insert insert(const std::vector<uint32_t>& key, uint64_t hash, const uint64_t* optional, size_t words,
+                size_t budget_bytes);
   size_t size() const { return count_; }
-  size_t bytes() const { return block_bytes_ + slots_.capacity() * sizeof(Slot); }
+  size_t bytes() const {
+    return block_bytes_ + slots_.capacity() * sizeof(Slot) + groups_.capacity() * sizeof(groups_[0]) + group_bytes_;
+  }
 
  private:
   struct Slot {
     uint64_t hash = 0;      // 0 marks an empty slot; real hashes are forced non-zero
     uint32_t block = 0;
     uint32_t offset = 0;
+    uint32_t group = 0;     // index into groups_
   };
+  Insert add_to_group(uint32_t group, const uint64_t* optional, size_t words, size_t budget_bytes);
   bool equal(const Slot& s, const std::vector<uint32_t>& key) const;
   bool grow(size_t budget_bytes);
   bool store(const std::vector<uint32_t>& key, Slot& slot, size_t budget_bytes);
 
   std::vector<std::vector<uint32_t>> blocks_;
   std::vector<Slot> slots_;
-  size_t count_ = 0;
+  std::vector<std::vector<uint64_t>> groups_;  // per key: optional sets, `words` each
+  size_t count_ = 0;                            // (key, optional set) pairs stored
+  size_t keys_ = 0;
   size_t block_bytes_ = 0;
+  size_t group_bytes_ = 0;
 };
 
 uint64_t hash_words(const std::vector<uint32_t>& key);
