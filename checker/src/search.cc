@@ -50,7 +50,8 @@ bool MemoCache::store(const std::vector<uint32_t>& key, Slot& slot, size_t budge
 }
 
 bool MemoCache::grow(size_t budget_bytes) {
-  size_t n = slots_.empty() ? 1024 : slots_.size() * 2;
+  // Quadrupling while small saves rehashes; doubling later keeps steps well under the limit.
+  size_t n = slots_.empty() ? 4096 : slots_.size() * (slots_.size() < (size_t{1} << 20) ? 4 : 2);
   if (bytes() + n * sizeof(Slot) > budget_bytes) return false;
   std::vector<Slot> old;
   old.swap(slots_);
@@ -250,6 +251,19 @@ class Searcher {
       }
     }
     nodes_[0].next = evs.empty() ? -1 : 1;
+    // The ok ops not yet linearized, in id order, as a circular list with sentinel 0 and op
+    // i at i + 1: the holes of a configuration are its prefix below hi.
+    ok_next_.assign(n + 1, 0);
+    ok_prev_.assign(n + 1, 0);
+    int32_t last = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (!in_.must[i]) continue;
+      ok_next_[last] = static_cast<int32_t>(i + 1);
+      ok_prev_[i + 1] = last;
+      last = static_cast<int32_t>(i + 1);
+    }
+    ok_next_[last] = 0;
+    ok_prev_[0] = last;
   }
 
   void unlink(int32_t i) {
@@ -260,18 +274,32 @@ class Searcher {
     nodes_[nodes_[i].prev].next = i;
     if (nodes_[i].next != -1) nodes_[nodes_[i].next].prev = i;
   }
+  void ok_unlink(int32_t op) {
+    int32_t i = op + 1;
+    ok_next_[ok_prev_[i]] = ok_next_[i];
+    ok_prev_[ok_next_[i]] = ok_prev_[i];
+  }
+  void ok_relink(int32_t op) {
+    int32_t i = op + 1;
+    ok_next_[ok_prev_[i]] = i;
+    ok_prev_[ok_next_[i]] = i;
+  }
   void flip_optional(int32_t op) {
     if (int32_t k = opt_index_[op]; k >= 0) opt_bits_[static_cast<size_t>(k) / 64] ^= uint64_t{1} << (k % 64);
   }
   void lift(int32_t call) {
-    lifted_[nodes_[call].op] = 1;
-    flip_optional(nodes_[call].op);
+    int32_t op = nodes_[call].op;
+    lifted_[op] = 1;
+    if (in_.must[op]) ok_unlink(op);
+    else flip_optional(op);
     unlink(call);
     unlink(nodes_[call].match);
   }
   void unlift(int32_t call) {
-    lifted_[nodes_[call].op] = 0;
-    flip_optional(nodes_[call].op);
+    int32_t op = nodes_[call].op;
+    lifted_[op] = 0;
+    if (in_.must[op]) ok_relink(op);
+    else flip_optional(op);
     relink(nodes_[call].match);
     relink(call);
   }
@@ -282,10 +310,8 @@ class Searcher {
     key_.clear();
     key_.push_back(static_cast<uint32_t>(hi));
     key_.push_back(0);
-    for (int32_t i = nodes_[0].next; i != -1; i = nodes_[i].next) {
-      if (!nodes_[i].call) continue;
-      if (nodes_[i].op >= hi) break;
-      if (in_.must[nodes_[i].op]) key_.push_back(static_cast<uint32_t>(nodes_[i].op));
+    for (int32_t op = ok_next_[0]; op != 0 && op - 1 < hi; op = ok_next_[op]) {
+      key_.push_back(static_cast<uint32_t>(op - 1));
     }
     key_[1] = static_cast<uint32_t>(key_.size() - 2);
     key_.push_back(static_cast<uint32_t>(state.size()));
@@ -309,7 +335,7 @@ class Searcher {
 
   size_t stack_bytes() const {
     return frames_.capacity() * sizeof(Frame) + frame_state_bytes_ + out_.partial.capacity() * 4 +
-           nodes_.size() * (sizeof(Node) + 12) + key_.capacity() * 4;
+           nodes_.size() * (sizeof(Node) + 16) + key_.capacity() * 4;
   }
 
   bool within_limits() {
@@ -350,6 +376,7 @@ class Searcher {
   std::vector<uint8_t> lifted_;  // 1 while the op is linearized
   std::vector<int32_t> opt_index_;  // position among optional ops, or -1 for ok ops
   std::vector<uint64_t> opt_bits_;  // the linearized optional ops
+  std::vector<int32_t> ok_next_, ok_prev_;
 };
 
 }  // namespace
