@@ -84,6 +84,14 @@ TEST(CheckerFormat, JepsenEdnLines) {
   EXPECT_EQ(h.events[1].extra["error"], json("timed-out"));
 }
 
+TEST(CheckerFormat, EdnHistoryAsOneVector) {
+  History h = parse("[{:process 0, :type :invoke, :f :read, :value nil}\n"
+                    " {:process 0, :type :ok, :f :read, :value [1 2]}]\n");
+  ASSERT_EQ(h.events.size(), 2u);
+  EXPECT_EQ(h.events[1].value, json::array({1, 2}));
+  EXPECT_EQ(detect_format("[{:process 0}"), Format::Edn);
+}
+
 TEST(CheckerFormat, JepsenLogLines) {
   History h = parse(
       "2017-03-23 13:54:33,079{GMT}\tINFO\t[main] jepsen.core - Running test\n"

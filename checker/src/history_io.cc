@@ -68,7 +68,19 @@ LineResult edn_process(const nlohmann::json& p, Event& e, std::string& why) {
   return LineResult::Event;
 }
 
+// A history saved as one EDN vector of maps, one map per line, opens with "[" before the
+// first map and closes with "]" after the last; those brackets are not part of any map.
+std::string_view strip_vector_brackets(std::string_view line) {
+  if (line.size() > 1 && line[0] == '[' && trim(line.substr(1)).substr(0, 1) == "{") line = trim(line.substr(1));
+  if (line.size() > 1 && line.back() == ']' && trim(line.substr(0, line.size() - 1)).back() == '}') {
+    line = trim(line.substr(0, line.size() - 1));
+  }
+  return line;
+}
+
 LineResult edn_line(std::string_view line, Event& e, std::string& why) {
+  line = strip_vector_brackets(line);
+  if (line.empty()) return LineResult::Skip;
   nlohmann::json m;
   if (!parse_edn(line, m, why)) return LineResult::Error;
   if (!m.is_object()) {
@@ -151,7 +163,8 @@ Format detect_format(std::string_view text) {
     std::string_view line = trim(text.substr(pos, nl - pos));
     pos = nl + 1;
     if (line.empty()) continue;
-    if (line[0] != '{') return Format::JepsenLog;
+    if (line[0] == '[') line = trim(line.substr(1));
+    if (line.empty() || line[0] != '{') return Format::JepsenLog;
     std::string_view inner = trim(line.substr(1));
     return !inner.empty() && inner[0] == ':' ? Format::Edn : Format::Json;
   }
