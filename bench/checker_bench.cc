@@ -207,6 +207,18 @@ void BM_CasRegisterCrashed(benchmark::State& state) {
 }
 BENCHMARK(BM_CasRegisterCrashed)->Arg(5)->Arg(10)->Arg(15)->Arg(20)->Unit(benchmark::kMillisecond);
 
+// The 20-process case over other fixed seeds: how much the cost varies between histories.
+void BM_CasRegisterCrashed20BySeed(benchmark::State& state) {
+  CasWorkload w(static_cast<uint64_t>(state.range(0)) * 1000 + 42);
+  SimOptions o;
+  o.slots = 20;
+  o.ops = 100;
+  o.crashes = 20;
+  o.seed = static_cast<uint64_t>(state.range(0));
+  run_check(state, simulate(w, o), "cas-register");
+}
+BENCHMARK(BM_CasRegisterCrashed20BySeed)->DenseRange(1, 6)->Unit(benchmark::kMillisecond);
+
 void BM_Mutex100k(benchmark::State& state) {
   SimOptions o;
   o.slots = 10;

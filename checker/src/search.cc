@@ -132,70 +132,78 @@ class Searcher {
   }
 
   SearchOutput run() {
-    State state = in_.model->initial(), next;
-    int32_t hi = 0;
-    size_t remaining = std::count(in_.must.begin(), in_.must.end(), uint8_t{1});
-    int32_t entry = nodes_[0].next;
-    // Each configuration scans the calls before the first return twice: phase 0 tries ok
-    // ops, phase 1 the optional (info) ones. Trying optional ops only when the ok ones
-    // cannot get past the return keeps them from leading the search astray; the search
-    // stays exhaustive because both phases try every candidate.
-    int32_t phase = 0;
+    state_ = in_.model->initial();
+    remaining_ = static_cast<size_t>(std::count(in_.must.begin(), in_.must.end(), uint8_t{1}));
+    entry_ = nodes_[0].next;
     for (uint64_t iter = 0;; ++iter) {
-      if (remaining == 0) return finish(Verdict::Valid, "");
+      if (remaining_ == 0) return finish(Verdict::Valid, "");
       // Checked every 16 steps: a clock read is cheap next to a step, and one step can be
       // slow (a long dominance scan), so the limit is never overshot by much.
       if ((iter & 15) == 0 && !within_limits()) return finish(Verdict::Unknown, limit_reason_);
-      const Node& n = nodes_[entry];
-      if (!n.call && phase == 0 && has_optional_) {
-        phase = 1;
-        entry = nodes_[0].next;
-        continue;
-      }
-      if (!n.call) {
-        note_frontier(n.op, state);
+      const Node& n = nodes_[entry_];
+      if (n.call) {
+        if (try_lift(n) == MemoCache::Insert::Full) return finish(Verdict::Unknown, "memory limit");
+      } else if (phase_ == 0 && has_optional_) {
+        // Each configuration scans the calls before its first return twice: phase 0 tries
+        // ok ops, phase 1 optional (info) ones. Trying optional ops only when the ok ones
+        // cannot get past the return keeps them from leading the search astray; the
+        // search stays exhaustive because the two phases together try every candidate.
+        phase_ = 1;
+        entry_ = nodes_[0].next;
+      } else {
+        note_frontier(n.op);
         if (frames_.empty()) return finish(Verdict::Invalid, "");
-        Frame& f = frames_.back();
-        state = std::move(f.state);
-        hi = f.prev_hi;
-        phase = f.phase;
-        unlift(f.node);
-        remaining += in_.must[nodes_[f.node].op];
-        entry = nodes_[f.node].next;
-        frame_state_bytes_ -= state.size();
-        frames_.pop_back();
-        low_water_ = std::min(low_water_, frames_.size());
-        continue;
+        backtrack();
       }
-      if (!candidate(n.op, phase) || !in_.model->step(state, in_.steps[n.op], next)) {
-        entry = n.next;
-        continue;
-      }
-      lift(entry);
-      int32_t new_hi = in_.must[n.op] ? std::max(hi, n.op + 1) : hi;
-      build_key(new_hi, next);
-      size_t used = stack_bytes();
-      size_t room = budget_.memory_limit_bytes > used ? budget_.memory_limit_bytes - used : 0;
-      auto added = cache_.insert(key_, hash_words(key_), opt_bits_.data(), opt_bits_.size(), room);
-      if (added == MemoCache::Insert::Full) return finish(Verdict::Unknown, "memory limit");
-      if (added == MemoCache::Insert::Dominated) {
-        unlift(entry);
-        entry = n.next;
-        continue;
-      }
-      frame_state_bytes_ += state.size();
-      frames_.push_back(Frame{entry, hi, phase, std::move(state)});
-      state = std::move(next);
-      hi = new_hi;
-      remaining -= in_.must[n.op];
-      ++out_.states_visited;
-      out_.max_depth = std::max(out_.max_depth, frames_.size());
-      entry = nodes_[0].next;
-      phase = 0;
     }
   }
 
  private:
+  // Linearizes the op of call node `n` if it is a candidate, the model allows it and the
+  // resulting configuration is new; otherwise moves on to the next node.
+  MemoCache::Insert try_lift(const Node& n) {
+    if (!candidate(n.op, phase_) || !in_.model->step(state_, in_.steps[n.op], next_)) {
+      entry_ = n.next;
+      return MemoCache::Insert::Dominated;
+    }
+    int32_t call = entry_;
+    lift(call);
+    int32_t new_hi = in_.must[n.op] ? std::max(hi_, n.op + 1) : hi_;
+    build_key(new_hi, next_);
+    size_t used = stack_bytes();
+    size_t room = budget_.memory_limit_bytes > used ? budget_.memory_limit_bytes - used : 0;
+    auto added = cache_.insert(key_, hash_words(key_), opt_bits_.data(), opt_bits_.size(), room);
+    if (added != MemoCache::Insert::Added) {
+      unlift(call);
+      entry_ = n.next;
+      return added;
+    }
+    frame_state_bytes_ += state_.size();
+    frames_.push_back(Frame{call, hi_, phase_, std::move(state_)});
+    state_ = std::move(next_);
+    hi_ = new_hi;
+    remaining_ -= in_.must[n.op];
+    ++out_.states_visited;
+    out_.max_depth = std::max(out_.max_depth, frames_.size());
+    entry_ = nodes_[0].next;
+    phase_ = 0;
+    return added;
+  }
+
+  // Undoes the latest linearization and resumes the scan after its call node.
+  void backtrack() {
+    Frame& f = frames_.back();
+    state_ = std::move(f.state);
+    hi_ = f.prev_hi;
+    phase_ = f.phase;
+    unlift(f.node);
+    remaining_ += in_.must[nodes_[f.node].op];
+    entry_ = nodes_[f.node].next;
+    frame_state_bytes_ -= state_.size();
+    frames_.pop_back();
+    low_water_ = std::min(low_water_, frames_.size());
+  }
+
   // Optional ops with equal steps are interchangeable, and the earlier-invoked one can
   // stand wherever the later one could: so only the earliest unlinearized one of a group is
   // tried. This prunes the subsets of identical crashed ops without losing a linearization.
@@ -323,7 +331,7 @@ class Searcher {
   }
 
   // The furthest return reached so far marks the first completion that cannot be reached.
-  void note_frontier(int32_t op, const State& state) {
+  void note_frontier(int32_t op) {
     size_t pos = in_.ret_pos[op];
     if (out_.stuck_op >= 0 && (pos < best_pos_ || (pos == best_pos_ && frames_.size() <= out_.partial.size()))) return;
     best_pos_ = pos;
@@ -332,7 +340,7 @@ class Searcher {
     out_.partial.resize(std::min(low_water_, out_.partial.size()));
     for (size_t i = out_.partial.size(); i < frames_.size(); ++i) out_.partial.push_back(nodes_[frames_[i].node].op);
     low_water_ = frames_.size();
-    out_.partial_state = state;
+    out_.partial_state = state_;
   }
 
   size_t stack_bytes() const {
@@ -364,6 +372,12 @@ class Searcher {
 
   const SearchInput& in_;
   SearchBudget budget_;
+  // The search cursor: current configuration and the node being considered.
+  State state_, next_;
+  int32_t hi_ = 0;           // 1 + the largest linearized ok op id
+  int32_t entry_ = -1;
+  int32_t phase_ = 0;
+  size_t remaining_ = 0;     // ok ops not yet linearized
   std::vector<Node> nodes_;  // [0] is the head sentinel
   std::vector<Frame> frames_;
   std::vector<uint32_t> key_;
