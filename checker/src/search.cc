@@ -27,22 +27,22 @@ uint64_t hash_words(const std::vector<uint32_t>& key) {
 }
 
 bool MemoCache::equal(const Slot& s, const std::vector<uint32_t>& key) const {
-  const uint32_t* p = blocks_[s.block].data() + s.offset;
+  const uint32_t* p = keys_[s.block].data() + s.offset;
   return p[0] == key.size() && std::equal(key.begin(), key.end(), p + 1);
 }
 
 bool MemoCache::store(const std::vector<uint32_t>& key, Slot& slot, size_t budget_bytes) {
   size_t need = key.size() + 1;
-  if (blocks_.empty() || blocks_.back().size() + need > blocks_.back().capacity()) {
+  if (keys_.empty() || keys_.back().size() + need > keys_.back().capacity()) {
     // Blocks grow from 16 KiB to 1 MiB so tiny searches stay tiny.
-    size_t words = std::max(std::min(kBlockWords, std::max<size_t>(4096, block_bytes_ / 4)), need);
+    size_t words = std::max(std::min(kBlockWords, std::max<size_t>(4096, key_bytes_ / 4)), need);
     if (bytes() + words * 4 > budget_bytes) return false;
-    blocks_.emplace_back();
-    blocks_.back().reserve(words);
-    block_bytes_ += words * 4;
+    keys_.emplace_back();
+    keys_.back().reserve(words);
+    key_bytes_ += words * 4;
   }
-  auto& b = blocks_.back();
-  slot.block = static_cast<uint32_t>(blocks_.size() - 1);
+  auto& b = keys_.back();
+  slot.block = static_cast<uint32_t>(keys_.size() - 1);
   slot.offset = static_cast<uint32_t>(b.size());
   b.push_back(static_cast<uint32_t>(key.size()));
   b.insert(b.end(), key.begin(), key.end());
@@ -65,44 +65,52 @@ bool MemoCache::grow(size_t budget_bytes) {
   return true;
 }
 
-MemoCache::Insert MemoCache::add_to_group(uint32_t group, const uint64_t* optional, size_t words,
-                                           size_t budget_bytes) {
-  std::vector<uint64_t>& g = groups_[group];
-  size_t sets = words == 0 ? (g.empty() ? 0 : 1) : g.size() / words;
-  for (size_t i = 0; i < sets; ++i) {
+uint64_t* MemoCache::record(uint32_t id, size_t words) {
+  return sets_[id / records_per_block_].data() + (id % records_per_block_) * (words + 1);
+}
+
+MemoCache::Insert MemoCache::add_set(Slot& slot, const uint64_t* optional, size_t words, size_t budget_bytes) {
+  // Bounded: each record is visited once, the chain holds this key's records only.
+  for (uint32_t id = slot.sets; id != 0;) {
+    const uint64_t* r = record(id - 1, words);
     bool subset = true;
-    for (size_t w = 0; w < words && subset; ++w) subset = (g[i * words + w] & ~optional[w]) == 0;
+    for (size_t w = 0; w < words && subset; ++w) subset = (r[1 + w] & ~optional[w]) == 0;
     if (subset) return Insert::Dominated;
+    id = static_cast<uint32_t>(r[0]);
   }
-  size_t grow = std::max<size_t>(words, 1) * 8;
-  if (g.size() + std::max<size_t>(words, 1) > g.capacity()) grow += g.capacity() * 8;  // reallocation doubles
-  if (bytes() + grow > budget_bytes) return Insert::Full;
-  size_t before = g.capacity();
-  if (words == 0) g.push_back(0);  // a marker: the empty optional set
-  else g.insert(g.end(), optional, optional + words);
-  group_bytes_ += (g.capacity() - before) * 8;
-  ++count_;
+  // 64 KiB blocks: small enough that a tiny search stays tiny, large enough to be few.
+  if (records_per_block_ == 0) records_per_block_ = std::max<size_t>(1, 8192 / (words + 1));
+  if (count_ >= (size_t{1} << 32) - 1) return Insert::Full;
+  if (count_ % records_per_block_ == 0) {
+    size_t block_words = records_per_block_ * (words + 1);
+    if (bytes() + block_words * 8 > budget_bytes) return Insert::Full;
+    sets_.emplace_back(block_words, 0);
+    set_bytes_ += block_words * 8;
+  }
+  auto id = static_cast<uint32_t>(count_++);
+  uint64_t* r = record(id, words);
+  r[0] = slot.sets;
+  std::copy(optional, optional + words, r + 1);
+  slot.sets = id + 1;
   return Insert::Added;
 }
 
 MemoCache::Insert MemoCache::insert(const std::vector<uint32_t>& key, uint64_t hash, const uint64_t* optional,
                                     size_t words, size_t budget_bytes) {
-  if ((keys_ + 1) * 2 > slots_.size() && !grow(budget_bytes)) return Insert::Full;
+  if ((key_count_ + 1) * 2 > slots_.size() && !grow(budget_bytes)) return Insert::Full;
   size_t mask = slots_.size() - 1;
+  // Slots keep 32 bits of the hash; probing starts from them too, as grow() does.
+  auto h32 = static_cast<uint32_t>(hash ^ (hash >> 32)) | 1;
   // Probing ends: the load factor stays <= 1/2, so an empty slot exists.
-  for (size_t i = hash & mask;; i = (i + 1) & mask) {
+  for (size_t i = h32 & mask;; i = (i + 1) & mask) {
     Slot& s = slots_[i];
     if (s.hash == 0) {
-      if (bytes() + sizeof(groups_[0]) * (groups_.size() + 1) > budget_bytes || !store(key, s, budget_bytes)) {
-        return Insert::Full;
-      }
-      s.hash = hash;
-      s.group = static_cast<uint32_t>(groups_.size());
-      groups_.emplace_back();
-      ++keys_;
-      return add_to_group(s.group, optional, words, budget_bytes);
+      if (!store(key, s, budget_bytes)) return Insert::Full;
+      s.hash = h32;
+      ++key_count_;
+      return add_set(s, optional, words, budget_bytes);
     }
-    if (s.hash == hash && equal(s, key)) return add_to_group(s.group, optional, words, budget_bytes);
+    if (s.hash == h32 && equal(s, key)) return add_set(s, optional, words, budget_bytes);
   }
 }
 

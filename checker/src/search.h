@@ -62,33 +62,35 @@ SearchOutput search(const SearchInput& in, const SearchBudget& budget);
 class MemoCache {
  public:
   enum class Insert { Added, Dominated, Full };
-  // `optional` holds `words` 64-bit words: the linearized optional ops.
+  // `optional` holds `words` 64-bit words (the same count on every call): the linearized
+  // optional ops.
   Insert insert(const std::vector<uint32_t>& key, uint64_t hash, const uint64_t* optional, size_t words,
                 size_t budget_bytes);
   size_t size() const { return count_; }
-  size_t bytes() const {
-    return block_bytes_ + slots_.capacity() * sizeof(Slot) + groups_.capacity() * sizeof(groups_[0]) + group_bytes_;
-  }
+  size_t bytes() const { return key_bytes_ + set_bytes_ + slots_.capacity() * sizeof(Slot); }
 
  private:
   struct Slot {
-    uint64_t hash = 0;      // 0 marks an empty slot; real hashes are forced non-zero
-    uint32_t block = 0;
+    uint32_t hash = 0;    // 0 marks an empty slot; real hashes are forced non-zero
+    uint32_t block = 0;   // where the key is stored
     uint32_t offset = 0;
-    uint32_t group = 0;     // index into groups_
+    uint32_t sets = 0;    // 1 + id of the newest optional-set record for this key; 0 none
   };
-  Insert add_to_group(uint32_t group, const uint64_t* optional, size_t words, size_t budget_bytes);
+  Insert add_set(Slot& slot, const uint64_t* optional, size_t words, size_t budget_bytes);
   bool equal(const Slot& s, const std::vector<uint32_t>& key) const;
   bool grow(size_t budget_bytes);
   bool store(const std::vector<uint32_t>& key, Slot& slot, size_t budget_bytes);
+  uint64_t* record(uint32_t id, size_t words);
 
-  std::vector<std::vector<uint32_t>> blocks_;
+  std::vector<std::vector<uint32_t>> keys_;  // blocks of [length, key words...]
+  // Blocks of optional-set records: [1 + id of the key's previous record or 0, words...].
+  std::vector<std::vector<uint64_t>> sets_;
   std::vector<Slot> slots_;
-  std::vector<std::vector<uint64_t>> groups_;  // per key: optional sets, `words` each
-  size_t count_ = 0;                            // (key, optional set) pairs stored
-  size_t keys_ = 0;
-  size_t block_bytes_ = 0;
-  size_t group_bytes_ = 0;
+  size_t records_per_block_ = 0;
+  size_t count_ = 0;       // records: (key, optional set) pairs stored
+  size_t key_count_ = 0;   // distinct keys
+  size_t key_bytes_ = 0;
+  size_t set_bytes_ = 0;
 };
 
 uint64_t hash_words(const std::vector<uint32_t>& key);
