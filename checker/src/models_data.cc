@@ -16,7 +16,7 @@ const Operation* last_writer(const ExplainContext& ctx, const std::string& read_
 
 std::string set_by(const ExplainContext& ctx, const Operation* w) {
   if (w == nullptr) return " (its initial value)";
-  std::string when = w->outcome == EventType::Ok ? "completed " + ctx.completed(*w)
+  std::string when = w->outcome == EventType::Ok ? "completed at " + ctx.completed(*w)
                                                  : "invoked " + ctx.invoked(*w) + ", outcome unknown";
   return " (set by " + ExplainContext::name(*w) + ", " + when + ")";
 }
@@ -74,7 +74,7 @@ class Register : public Model {
     std::string p = "process " + std::to_string(x.process);
     std::string source = set_by(ctx, last_writer(ctx, "read"));
     if (x.f == "read") {
-      return p + " read " + show_value(x.output) + " (completed " + ctx.completed(x) + ") but the register held " +
+      return p + " read " + show_value(x.output) + " (completed at " + ctx.completed(x) + ") but the register held " +
              held + source + ", and no write of " + show_value(x.output) + " could take effect in between";
     }
     if (x.f == "cas") {
@@ -140,11 +140,23 @@ class Counter final : public Model {
   std::string explain(const ExplainContext& ctx) const override {
     const Operation& x = ctx.failed;
     if (x.f != "read") return Model::explain(ctx);
-    size_t adds = ctx.linearized.size();
-    for (const Operation* op : ctx.linearized) adds -= op->f == "read";
-    return "process " + std::to_string(x.process) + " read " + show_value(x.output) + " (completed " +
-           ctx.completed(x) + ") but the counter was " + std::to_string(read_i64(ctx.state, 0)) + " after the " +
-           std::to_string(adds) + " add(s) that could precede it, and no set of the concurrent adds sums to the difference";
+    // Adds that completed before the read began must precede it; the others (concurrent,
+    // or of unknown outcome) may or may not, so the read must be base + some subset.
+    int64_t base = 0;
+    std::string optional;
+    for (const Operation& op : ctx.all) {
+      if (op.f != "add" || op.invoke_index >= x.complete_index) continue;
+      int64_t d = op.input.is_number_integer() ? op.input.get<int64_t>() : 1;
+      if (op.outcome == EventType::Ok && op.complete_index < x.invoke_index) {
+        base += d;
+      } else {
+        optional += (optional.empty() ? "" : ", ") + std::string(d < 0 ? "" : "+") + std::to_string(d);
+      }
+    }
+    std::string s = "process " + std::to_string(x.process) + " read " + show_value(x.output) + " (completed at " +
+                    ctx.completed(x) + ") but the adds that finished before it began sum to " + std::to_string(base);
+    if (optional.empty()) return s + " and none could be in flight";
+    return s + " and no subset of the adds that may or may not precede it (" + optional + ") makes up the difference";
   }
 };
 
@@ -217,7 +229,7 @@ class Kv final : public Model {
     if (!kv_string(x.output, got)) got = "";
     std::string shown = x.output.is_null() ? "nothing" : nlohmann::json(got).dump();
     return "process " + std::to_string(x.process) + "'s get of key " + nlohmann::json(x.key).dump() + " returned " +
-           shown + " (completed " + ctx.completed(x) + ") but the key held " + show(ctx.state, ctx.values) +
+           shown + " (completed at " + ctx.completed(x) + ") but the key held " + show(ctx.state, ctx.values) +
            set_by(ctx, last_writer(ctx, "get"));
   }
 };
