@@ -302,10 +302,10 @@ TEST(CheckerLimits, PathologicalHistoryEndsUnknownOnTime) {
 
 TEST(CheckerLimits, MemoryLimitEndsUnknown) {
   auto m = make_model("cas-register");
-  LinResult r = check_linearizable(pathological(40).history(), *m, Limits{60.0, size_t{2} << 20});
+  LinResult r = check_linearizable(pathological(40).history(), *m, Limits{60.0, size_t{512} << 10});
   EXPECT_EQ(r.verdict, Verdict::Unknown);
   EXPECT_EQ(r.unknown_reason, "memory limit");
-  EXPECT_LE(r.stats.peak_bytes, size_t{3} << 20);
+  EXPECT_LE(r.stats.peak_bytes, size_t{512} << 10);
 }
 
 TEST(CheckerLimits, ManyConcurrentMutexOpsEndUnknown) {

@@ -11,6 +11,7 @@ namespace lockstep::checker::detail {
 namespace {
 constexpr size_t kBlockWords = size_t{1} << 18;  // 1 MiB of uint32_t
 constexpr uint64_t kMul = 0x9E3779B97F4A7C15ULL;
+constexpr size_t kScanRecords = 64;
 }  // namespace
 
 uint64_t hash_words(const std::vector<uint32_t>& key) {
@@ -70,8 +71,11 @@ uint64_t* MemoCache::record(uint32_t id, size_t words) {
 }
 
 MemoCache::Insert MemoCache::add_set(Slot& slot, const uint64_t* optional, size_t words, size_t budget_bytes) {
-  // Bounded: each record is visited once, the chain holds this key's records only.
-  for (uint32_t id = slot.sets; id != 0;) {
+  // Only the newest kScanRecords sets are compared, so one insert costs O(1) even when a
+  // key has collected thousands of incomparable sets (pathological histories). Missing an
+  // older dominating set only costs re-exploration, never a wrong verdict.
+  size_t scanned = 0;
+  for (uint32_t id = slot.sets; id != 0 && scanned < kScanRecords; ++scanned) {
     const uint64_t* r = record(id - 1, words);
     bool subset = true;
     for (size_t w = 0; w < words && subset; ++w) subset = (r[1 + w] & ~optional[w]) == 0;
