@@ -5,7 +5,11 @@
 // Porcupine and Knossos "linear"): operations are tried in invocation order, an operation
 // is "lifted" when it is linearized, and each (set of linearized operations, model state)
 // configuration is memoized so it is explored once. The history is first split by
-// Event::key and each key is checked alone (P-compositionality).
+// Event::key and each key is checked alone (P-compositionality). Beyond Lowe's algorithm,
+// and without changing any verdict: a configuration is skipped when one with the same ok
+// operations and state but a subset of its info operations was already explored; info
+// operations are tried only after ok ones fail to get further; and of several identical
+// info operations only the earliest unlinearized one is tried.
 //
 // Semantics of the history:
 //  - invoke + ok: took effect exactly once, between the two events.
