@@ -35,8 +35,9 @@ bool MemoCache::equal(const Slot& s, const std::vector<uint32_t>& key) const {
 bool MemoCache::store(const std::vector<uint32_t>& key, Slot& slot, size_t budget_bytes) {
   size_t need = key.size() + 1;
   if (keys_.empty() || keys_.back().size() + need > keys_.back().capacity()) {
-    // Blocks grow from 16 KiB to 1 MiB so tiny searches stay tiny.
-    size_t words = std::max(std::min(kBlockWords, std::max<size_t>(4096, key_bytes_ / 4)), need);
+    // Blocks grow from 4 KiB to 1 MiB so tiny searches stay tiny: a check that allocates
+    // and frees much more than 128 KiB makes malloc return and re-fetch pages every time.
+    size_t words = std::max(std::min(kBlockWords, std::max<size_t>(1024, key_bytes_ / 4)), need);
     if (bytes() + words * 4 > budget_bytes) return false;
     keys_.emplace_back();
     keys_.back().reserve(words);
@@ -52,7 +53,7 @@ bool MemoCache::store(const std::vector<uint32_t>& key, Slot& slot, size_t budge
 
 bool MemoCache::grow(size_t budget_bytes) {
   // Quadrupling while small saves rehashes; doubling later keeps steps well under the limit.
-  size_t n = slots_.empty() ? 4096 : slots_.size() * (slots_.size() < (size_t{1} << 20) ? 4 : 2);
+  size_t n = slots_.empty() ? 1024 : slots_.size() * (slots_.size() < (size_t{1} << 20) ? 4 : 2);
   if (bytes() + n * sizeof(Slot) > budget_bytes) return false;
   std::vector<Slot> old;
   old.swap(slots_);
@@ -82,8 +83,8 @@ MemoCache::Insert MemoCache::add_set(Slot& slot, const uint64_t* optional, size_
     if (subset) return Insert::Dominated;
     id = static_cast<uint32_t>(r[0]);
   }
-  // 64 KiB blocks: small enough that a tiny search stays tiny, large enough to be few.
-  if (records_per_block_ == 0) records_per_block_ = std::max<size_t>(1, 8192 / (words + 1));
+  // 8 KiB blocks: small enough that a tiny search stays tiny, large enough to be few.
+  if (records_per_block_ == 0) records_per_block_ = std::max<size_t>(1, 1024 / (words + 1));
   if (count_ >= (size_t{1} << 32) - 1) return Insert::Full;
   if (count_ % records_per_block_ == 0) {
     size_t block_words = records_per_block_ * (words + 1);
