@@ -17,19 +17,26 @@ const char* to_string(Verdict v) {
   return "?";
 }
 
+namespace {
+// "event 12: process 3 thread 1", built only when there is an error to report.
+std::string where(size_t i, const Event& e) {
+  return "event " + std::to_string(i + 1) + ": process " + std::to_string(e.process) +
+         (e.thread ? " thread " + std::to_string(e.thread) : "");
+}
+}  // namespace
+
 bool collect_operations(const History& history, std::vector<Operation>& out, std::string& error) {
   out.clear();
+  out.reserve(history.events.size() / 2 + 1);
   std::map<std::pair<int64_t, int64_t>, size_t> open;  // (process, thread) -> op
   for (size_t i = 0; i < history.events.size(); ++i) {
     const Event& e = history.events[i];
     if (e.type == EventType::Truth) continue;
     auto who = std::make_pair(e.process, e.thread);
     auto it = open.find(who);
-    std::string where = "event " + std::to_string(i + 1) + ": process " + std::to_string(e.process) +
-                        (e.thread ? " thread " + std::to_string(e.thread) : "");
     if (e.type == EventType::Invoke) {
       if (it != open.end()) {
-        error = where + " invoked " + e.f + " while its " + out[it->second].f + " (event " +
+        error = where(i, e) + " invoked " + e.f + " while its " + out[it->second].f + " (event " +
                 std::to_string(out[it->second].invoke_index + 1) + ") was still pending";
         return false;
       }
@@ -47,7 +54,7 @@ bool collect_operations(const History& history, std::vector<Operation>& out, std
       continue;
     }
     if (it == open.end()) {
-      error = where + " completed (" + to_string(e.type) + ") with no pending invocation";
+      error = where(i, e) + " completed (" + to_string(e.type) + ") with no pending invocation";
       return false;
     }
     Operation& op = out[it->second];
