@@ -94,15 +94,13 @@ class SetnxLock : public SetFamilyLock {
   }
 };
 
-class SetnxExpireLock : public SetFamilyLock {
+class SetnxExpireLock : public SetnxLock {
  public:
-  using SetFamilyLock::SetFamilyLock;
-  Task<ReleaseOutcome> release() override { return plain_del(); }
+  using SetnxLock::SetnxLock;
 
  protected:
   Task<AcquireOutcome> try_once() override {
-    Argv setnx{"SETNX", p_.key, token_};
-    AcquireOutcome o = outcome_of_set(co_await call(std::move(setnx)));
+    AcquireOutcome o = co_await SetnxLock::try_once();
     if (o != AcquireOutcome::Acquired) co_return o;
     // The gap the recipe is famous for: the key exists without a TTL until this lands.
     Argv expire{"PEXPIRE", p_.key, ms_string(p_.lease)};

@@ -15,13 +15,18 @@ World::~World() {
   for (auto& p : procs_) p->tasks.clear();
 }
 
-int World::add_redis(const std::string& name, Clock clock, Persistence persistence, int shard) {
+std::unique_ptr<Process> World::new_process(const std::string& name, Clock clock) const {
   auto p = std::make_unique<Process>();
   p->id = static_cast<int>(procs_.size());
   p->name = name;
-  p->is_node = true;
   p->clock = clock;
-  p->rng = Rng(seed_, name);
+  p->rng = Rng(seed_, name);  // named streams: adding a process shifts no one else's draws
+  return p;
+}
+
+int World::add_redis(const std::string& name, Clock clock, Persistence persistence, int shard) {
+  auto p = new_process(name, clock);
+  p->is_node = true;
   p->redis = std::make_unique<RedisNode>();
   p->node_index = static_cast<int>(redis_pids_.size());
   p->shard = shard;
@@ -61,12 +66,8 @@ int World::add_replica(int shard, const std::string& name, Clock clock, Persiste
 }
 
 int World::add_client(const std::string& name, int64_t history_id, Clock clock) {
-  auto p = std::make_unique<Process>();
-  p->id = static_cast<int>(procs_.size());
-  p->name = name;
+  auto p = new_process(name, clock);
   p->history_id = history_id;
-  p->clock = clock;
-  p->rng = Rng(seed_, name);
   procs_.push_back(std::move(p));
   const int pid = procs_.back()->id;
   procs_.back()->env = std::make_unique<SimEnv>(*this, pid);

@@ -143,6 +143,7 @@ class World {
   void reply_to_client(const std::shared_ptr<Request>& req, Reply reply, int64_t send_ns);
   void schedule_active_expire(int pid);
   void publish(int node_pid, ClientState& target, const std::string& channel, const std::string& msg);
+  std::unique_ptr<Process> new_process(const std::string& name, Clock clock) const;
   int add_redis(const std::string& name, Clock clock, Persistence persistence, int shard);
   void replicate(int master_pid, const std::vector<std::string>& argv);
   void send_replicated(int master_pid, uint64_t offset, const std::vector<std::string>& argv);
