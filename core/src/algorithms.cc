@@ -7,7 +7,7 @@ namespace lockstep {
 const std::vector<std::string>& algorithm_names() {
   static const std::vector<std::string> kNames = {
       "setnx", "setnx-expire", "set-px-del", "set-px-get-del", "set-px-lua",
-      "redisson", "redisson-fenced", "multilock", "redlock",
+      "redisson", "redisson-fenced", "redisson-fair", "multilock", "redlock",
   };
   return kNames;
 }

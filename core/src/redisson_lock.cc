@@ -1,15 +1,19 @@
-// redisson / redisson-fenced: Redisson's RLock — a reentrant hash lock (field
+// redisson / redisson-fenced / redisson-fair: Redisson's RLock — a reentrant hash lock (field
 // <client-uuid>:<thread>, value = hold count) taken by Lua, waiters woken by pub/sub, an
 // optional watchdog that renews the lease every lease/3.
 // Where it breaks: a pause longer than the lease stops the watchdog too, so the key
 // expires and a second client enters; tryLock measures its wait on the wall clock, so a
 // clock jump shortens or stretches the wait; a failover before replication loses the
 // key. redisson-fenced adds an INCR fencing token, which only helps a store that checks it.
+// redisson-fair (RedissonFairLock) queues waiters FIFO in a list + zset of give-up times
+// computed from each client's wall clock, and wakes only the first in line: a client whose
+// clock is ahead or behind expires others' places or keeps its own too long.
 //
 // Options: watchdog (0/1, default 0): renew while held; lease_ms is then the watchdog
 // timeout (Redisson's lockWatchdogTimeout, 30000 by default there). wait_replicas (N,
 // default 0): after taking the lock, WAIT N replicas for wait_timeout_ms (default half the
-// command timeout) and give the lock back when fewer confirm.
+// command timeout) and give the lock back when fewer confirm. fair_wait_ms (default 5000,
+// Redisson's threadWaitTime): how long a queued waiter keeps its place between retries.
 //
 // Reentrancy: a second acquire() by the same Lock object increments the hold count and
 // release() decrements it; release() reports Released both when the count drops and the
@@ -52,12 +56,18 @@ Task<void> watchdog(Env& env, std::string key, std::string owner, Nanos lease, N
 
 class RedissonLock : public Lock {
  public:
-  RedissonLock(Env& env, LockParams params, bool fenced)
+  enum class Kind { Plain, Fenced, Fair };
+
+  RedissonLock(Env& env, LockParams params, Kind kind)
       : env_(env),
         p_(std::move(params)),
         owner_(random_uuid(env) + ":1"),
         channel_("redisson_lock__channel:{" + p_.key + "}"),
-        fenced_(fenced),
+        queue_("redisson_lock_queue:{" + p_.key + "}"),
+        timeouts_("redisson_lock_timeout:{" + p_.key + "}"),
+        fenced_(kind == Kind::Fenced),
+        fair_(kind == Kind::Fair),
+        fair_wait_ms_(option_or(p_, "fair_wait_ms", 5000)),
         watchdog_(option_or(p_, "watchdog", 0) != 0),
         wait_replicas_(option_or(p_, "wait_replicas", 0)),
         wait_timeout_(Millis(option_or(p_, "wait_timeout_ms", to_ms(p_.command_timeout) / 2))) {}
@@ -74,12 +84,14 @@ class RedissonLock : public Lock {
     Attempt a = co_await try_acquire();
     if (a.outcome != AcquireOutcome::NotAcquired) co_return co_await finish(a.outcome);
     remaining -= env_.now_wall() - t;
-    if (remaining <= Nanos(0)) co_return AcquireOutcome::NotAcquired;
+    if (remaining <= Nanos(0)) co_return co_await give_up();
 
     t = env_.now_wall();
-    std::unique_ptr<Subscription> sub = co_await env_.node(0).subscribe(channel_);
+    // The fair lock wakes each waiter on a channel of its own.
+    std::string channel = fair_ ? channel_ + ":" + owner_ : channel_;
+    std::unique_ptr<Subscription> sub = co_await env_.node(0).subscribe(channel);
     remaining -= env_.now_wall() - t;
-    if (remaining <= Nanos(0)) co_return AcquireOutcome::NotAcquired;
+    if (remaining <= Nanos(0)) co_return co_await give_up();
 
     for (int attempt = 0; attempt < p_.retry.count_max; ++attempt) {
       t = env_.now_wall();
@@ -95,12 +107,11 @@ class RedissonLock : public Lock {
       remaining -= env_.now_wall() - t;
       if (remaining <= Nanos(0)) break;
     }
-    co_return AcquireOutcome::NotAcquired;
+    co_return co_await give_up();
   }
 
   Task<ReleaseOutcome> release() override {
-    Argv unlock{"EVAL", script("reentrant_unlock"), "2", p_.key, channel_, "0", ms_string(lease()), owner_};
-    Reply r = co_await env_.node(0).call(std::move(unlock), p_.command_timeout);
+    Reply r = co_await env_.node(0).call(unlock_argv(), p_.command_timeout);
     if (r.is_unknown()) co_return ReleaseOutcome::Unknown;
     if (r.is_integer(0)) {
       --holds_;
@@ -125,8 +136,31 @@ class RedissonLock : public Lock {
 
   Nanos lease() const { return p_.lease; }
 
+  std::string wall_ms() { return std::to_string(to_ms(env_.now_wall())); }
+
+  Argv unlock_argv() {
+    if (!fair_) return {"EVAL", script("reentrant_unlock"), "2", p_.key, channel_, "0", ms_string(lease()), owner_};
+    return {"EVAL", script("fair_unlock"), "4", p_.key, queue_, timeouts_, channel_, "0", ms_string(lease()), owner_,
+            wall_ms()};
+  }
+
+  Argv lock_argv() {
+    if (!fair_) return {"EVAL", script("reentrant_lock"), "1", p_.key, ms_string(lease()), owner_};
+    return {"EVAL", script("fair_lock"), "3", p_.key, queue_, timeouts_, ms_string(lease()), owner_,
+            std::to_string(fair_wait_ms_), wall_ms()};
+  }
+
+  // A fair-lock waiter that gives up leaves the line, or those behind it wait its turn.
+  Task<AcquireOutcome> give_up() {
+    if (!fair_) co_return AcquireOutcome::NotAcquired;
+    Argv failed{"EVAL", script("fair_acquire_failed"), "3", p_.key, queue_, timeouts_, owner_,
+                std::to_string(fair_wait_ms_)};
+    co_await env_.node(0).call(std::move(failed), p_.command_timeout);
+    co_return AcquireOutcome::NotAcquired;
+  }
+
   Task<Attempt> try_acquire() {
-    Argv lock{"EVAL", script("reentrant_lock"), "1", p_.key, ms_string(lease()), owner_};
+    Argv lock = lock_argv();
     Reply r = co_await env_.node(0).call(std::move(lock), p_.command_timeout);
     if (r.is_nil()) co_return Attempt{AcquireOutcome::Acquired};
     if (r.type == Reply::Type::Integer) co_return Attempt{AcquireOutcome::NotAcquired, r.integer};
@@ -138,8 +172,7 @@ class RedissonLock : public Lock {
   Task<AcquireOutcome> finish(AcquireOutcome o) {
     if (o != AcquireOutcome::Acquired) co_return o;
     if (wait_replicas_ > 0 && !co_await replicas_confirm()) {
-      Argv undo{"EVAL", script("reentrant_unlock"), "2", p_.key, channel_, "0", ms_string(lease()), owner_};
-      co_await env_.node(0).call(std::move(undo), p_.command_timeout);
+      co_await env_.node(0).call(unlock_argv(), p_.command_timeout);
       co_return AcquireOutcome::NotAcquired;
     }
     if (fenced_) {
@@ -171,7 +204,11 @@ class RedissonLock : public Lock {
   LockParams p_;
   std::string owner_;
   std::string channel_;
+  std::string queue_;
+  std::string timeouts_;
   bool fenced_;
+  bool fair_;
+  int64_t fair_wait_ms_;
   bool watchdog_;
   int64_t wait_replicas_;
   Nanos wait_timeout_;
@@ -183,8 +220,10 @@ class RedissonLock : public Lock {
 }  // namespace
 
 std::unique_ptr<Lock> make_redisson_lock(const std::string& algorithm, Env& env, const LockParams& params) {
-  if (algorithm == "redisson") return std::make_unique<RedissonLock>(env, params, false);
-  if (algorithm == "redisson-fenced") return std::make_unique<RedissonLock>(env, params, true);
+  using Kind = RedissonLock::Kind;
+  if (algorithm == "redisson") return std::make_unique<RedissonLock>(env, params, Kind::Plain);
+  if (algorithm == "redisson-fenced") return std::make_unique<RedissonLock>(env, params, Kind::Fenced);
+  if (algorithm == "redisson-fair") return std::make_unique<RedissonLock>(env, params, Kind::Fair);
   return nullptr;
 }
 
