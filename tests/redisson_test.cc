@@ -150,6 +150,29 @@ TEST_F(Redisson, FencingTokensRiseWithEveryAcquisition) {
   EXPECT_EQ(tokens, (std::vector<int64_t>{1, 2, 3, 4}));
 }
 
+TEST(RedissonFair, WaitersAreServedInArrivalOrder) {
+  SimHarness h(3);
+  std::unique_ptr<Lock> lock[3];
+  for (int i = 0; i < 3; ++i) lock[i] = make_lock("redisson-fair", h.env(i), params(10000));
+  std::shared_ptr<std::optional<int64_t>> got[3];
+  const int64_t start[3] = {0, 20, 10};  // client-3 queues before client-2
+  for (int i = 0; i < 3; ++i) {
+    got[i] = slot<int64_t>();
+    h.start<int64_t>(i, start[i], got[i], [&h, &lock, i](Env&) -> Task<int64_t> {
+      AcquireOutcome o = co_await lock[i]->acquire(5s);
+      int64_t at = o == AcquireOutcome::Acquired ? h.world.now() / kMs : -1;
+      co_await h.env(i).sleep(100ms);
+      co_await lock[i]->release();
+      co_return at;
+    });
+  }
+  h.run_until_ms(2000);
+  ASSERT_TRUE(got[0]->has_value() && got[1]->has_value() && got[2]->has_value());
+  EXPECT_LT(**got[0], **got[2]);
+  EXPECT_LT(**got[2], **got[1]);
+  EXPECT_LE(**got[1], 320);  // woken by messages, not by the 10 s lease
+}
+
 TEST(RedissonCatalogue, StockDemoSellsEverythingExactlyOnce) {
   auto r = runner::load_scenario_file(std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/20-redisson-stock-demo.json");
   ASSERT_TRUE(std::holds_alternative<runner::Scenario>(r));
