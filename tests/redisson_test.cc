@@ -135,6 +135,19 @@ TEST_F(Redisson, WaitBudgetIsRespected) {
   EXPECT_GE(**done, 10 + 300 - 5);
 }
 
+// Deliberately Redisson's behaviour: tryLock measures its wait with
+// System.currentTimeMillis, so a forward step of the waiter's wall clock ends the wait at
+// its next wake-up (here within the holder's 300 ms TTL, kept alive by the watchdog).
+TEST_F(Redisson, AWallClockJumpEndsTheWaitEarly) {
+  make("redisson", params(300, true));
+  auto a1 = acquire(0, 0, 1s);
+  auto done = acquire_done_at(1, 10, 2s);
+  h.world.scheduler().at(100 * kMs, [this] { h.world.process(h.client[1]).clock.jump_wall(10'000 * kMs); });
+  h.run_until_ms(5000);
+  ASSERT_TRUE(done->has_value());
+  EXPECT_LE(**done, 420);  // not 2010
+}
+
 TEST_F(Redisson, FencingTokensRiseWithEveryAcquisition) {
   make("redisson-fenced", params());
   std::vector<int64_t> tokens;
