@@ -7,6 +7,7 @@ namespace lockstep {
 const std::vector<std::string>& algorithm_names() {
   static const std::vector<std::string> kNames = {
       "setnx", "setnx-expire", "set-px-del", "set-px-get-del", "set-px-lua",
+      "redisson", "redisson-fenced", "redisson-fair", "multilock", "redlock",
   };
   return kNames;
 }
@@ -23,9 +24,13 @@ bool is_algorithm(const std::string& name) {
 namespace lockstep {
 
 std::unique_ptr<Lock> make_set_family_lock(const std::string& algorithm, Env& env, const LockParams& params);
+std::unique_ptr<Lock> make_redisson_lock(const std::string& algorithm, Env& env, const LockParams& params);
+std::unique_ptr<Lock> make_multinode_lock(const std::string& algorithm, Env& env, const LockParams& params);
 
 std::unique_ptr<Lock> make_lock(const std::string& algorithm, Env& env, const LockParams& params) {
-  return make_set_family_lock(algorithm, env, params);
+  if (auto l = make_set_family_lock(algorithm, env, params)) return l;
+  if (auto l = make_redisson_lock(algorithm, env, params)) return l;
+  return make_multinode_lock(algorithm, env, params);
 }
 
 }  // namespace lockstep

@@ -39,6 +39,12 @@ struct LockParams {
   std::map<std::string, int64_t> options;
 };
 
+// The integer option `name`, or `fallback` when the scenario did not set it.
+inline int64_t option_or(const LockParams& p, const std::string& name, int64_t fallback) {
+  auto it = p.options.find(name);
+  return it == p.options.end() ? fallback : it->second;
+}
+
 class Lock {
  public:
   virtual ~Lock() = default;
@@ -47,6 +53,9 @@ class Lock {
   virtual Task<ReleaseOutcome> release() = 0;
   // The value this owner writes into the lock key (its identity on the server).
   virtual const std::string& token() const = 0;
+  // The fencing token of the current hold (rises with every acquisition), or -1 when the
+  // algorithm issues none. A storage service would reject writes with an older token.
+  virtual int64_t fencing_token() const { return -1; }
 };
 
 // Builds the named algorithm (see algorithms.h) for the process behind `env`. Returns

@@ -1,0 +1,79 @@
+// multilock: Redisson's RedissonMultiLock in its strict form — the set-px-lua lock must
+// be taken on every node (one after another); any refusal gives back the ones taken and
+// the whole attempt is retried. Release = Lua compare-and-delete on every node.
+// Where it breaks: one unreachable node blocks everyone (no majority rule), and like
+// every lease a pause longer than the lease lets a second client in.
+#include <algorithm>
+#include <memory>
+
+#include "lockstep/lock.h"
+#include "lockstep/scripts.h"
+
+namespace lockstep {
+namespace {
+
+using Argv = std::vector<std::string>;
+
+std::string ms_string(Nanos d) { return std::to_string(std::max<int64_t>(to_ms(d), 1)); }
+
+class MultiLock : public Lock {
+ public:
+  MultiLock(Env& env, LockParams params) : env_(env), p_(std::move(params)), token_(random_uuid(env)) {}
+
+  Task<AcquireOutcome> acquire(Nanos wait) override {
+    const Nanos deadline = env_.now_mono() + wait;
+    for (int attempt = 0; attempt <= p_.retry.count_max; ++attempt) {
+      if (co_await take_all()) co_return AcquireOutcome::Acquired;
+      if (attempt == p_.retry.count_max) break;
+      Nanos pause = p_.retry.delay + Nanos(random_between(env_, 0, p_.retry.jitter.count()));
+      if (env_.now_mono() + pause >= deadline) break;
+      co_await env_.sleep(pause);
+    }
+    co_return AcquireOutcome::NotAcquired;
+  }
+
+  // Released only when every node still held our token.
+  Task<ReleaseOutcome> release() override {
+    int deleted = 0, unknown = 0;
+    for (int i = 0; i < env_.node_count(); ++i) {
+      Reply r = co_await unlock(i);
+      deleted += r.is_integer(1);
+      unknown += r.is_unknown();
+    }
+    if (deleted == env_.node_count()) co_return ReleaseOutcome::Released;
+    co_return unknown > 0 ? ReleaseOutcome::Unknown : ReleaseOutcome::NotOwner;
+  }
+
+  const std::string& token() const override { return token_; }
+
+ private:
+  // All or nothing: on the first node that does not say OK (refused, held, or no answer,
+  // which may have set it) undo every node up to and including that one.
+  Task<bool> take_all() {
+    for (int i = 0; i < env_.node_count(); ++i) {
+      Argv set{"SET", p_.key, token_, "NX", "PX", ms_string(p_.lease)};
+      Reply r = co_await env_.node(i).call(std::move(set), p_.command_timeout);
+      if (r.is_ok()) continue;
+      for (int j = 0; j <= i; ++j) co_await unlock(j);
+      co_return false;
+    }
+    co_return true;
+  }
+
+  Task<Reply> unlock(int i) {
+    Argv eval{"EVAL", script("unlock_if_owner"), "1", p_.key, token_};
+    co_return co_await env_.node(i).call(std::move(eval), p_.command_timeout);
+  }
+
+  Env& env_;
+  LockParams p_;
+  std::string token_;
+};
+
+}  // namespace
+
+std::unique_ptr<Lock> make_multilock(Env& env, const LockParams& params) {
+  return std::make_unique<MultiLock>(env, params);
+}
+
+}  // namespace lockstep

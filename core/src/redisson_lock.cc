@@ -1,0 +1,230 @@
+// redisson / redisson-fenced / redisson-fair: Redisson's RLock — a reentrant hash lock (field
+// <client-uuid>:<thread>, value = hold count) taken by Lua, waiters woken by pub/sub, an
+// optional watchdog that renews the lease every lease/3.
+// Where it breaks: a pause longer than the lease stops the watchdog too, so the key
+// expires and a second client enters; tryLock measures its wait on the wall clock, so a
+// clock jump shortens or stretches the wait; a failover before replication loses the
+// key. redisson-fenced adds an INCR fencing token, which only helps a store that checks it.
+// redisson-fair (RedissonFairLock) queues waiters FIFO in a list + zset of give-up times
+// computed from each client's wall clock, and wakes only the first in line: a client whose
+// clock is ahead or behind expires others' places or keeps its own too long.
+//
+// Options: watchdog (0/1, default 0): renew while held; lease_ms is then the watchdog
+// timeout (Redisson's lockWatchdogTimeout, 30000 by default there). wait_replicas (N,
+// default 0): after taking the lock, WAIT N replicas for wait_timeout_ms (default half the
+// command timeout) and give the lock back when fewer confirm. fair_wait_ms (default 5000,
+// Redisson's threadWaitTime): how long a queued waiter keeps its place between retries.
+//
+// Reentrancy: a second acquire() by the same Lock object increments the hold count and
+// release() decrements it; release() reports Released both when the count drops and the
+// key stays and when the key is deleted (the stock workload acquires once).
+#include <algorithm>
+#include <memory>
+
+#include "lockstep/lock.h"
+#include "lockstep/scripts.h"
+
+namespace lockstep {
+namespace {
+
+using Argv = std::vector<std::string>;
+
+std::string ms_string(Nanos d) { return std::to_string(std::max<int64_t>(to_ms(d), 1)); }
+
+// Shared between the lock and its watchdog so that either may outlive the other.
+struct WatchdogState {
+  bool stopped = false;
+};
+
+// Renews the lease every lease/3 while the owner still holds the lock. Stops at unlock
+// (flag), at a failed or refused renewal, or after a bound no real hold reaches.
+Task<void> watchdog(Env& env, std::string key, std::string owner, Nanos lease, Nanos timeout,
+                    std::shared_ptr<WatchdogState> st) {
+  constexpr int kMaxRenewals = 1'000'000;
+  for (int i = 0; i < kMaxRenewals; ++i) {
+    co_await env.sleep(lease / 3);
+    if (st->stopped) co_return;
+    Argv renew{"EVAL", script("reentrant_renew"), "1", key, ms_string(lease), owner};
+    Reply r = co_await env.node(0).call(std::move(renew), timeout);
+    if (st->stopped) co_return;
+    if (!r.is_integer(1)) {
+      st->stopped = true;
+      co_return;
+    }
+  }
+}
+
+class RedissonLock : public Lock {
+ public:
+  enum class Kind { Plain, Fenced, Fair };
+
+  RedissonLock(Env& env, LockParams params, Kind kind)
+      : env_(env),
+        p_(std::move(params)),
+        owner_(random_uuid(env) + ":1"),
+        channel_("redisson_lock__channel:{" + p_.key + "}"),
+        queue_("redisson_lock_queue:{" + p_.key + "}"),
+        timeouts_("redisson_lock_timeout:{" + p_.key + "}"),
+        fenced_(kind == Kind::Fenced),
+        fair_(kind == Kind::Fair),
+        fair_wait_ms_(option_or(p_, "fair_wait_ms", 5000)),
+        watchdog_(option_or(p_, "watchdog", 0) != 0),
+        wait_replicas_(option_or(p_, "wait_replicas", 0)),
+        wait_timeout_(Millis(option_or(p_, "wait_timeout_ms", to_ms(p_.command_timeout) / 2))) {}
+
+  ~RedissonLock() override {
+    if (dog_) dog_->stopped = true;
+  }
+
+  // tryLock(wait, lease) as Redisson writes it: the remaining wait is re-measured on the
+  // wall clock around every step, so a jump of the process clock moves the deadline.
+  Task<AcquireOutcome> acquire(Nanos wait) override {
+    Nanos remaining = wait;
+    Nanos t = env_.now_wall();
+    Attempt a = co_await try_acquire();
+    if (a.outcome != AcquireOutcome::NotAcquired) co_return co_await finish(a.outcome);
+    remaining -= env_.now_wall() - t;
+    if (remaining <= Nanos(0)) co_return co_await give_up();
+
+    t = env_.now_wall();
+    // The fair lock wakes each waiter on a channel of its own.
+    std::string channel = fair_ ? channel_ + ":" + owner_ : channel_;
+    std::unique_ptr<Subscription> sub = co_await env_.node(0).subscribe(channel);
+    remaining -= env_.now_wall() - t;
+    if (remaining <= Nanos(0)) co_return co_await give_up();
+
+    for (int attempt = 0; attempt < p_.retry.count_max; ++attempt) {
+      t = env_.now_wall();
+      a = co_await try_acquire();
+      if (a.outcome != AcquireOutcome::NotAcquired) co_return co_await finish(a.outcome);
+      remaining -= env_.now_wall() - t;
+      if (remaining <= Nanos(0)) break;
+      t = env_.now_wall();
+      // A refused connection (ttl unknown) waits a retry delay rather than a full lease.
+      Nanos ttl = a.ttl_ms == kIoError ? p_.retry.delay : Millis(a.ttl_ms);
+      Nanos nap = (a.ttl_ms >= 0 || a.ttl_ms == kIoError) && ttl < remaining ? ttl : remaining;
+      co_await sub->next(std::max(nap, Nanos(1'000'000)));
+      remaining -= env_.now_wall() - t;
+      if (remaining <= Nanos(0)) break;
+    }
+    co_return co_await give_up();
+  }
+
+  Task<ReleaseOutcome> release() override {
+    Reply r = co_await env_.node(0).call(unlock_argv(), p_.command_timeout);
+    if (r.is_unknown()) co_return ReleaseOutcome::Unknown;
+    if (r.is_integer(0)) {
+      --holds_;
+      co_return ReleaseOutcome::Released;
+    }
+    // Freed, or not ours any more (IllegalMonitorStateException): either way no renewal.
+    holds_ = 0;
+    stop_watchdog();
+    co_return r.is_integer(1) ? ReleaseOutcome::Released : ReleaseOutcome::NotOwner;
+  }
+
+  const std::string& token() const override { return owner_; }
+  int64_t fencing_token() const override { return fence_; }
+
+ private:
+  static constexpr int64_t kIoError = -100;  // ttl marker: the command did not run
+
+  struct Attempt {
+    AcquireOutcome outcome;
+    int64_t ttl_ms = -1;  // the holder's PTTL when NotAcquired (-1: no expiry)
+  };
+
+  Nanos lease() const { return p_.lease; }
+
+  std::string wall_ms() { return std::to_string(to_ms(env_.now_wall())); }
+
+  Argv unlock_argv() {
+    if (!fair_) return {"EVAL", script("reentrant_unlock"), "2", p_.key, channel_, "0", ms_string(lease()), owner_};
+    return {"EVAL", script("fair_unlock"), "4", p_.key, queue_, timeouts_, channel_, "0", ms_string(lease()), owner_,
+            wall_ms()};
+  }
+
+  Argv lock_argv() {
+    if (!fair_) return {"EVAL", script("reentrant_lock"), "1", p_.key, ms_string(lease()), owner_};
+    return {"EVAL", script("fair_lock"), "3", p_.key, queue_, timeouts_, ms_string(lease()), owner_,
+            std::to_string(fair_wait_ms_), wall_ms()};
+  }
+
+  // A fair-lock waiter that gives up leaves the line, or those behind it wait its turn.
+  Task<AcquireOutcome> give_up() {
+    if (!fair_) co_return AcquireOutcome::NotAcquired;
+    Argv failed{"EVAL", script("fair_acquire_failed"), "3", p_.key, queue_, timeouts_, owner_,
+                std::to_string(fair_wait_ms_)};
+    co_await env_.node(0).call(std::move(failed), p_.command_timeout);
+    co_return AcquireOutcome::NotAcquired;
+  }
+
+  Task<Attempt> try_acquire() {
+    Argv lock = lock_argv();
+    Reply r = co_await env_.node(0).call(std::move(lock), p_.command_timeout);
+    if (r.is_nil()) co_return Attempt{AcquireOutcome::Acquired};
+    if (r.type == Reply::Type::Integer) co_return Attempt{AcquireOutcome::NotAcquired, r.integer};
+    if (r.type == Reply::Type::IoError) co_return Attempt{AcquireOutcome::NotAcquired, kIoError};
+    co_return Attempt{AcquireOutcome::Unknown};
+  }
+
+  // After the script said yes: replica confirmation, fencing token, watchdog.
+  Task<AcquireOutcome> finish(AcquireOutcome o) {
+    if (o != AcquireOutcome::Acquired) co_return o;
+    if (wait_replicas_ > 0 && !co_await replicas_confirm()) {
+      co_await env_.node(0).call(unlock_argv(), p_.command_timeout);
+      co_return AcquireOutcome::NotAcquired;
+    }
+    if (fenced_) {
+      Argv incr{"INCR", p_.key + ":fence"};
+      Reply r = co_await env_.node(0).call(std::move(incr), p_.command_timeout);
+      fence_ = r.type == Reply::Type::Integer ? r.integer : -1;
+    }
+    if (++holds_ == 1 && watchdog_) start_watchdog();
+    co_return AcquireOutcome::Acquired;
+  }
+
+  Task<bool> replicas_confirm() {
+    Argv wait{"WAIT", std::to_string(wait_replicas_), std::to_string(std::max<int64_t>(to_ms(wait_timeout_), 1))};
+    Reply r = co_await env_.node(0).call(std::move(wait), p_.command_timeout);
+    co_return r.type == Reply::Type::Integer && r.integer >= wait_replicas_;
+  }
+
+  void start_watchdog() {
+    stop_watchdog();
+    dog_ = std::make_shared<WatchdogState>();
+    env_.spawn(watchdog(env_, p_.key, owner_, lease(), p_.command_timeout, dog_));
+  }
+  void stop_watchdog() {
+    if (dog_) dog_->stopped = true;
+    dog_.reset();
+  }
+
+  Env& env_;
+  LockParams p_;
+  std::string owner_;
+  std::string channel_;
+  std::string queue_;
+  std::string timeouts_;
+  bool fenced_;
+  bool fair_;
+  int64_t fair_wait_ms_;
+  bool watchdog_;
+  int64_t wait_replicas_;
+  Nanos wait_timeout_;
+  int holds_ = 0;
+  int64_t fence_ = -1;
+  std::shared_ptr<WatchdogState> dog_;
+};
+
+}  // namespace
+
+std::unique_ptr<Lock> make_redisson_lock(const std::string& algorithm, Env& env, const LockParams& params) {
+  using Kind = RedissonLock::Kind;
+  if (algorithm == "redisson") return std::make_unique<RedissonLock>(env, params, Kind::Plain);
+  if (algorithm == "redisson-fenced") return std::make_unique<RedissonLock>(env, params, Kind::Fenced);
+  if (algorithm == "redisson-fair") return std::make_unique<RedissonLock>(env, params, Kind::Fair);
+  return nullptr;
+}
+
+}  // namespace lockstep

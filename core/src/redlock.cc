@@ -1,0 +1,140 @@
+// redlock: Redis's RedLock over N independent masters. SET key token NX PX ttl on each
+// node with a per-node timeout far below the TTL; the lock is held when a majority
+// (N/2+1) said yes and the validity TTL - elapsed - (TTL * drift + 2 ms) is still
+// positive, elapsed measured on the monotonic clock. Otherwise it unlocks everywhere and
+// retries after a random delay.
+// Where it breaks: a node that forgets the key — restarted without persistence, or whose
+// wall clock jumps so the key expires early — lets a second client assemble a majority
+// while the first still holds; a pause longer than the validity does the same.
+//
+// Options: node_timeout_ms (default 50), drift_factor_ppm (default 10000 = 0.01),
+// parallel (1 = ask all nodes at once, 0 = one after another; default 1), check_validity
+// (default 1; 0 is the hand-rolled client that counts OKs and forgets that the first keys
+// may have expired while it was still asking the last nodes).
+#include <algorithm>
+#include <memory>
+
+#include "lockstep/lock.h"
+#include "lockstep/scripts.h"
+
+namespace lockstep {
+
+std::unique_ptr<Lock> make_multilock(Env& env, const LockParams& params);
+
+namespace {
+
+using Argv = std::vector<std::string>;
+
+std::string ms_string(Nanos d) { return std::to_string(std::max<int64_t>(to_ms(d), 1)); }
+
+// The replies of one round of per-node commands, filled in by spawned activities.
+struct Round {
+  std::vector<Reply> replies;
+  int pending = 0;
+};
+
+Task<void> ask_node(Connection& c, Argv argv, Nanos timeout, std::shared_ptr<Round> round, int i) {
+  Reply r = co_await c.call(std::move(argv), timeout);
+  round->replies[i] = std::move(r);
+  --round->pending;
+}
+
+class RedLock : public Lock {
+ public:
+  RedLock(Env& env, LockParams params)
+      : env_(env),
+        p_(std::move(params)),
+        token_(random_uuid(env)),
+        node_timeout_(Millis(option_or(p_, "node_timeout_ms", 50))),
+        drift_ppm_(option_or(p_, "drift_factor_ppm", 10000)),
+        parallel_(option_or(p_, "parallel", 1) != 0),
+        check_validity_(option_or(p_, "check_validity", 1) != 0) {}
+
+  Task<AcquireOutcome> acquire(Nanos wait) override {
+    const Nanos deadline = env_.now_mono() + wait;
+    for (int attempt = 0; attempt <= p_.retry.count_max; ++attempt) {
+      if (co_await try_once()) co_return AcquireOutcome::Acquired;
+      if (attempt == p_.retry.count_max) break;
+      Nanos pause = p_.retry.delay + Nanos(random_between(env_, 0, p_.retry.jitter.count()));
+      if (env_.now_mono() + pause >= deadline) break;
+      co_await env_.sleep(pause);
+    }
+    co_return AcquireOutcome::NotAcquired;
+  }
+
+  // Released when a majority still held our token; NotOwner when our keys were gone
+  // (the validity had ended); Unknown when too few nodes answered to tell.
+  Task<ReleaseOutcome> release() override {
+    std::vector<Reply> replies = co_await unlock_all();
+    int deleted = 0, unknown = 0;
+    for (const Reply& r : replies) {
+      deleted += r.is_integer(1);
+      unknown += r.is_unknown();
+    }
+    if (deleted >= quorum()) co_return ReleaseOutcome::Released;
+    if (deleted + unknown >= quorum()) co_return ReleaseOutcome::Unknown;
+    co_return ReleaseOutcome::NotOwner;
+  }
+
+  const std::string& token() const override { return token_; }
+
+ private:
+  int quorum() const { return env_.node_count() / 2 + 1; }
+
+  Task<bool> try_once() {
+    const Nanos start = env_.now_mono();
+    Argv set{"SET", p_.key, token_, "NX", "PX", ms_string(p_.lease)};
+    std::vector<Reply> replies = co_await on_all_nodes(set, node_timeout_);
+    int yes = static_cast<int>(std::count_if(replies.begin(), replies.end(), [](const Reply& r) { return r.is_ok(); }));
+    const Nanos elapsed = env_.now_mono() - start;
+    const Nanos drift = Nanos(p_.lease.count() / 1'000'000 * drift_ppm_) + 2ms;
+    const Nanos validity = p_.lease - elapsed - drift;
+    if (yes >= quorum() && (validity > Nanos(0) || !check_validity_)) co_return true;
+    co_await unlock_all();
+    co_return false;
+  }
+
+  Task<std::vector<Reply>> unlock_all() {
+    Argv del{"EVAL", script("unlock_if_owner"), "1", p_.key, token_};
+    co_return co_await on_all_nodes(del, node_timeout_);
+  }
+
+  Task<std::vector<Reply>> on_all_nodes(const Argv& argv, Nanos timeout) {
+    const int n = env_.node_count();
+    if (!parallel_) {
+      std::vector<Reply> out;
+      for (int i = 0; i < n; ++i) {
+        Argv copy = argv;
+        out.push_back(co_await env_.node(i).call(std::move(copy), timeout));
+      }
+      co_return out;
+    }
+    auto round = std::make_shared<Round>();
+    round->replies.assign(n, Reply::timeout());
+    round->pending = n;
+    for (int i = 0; i < n; ++i) env_.spawn(ask_node(env_.node(i), argv, timeout, round, i));
+    // Every call ends within its timeout, so the join polls at most that long (plus
+    // slack for a paused process, which stops the calls' clocks as well).
+    const int64_t polls = to_ms(timeout) * 4 + 100;
+    for (int64_t k = 0; k < polls && round->pending > 0; ++k) co_await env_.sleep(1ms);
+    co_return round->replies;
+  }
+
+  Env& env_;
+  LockParams p_;
+  std::string token_;
+  Nanos node_timeout_;
+  int64_t drift_ppm_;
+  bool parallel_;
+  bool check_validity_;
+};
+
+}  // namespace
+
+std::unique_ptr<Lock> make_multinode_lock(const std::string& algorithm, Env& env, const LockParams& params) {
+  if (algorithm == "redlock") return std::make_unique<RedLock>(env, params);
+  if (algorithm == "multilock") return make_multilock(env, params);
+  return nullptr;
+}
+
+}  // namespace lockstep
