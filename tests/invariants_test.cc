@@ -149,5 +149,26 @@ TEST(Deadlock, NobodyWaitingIsNoDeadlock) {
   EXPECT_TRUE(check_deadlock(b.h, {}).empty());
 }
 
+TEST(Fencing, RisingTokensAreFine) {
+  Builder b;
+  b.op(EventType::Ok, 1, "write", 1, "stock").h.events.back().value = {{"value", 9}, {"token", 1}};
+  b.op(EventType::Ok, 2, "write", 2, "stock").h.events.back().value = {{"value", 8}, {"token", 2}};
+  EXPECT_TRUE(check_fencing(b.h, {}).empty());
+}
+
+TEST(Fencing, AStaleTokenAcceptedIsCaught) {
+  Builder b;
+  b.op(EventType::Ok, 2, "write", 1000, "stock").h.events.back().value = {{"value", 9}, {"token", 2}};
+  b.op(EventType::Ok, 1, "write", 1552, "stock").h.events.back().value = {{"value", 9}, {"token", 1}};
+  b.op(EventType::Fail, 3, "write", 1600, "stock").h.events.back().value = {{"value", 9}, {"token", 0}};
+  auto v = check_fencing(b.h, {});
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].count, 1);  // the rejected write does not count
+  EXPECT_NE(v[0].explanation.find("accepted client-1's write with token 1 at t=1.552s after client-2 had written with "
+                                  "token 2 at t=1.000s"),
+            std::string::npos)
+      << v[0].explanation;
+}
+
 }  // namespace
 }  // namespace lockstep::checker

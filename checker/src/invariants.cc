@@ -218,12 +218,42 @@ std::vector<Violation> check_deadlock(const History& h, const InvariantOptions& 
   return {};
 }
 
+std::vector<Violation> check_fencing(const History& h, const InvariantOptions& o) {
+  int64_t highest = -1, highest_by = -1, highest_at = 0;
+  std::optional<Violation> first;
+  int64_t count = 0;
+  for (const auto& e : h.events) {
+    if (e.type != EventType::Ok || e.f != "write" || e.key != o.resource_key) continue;
+    if (!e.value.is_object() || !e.value.contains("token") || !e.value["token"].is_number_integer()) continue;
+    const int64_t token = e.value["token"].get<int64_t>();
+    if (token >= highest) {
+      highest = token;
+      highest_by = e.process;
+      highest_at = e.time_ns;
+      continue;
+    }
+    ++count;
+    if (first) continue;
+    first = Violation{"fencing",
+                      "the resource \"" + o.resource_key + "\" accepted " + process_label(e.process) +
+                          "'s write with token " + std::to_string(token) + " at t=" + format_seconds(e.time_ns) +
+                          " after " + process_label(highest_by) + " had written with token " + std::to_string(highest) +
+                          " at t=" + format_seconds(highest_at) + ": a stale holder's write got through.",
+                      {e.process, highest_by},
+                      e.time_ns};
+  }
+  if (!first) return {};
+  first->count = count;
+  return {*first};
+}
+
 std::vector<Violation> check_invariants(const History& h, const InvariantOptions& o) {
   std::vector<Violation> all;
   for (auto&& v : check_mutual_exclusion(h)) all.push_back(std::move(v));
   for (auto&& v : check_lost_update(h, o)) all.push_back(std::move(v));
   for (auto&& v : check_foreign_unlock(h, o)) all.push_back(std::move(v));
   for (auto&& v : check_deadlock(h, o)) all.push_back(std::move(v));
+  for (auto&& v : check_fencing(h, o)) all.push_back(std::move(v));
   return all;
 }
 

@@ -444,6 +444,7 @@ WorkloadSpec read_workload(const Obj& top, const LockSpec& lock) {
   w.wait_ms = o.integer("wait_ms", 0, kMaxMs, w.wait_ms);
   w.start_stagger_ms = o.integer("start_stagger_ms", 0, kMaxMs, w.start_stagger_ms);
   w.stock_key = o.string("stock_key", w.stock_key);
+  w.fencing = o.boolean("fencing", w.fencing);
   // Sharing the key would make the stock update clobber the lock itself.
   if (w.stock_key == lock.key) fail(o.at("stock_key"), "a key other than lock.key", quote(w.stock_key));
   return w;
@@ -634,7 +635,7 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& scenario_ke
       {"$.lock.retry", {"count_max", "delay_ms", "jitter_ms"}},
       {"$.workload",
        {"kind", "clients", "initial_stock", "attempts_per_client", "hold_ms", "wait_ms", "start_stagger_ms",
-        "stock_key"}},
+        "stock_key", "fencing"}},
       {"$.faults[]", union_keys("kind", fault_shapes())},
       {"$.expect", {"violations"}},
       {"$.checks", {"deadlock_bound_ms"}},

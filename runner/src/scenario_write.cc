@@ -58,7 +58,8 @@ ojson workload_json(const WorkloadSpec& w) {
           {"hold_ms", w.hold_ms},
           {"wait_ms", w.wait_ms},
           {"start_stagger_ms", w.start_stagger_ms},
-          {"stock_key", w.stock_key}};
+          {"stock_key", w.stock_key},
+          {"fencing", w.fencing}};
 }
 
 }  // namespace

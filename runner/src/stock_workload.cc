@@ -1,6 +1,7 @@
 #include <charconv>
 
 #include "lockstep/runner/workload.h"
+#include "lockstep/scripts.h"
 
 namespace lockstep::runner {
 
@@ -47,7 +48,20 @@ bool parse_int(const std::string& s, int64_t& out) {
 }
 
 // Read, hold, write back: the critical section of one sale.
-Task<void> sell_one(Env& env, Recorder& rec, int64_t process, const LockSpec& lock, const WorkloadSpec& w) {
+// The write-back. With a token the write is recorded with it, so the checker can see a
+// stale holder's write; with a fencing store the store itself refuses it.
+Task<Reply> write_back(Connection& store, const WorkloadSpec& w, int64_t value, int64_t token, Nanos timeout) {
+  if (w.fencing && token >= 0) {
+    std::vector<std::string> eval{"EVAL", script("fenced_write"), "2", w.stock_key, w.stock_key + ":fence",
+                                  std::to_string(value), std::to_string(token)};
+    co_return co_await store.call(std::move(eval), timeout);
+  }
+  std::vector<std::string> set{"SET", w.stock_key, std::to_string(value)};
+  co_return co_await store.call(std::move(set), timeout);
+}
+
+Task<void> sell_one(Env& env, Recorder& rec, int64_t process, const LockSpec& lock, const WorkloadSpec& w,
+                    int64_t token) {
   Connection& store = env.node(0);
   const Nanos timeout = Millis(lock.command_timeout_ms);
   rec.op(EventType::Invoke, process, "read", w.stock_key);
@@ -61,11 +75,13 @@ Task<void> sell_one(Env& env, Recorder& rec, int64_t process, const LockSpec& lo
   rec.op(EventType::Ok, process, "read", w.stock_key, stock);
   co_await env.sleep(Millis(w.hold_ms));
   if (stock <= 0) co_return;
-  rec.op(EventType::Invoke, process, "write", w.stock_key, stock - 1);
-  std::vector<std::string> set{"SET", w.stock_key, std::to_string(stock - 1)};
-  Reply wr = co_await store.call(std::move(set), timeout);
-  rec.op(wr.is_ok() ? EventType::Ok : (wr.is_unknown() ? EventType::Info : EventType::Fail), process, "write",
-         w.stock_key, stock - 1);
+  nlohmann::json value = stock - 1;
+  if (token >= 0) value = {{"value", stock - 1}, {"token", token}};
+  rec.op(EventType::Invoke, process, "write", w.stock_key, value);
+  Reply wr = co_await write_back(store, w, stock - 1, token, timeout);
+  const bool written = wr.is_ok() || wr.is_integer(1);
+  rec.op(written ? EventType::Ok : (wr.is_unknown() ? EventType::Info : EventType::Fail), process, "write",
+         w.stock_key, value);
 }
 
 }  // namespace
@@ -79,7 +95,7 @@ Task<void> stock_client(Env& env, Recorder& rec, int64_t process, const LockSpec
     if (got != AcquireOutcome::Acquired) continue;
 
     rec.truth(checker::truth::kCsEnter, process, lock.key);
-    co_await sell_one(env, rec, process, lock, w);
+    co_await sell_one(env, rec, process, lock, w, l->fencing_token());
     rec.truth(checker::truth::kCsExit, process, lock.key);
 
     rec.op(EventType::Invoke, process, "release", lock.key);

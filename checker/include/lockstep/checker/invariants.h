@@ -7,7 +7,9 @@
 //                     cannot explain it (two holders read the same value), or below zero;
 //   foreign-unlock    an unlock removed the lock value another process had set;
 //   deadlock          the lock stayed with a crashed or finished process longer than a
-//                     bound while others tried to take it.
+//                     bound while others tried to take it;
+//   fencing           the resource accepted a write carrying a lower fencing token than
+//                     one it had already accepted (a stale holder got through).
 //
 // Each violation comes with one sentence naming processes and times.
 #pragma once
@@ -38,6 +40,7 @@ std::vector<Violation> check_mutual_exclusion(const History& h);
 std::vector<Violation> check_lost_update(const History& h, const InvariantOptions& o);
 std::vector<Violation> check_foreign_unlock(const History& h, const InvariantOptions& o);
 std::vector<Violation> check_deadlock(const History& h, const InvariantOptions& o);
+std::vector<Violation> check_fencing(const History& h, const InvariantOptions& o);
 
 // All of the above, in that order.
 std::vector<Violation> check_invariants(const History& h, const InvariantOptions& o);

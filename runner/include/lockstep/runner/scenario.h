@@ -85,6 +85,9 @@ struct WorkloadSpec {
   int64_t wait_ms = 5000;        // acquire wait budget per attempt
   int64_t start_stagger_ms = 0;  // client i starts at (i-1) * start_stagger_ms
   std::string stock_key = "stock";
+  // The store checks fencing tokens: it remembers the highest token that wrote and
+  // rejects writes carrying a lower one (needs a lock that hands out tokens).
+  bool fencing = false;
   bool operator==(const WorkloadSpec&) const = default;
 };
 
