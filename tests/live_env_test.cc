@@ -16,6 +16,13 @@ namespace {
 
 using Argv = std::vector<std::string>;
 
+ServerConfig config(std::string name, std::string persistence = "none") {
+  ServerConfig c;
+  c.name = std::move(name);
+  c.persistence = std::move(persistence);
+  return c;
+}
+
 // Every server this test binary started must be gone when the suite ends.
 class NoServerLeftBehind : public ::testing::Environment {
  public:
@@ -33,7 +40,7 @@ class LiveEnvTest : public ::testing::Test {
   void SetUp() override {
     if (find_redis_server().empty()) GTEST_SKIP() << "redis-server not installed: live tests need it";
     farm = std::make_unique<ServerFarm>();
-    server = farm->start(ServerConfig{"node-1"});
+    server = farm->start(config("node-1"));
     ASSERT_NE(server, nullptr) << farm->error();
     world = std::make_unique<LiveWorld>(7);
     world->add_node(server->address());
@@ -131,7 +138,9 @@ TEST_F(LiveEnvTest, SubscriptionDeliversMessagesAndTimesOut) {
   EXPECT_EQ((**out)[0].channel, "ch");
   EXPECT_EQ((**out)[0].payload, "hello");
   // More "hello"s may be queued; either way next() returned something sensible.
-  if ((**out)[1].timed_out) EXPECT_TRUE((**out)[1].payload.empty());
+  if ((**out)[1].timed_out) {
+    EXPECT_TRUE((**out)[1].payload.empty());
+  }
 }
 
 TEST_F(LiveEnvTest, PausedClientGetsItsReplyAfterThePauseEvenPastItsTimeout) {

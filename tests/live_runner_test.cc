@@ -20,6 +20,12 @@ Scenario load(const std::string& file) {
   return std::get<Scenario>(r);
 }
 
+live::ServerConfig users_server() {
+  live::ServerConfig c;
+  c.name = "users-server";
+  return c;
+}
+
 bool has_redis() { return !live::find_redis_server().empty(); }
 
 std::set<std::string> found(const RunOutcome& o) { return o.report.found_violations(); }
@@ -101,7 +107,7 @@ TEST(LiveRunner, RefusesWhatLiveCannotDo) {
 TEST(LiveRunner, ExternalRedisTouchesOnlyPrefixedKeysAndCleansUp) {
   if (!has_redis()) GTEST_SKIP() << "redis-server not installed: live tests need it";
   live::ServerFarm farm;  // stands in for the user's server
-  live::RedisServer* server = farm.start({"users-server"});
+  live::RedisServer* server = farm.start(users_server());
   ASSERT_NE(server, nullptr) << farm.error();
   std::vector<std::string> set_theirs{"SET", "their-key", "untouched"};
   ASSERT_TRUE(live::sync_command(server->address(), set_theirs, Millis(1000)).is_ok());
@@ -116,7 +122,9 @@ TEST(LiveRunner, ExternalRedisTouchesOnlyPrefixedKeysAndCleansUp) {
   ASSERT_FALSE(out.report.stats.contains("error")) << out.report.stats.dump();
   EXPECT_EQ(out.report.verdict, "safe");
   for (const auto& e : out.history.events) {
-    if (!e.key.empty()) EXPECT_EQ(e.key.rfind("lockstep:test:", 0), 0u) << e.key;
+    if (!e.key.empty()) {
+      EXPECT_EQ(e.key.rfind("lockstep:test:", 0), 0u) << e.key;
+    }
   }
   std::vector<std::string> dbsize{"DBSIZE"};
   EXPECT_EQ(live::sync_command(server->address(), dbsize, Millis(1000)), Reply::integer_of(1));

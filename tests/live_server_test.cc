@@ -16,6 +16,13 @@ namespace {
 
 using Argv = std::vector<std::string>;
 
+ServerConfig config(std::string name, std::string persistence = "none") {
+  ServerConfig c;
+  c.name = std::move(name);
+  c.persistence = std::move(persistence);
+  return c;
+}
+
 class LiveServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -31,7 +38,9 @@ class LiveServerTest : public ::testing::Test {
     world.reset();
     farm.reset();
     for (pid_t pid : mine) {
-      if (pid > 0) EXPECT_EQ(::kill(pid, 0), -1) << "server " << pid << " left running";
+      if (pid > 0) {
+        EXPECT_EQ(::kill(pid, 0), -1) << "server " << pid << " left running";
+      }
     }
   }
 
@@ -65,7 +74,7 @@ class LiveServerTest : public ::testing::Test {
 };
 
 TEST_F(LiveServerTest, PausedServerTimesOutAndRecoversAfterSigcont) {
-  RedisServer* s = start({"node-1"});
+  RedisServer* s = start(config("node-1"));
   ASSERT_NE(s, nullptr);
   make_world(s->address());
   EXPECT_EQ(call({"PING"}), Reply::status("PONG"));
@@ -77,7 +86,7 @@ TEST_F(LiveServerTest, PausedServerTimesOutAndRecoversAfterSigcont) {
 }
 
 TEST_F(LiveServerTest, CrashAndRestartKeepsTheKeyWithAofAlways) {
-  RedisServer* s = start({"node-1", "aof-always"});
+  RedisServer* s = start(config("node-1", "aof-always"));
   ASSERT_NE(s, nullptr);
   EXPECT_TRUE(sync(*s, {"SET", "lock", "token", "PX", "60000"}).is_ok());
   s->kill();
@@ -87,7 +96,7 @@ TEST_F(LiveServerTest, CrashAndRestartKeepsTheKeyWithAofAlways) {
 }
 
 TEST_F(LiveServerTest, CrashAndRestartLosesTheKeyWithoutPersistence) {
-  RedisServer* s = start({"node-1", "none"});
+  RedisServer* s = start(config("node-1", "none"));
   ASSERT_NE(s, nullptr);
   const int port = s->address().port;
   EXPECT_TRUE(sync(*s, {"SET", "lock", "token", "PX", "60000"}).is_ok());
@@ -98,9 +107,9 @@ TEST_F(LiveServerTest, CrashAndRestartLosesTheKeyWithoutPersistence) {
 }
 
 TEST_F(LiveServerTest, FailoverRepointsClientsToThePromotedReplica) {
-  RedisServer* master = start({"node-1"});
+  RedisServer* master = start(config("node-1"));
   ASSERT_NE(master, nullptr);
-  ServerConfig rc{"node-1-replica-1"};
+  ServerConfig rc = config("node-1-replica-1");
   rc.replica_of = master->address();
   RedisServer* replica = start(rc);
   ASSERT_NE(replica, nullptr);
@@ -118,7 +127,7 @@ TEST_F(LiveServerTest, FailoverRepointsClientsToThePromotedReplica) {
 
 TEST_F(LiveServerTest, ServerClockJumpExpiresKeysEarly) {
   if (find_libfaketime().empty()) GTEST_SKIP() << "libfaketime not installed: server clock jumps need it";
-  ServerConfig c{"node-1"};
+  ServerConfig c = config("node-1");
   c.faketime = true;
   RedisServer* s = start(c);
   ASSERT_NE(s, nullptr);
@@ -139,8 +148,8 @@ TEST(LiveServerSafety, StartedServersAreChildrenOnDistinctFreePortsAndGoAway) {
   std::vector<pid_t> pids;
   {
     ServerFarm farm;
-    RedisServer* a = farm.start({"node-1"});
-    RedisServer* b = farm.start({"node-2"});
+    RedisServer* a = farm.start(config("node-1"));
+    RedisServer* b = farm.start(config("node-2"));
     ASSERT_NE(a, nullptr);
     ASSERT_NE(b, nullptr);
     EXPECT_NE(a->address().port, b->address().port);

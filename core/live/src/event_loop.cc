@@ -28,13 +28,25 @@ struct EventLoop::Timer {
   EventLoop* loop = nullptr;
   TimerId id = 0;
   event* ev = nullptr;
+  Nanos due{0};  // never runs before this, by mono_clock()
   std::function<void()> fn;
   ~Timer() {
     if (ev) event_free(ev);
   }
 };
 
-EventLoop::EventLoop() : base_(event_base_new()) {
+// Precise timers: libevent's default coarse monotonic clock ticks in milliseconds and
+// can fire a timer before its time as mono_clock() measures it.
+event_base* new_base() {
+  event_config* cfg = event_config_new();
+  if (!cfg) return nullptr;
+  event_config_set_flag(cfg, EVENT_BASE_FLAG_PRECISE_TIMER);
+  event_base* base = event_base_new_with_config(cfg);
+  event_config_free(cfg);
+  return base;
+}
+
+EventLoop::EventLoop() : base_(new_base()) {
   if (!base_) {
     std::fputs("lockstep live: cannot create a libevent base\n", stderr);
     std::abort();
@@ -55,7 +67,9 @@ EventLoop::TimerId EventLoop::after(Nanos d, std::function<void()> fn) {
   t->loop = this;
   t->id = next_id_++;
   t->fn = std::move(fn);
+  t->due = now() + d;
   t->ev = evtimer_new(base_, &EventLoop::on_timer, t.get());
+  event_base_update_cache_time(base_);
   timeval tv = to_timeval(d);
   evtimer_add(t->ev, &tv);
   const TimerId id = t->id;
@@ -70,6 +84,13 @@ void EventLoop::on_timer(int, short, void* arg) {
   EventLoop* loop = t->loop;
   auto it = loop->timers_.find(t->id);
   if (it == loop->timers_.end()) return;
+  // Code waiting for a timer relies on its time having come (a pause ends exactly when
+  // it says); a timer that libevent fires early waits out the rest.
+  if (const Nanos left = t->due - loop->now(); left > Nanos(0)) {
+    timeval tv = to_timeval(left + Nanos(1000));
+    evtimer_add(t->ev, &tv);
+    return;
+  }
   // Taken out first: fn may add or cancel timers, including (harmlessly) its own id.
   std::unique_ptr<Timer> owned = std::move(it->second);
   loop->timers_.erase(it);

@@ -34,15 +34,15 @@ struct CallState {
   }
 };
 
+// Holds a plain pointer and has no destructor on purpose: GCC 12 can destroy a co_await
+// temporary twice, which would drop an owning pointer's count twice. The awaiting frame
+// keeps the state alive in a named local; a frame destroyed while waiting (crash, end of
+// run) is never resumed because its client's epoch has moved on.
 struct CallAwaiter {
-  std::shared_ptr<CallState> st;
+  CallState* st;
   bool await_ready() const noexcept { return st->done; }
   void await_suspend(std::coroutine_handle<> h) noexcept { st->waiter = h; }
   Reply await_resume() { return std::move(st->reply); }
-  // A frame destroyed while waiting (crash, end of run) must never be resumed.
-  ~CallAwaiter() {
-    if (st) st->waiter = {};
-  }
 };
 
 // Arms the caller's timeout: it reaches the client like any other event (held while the
@@ -205,7 +205,8 @@ class LiveSubscription : public Subscription {
     if (box_->confirmed) co_return;
     box_->waiter = std::make_shared<CallState>(world_.loop());
     arm_timeout(world_, client_, box_->waiter, timeout);
-    co_await CallAwaiter{box_->waiter};
+    auto st = box_->waiter;
+    co_await CallAwaiter{st.get()};
     box_->waiter.reset();
   }
 
@@ -218,7 +219,7 @@ class LiveSubscription : public Subscription {
     auto st = std::make_shared<CallState>(world_.loop());
     box_->waiter = st;
     arm_timeout(world_, client_, st, timeout);
-    Reply r = co_await CallAwaiter{st};
+    Reply r = co_await CallAwaiter{st.get()};
     box_->waiter.reset();
     if (r.type != Reply::Type::Bulk) co_return Message{true, {}, {}};
     co_return Message{false, r.str, r.elements.empty() ? std::string() : r.elements[0].str};
@@ -239,7 +240,8 @@ class LiveConnection : public Connection {
 
   Task<Reply> call(std::vector<std::string> argv, Nanos timeout) override {
     auto st = issue(std::move(argv), timeout);
-    co_return co_await CallAwaiter{st};
+    Reply r = co_await CallAwaiter{st.get()};
+    co_return r;
   }
 
   Task<std::unique_ptr<Subscription>> subscribe(std::string channel) override {
@@ -281,31 +283,19 @@ class LiveConnection : public Connection {
   Link link_;
 };
 
-struct Wake {
-  std::coroutine_handle<> h;
-};
-
+// As CallAwaiter: nothing owning in the awaiter itself. The timer owns the wake-up.
 struct SleepAwaiter {
   LiveWorld& world;
   int client;
   Nanos d;
-  std::shared_ptr<Wake> wake = std::make_shared<Wake>();
   bool await_ready() const noexcept { return false; }
   void await_suspend(std::coroutine_handle<> h) {
-    wake->h = h;
     LiveWorld* w = &world;
     const int c = client;
     const uint64_t epoch = world.epoch(client);
-    world.loop().after(d, [w, c, epoch, wk = wake] {
-      w->post(c, epoch, [wk] {
-        if (wk->h) std::exchange(wk->h, {}).resume();
-      });
-    });
+    world.loop().after(d, [w, c, epoch, h] { w->post(c, epoch, [h] { h.resume(); }); });
   }
   void await_resume() const noexcept {}
-  ~SleepAwaiter() {
-    if (wake) wake->h = {};
-  }
 };
 
 }  // namespace
