@@ -607,8 +607,8 @@ std::string live_unsupported(const Scenario& s, const LiveOptions& o) {
                ", which would be your server; run it without --redis (lockstep then starts its own)";
     }
     if (server_clock) return "--redis: refusing to change your server's clock; run it without --redis";
-  } else if (server_clock && live::find_libfaketime().empty()) {
-    return "a server clock fault needs libfaketime (apt-get install faketime)";
+  } else if (server_clock && !live::faketime_unusable_reason().empty()) {
+    return "a server clock fault needs libfaketime: " + live::faketime_unusable_reason();
   }
   return "";
 }

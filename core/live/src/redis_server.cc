@@ -139,6 +139,75 @@ std::string find_libfaketime() {
   return "";
 }
 
+namespace {
+
+// Runs `redis-server --version` under libfaketime with a deadline; true if it answered.
+bool faketime_probe(const std::string& binary, const std::string& lib, const std::string& dir) {
+  const std::string clock = dir + "/probe-clock";
+  const std::string out = dir + "/probe-out";
+  std::ofstream(clock) << "+0\n";
+  std::vector<std::string> env_strings = {"LD_PRELOAD=" + lib, "FAKETIME_TIMESTAMP_FILE=" + clock,
+                                          "FAKETIME_NO_CACHE=1", "FAKETIME_DONT_FAKE_MONOTONIC=1", "PATH=/usr/bin:/bin"};
+  std::vector<char*> envp;
+  for (auto& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::string b = binary, v = "--version";
+  char* argv[] = {b.data(), v.data(), nullptr};
+  const int fd = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return false;
+  install_handlers();
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(fd);
+    return false;
+  }
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(1);
+    dup2(fd, STDOUT_FILENO);
+    dup2(fd, STDERR_FILENO);
+    execve(argv[0], argv, envp.data());
+    _exit(127);
+  }
+  close(fd);
+  remember(pid);
+  int status = 0;
+  bool exited = false;
+  for (int i = 0; i < 300 && !exited; ++i) {  // 3 s at most
+    exited = waitpid(pid, &status, WNOHANG) == pid;
+    if (!exited) std::this_thread::sleep_for(Millis(10));
+  }
+  if (!exited) {
+    ::kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+  }
+  forget(pid);
+  return exited && WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+         tail_of(out, 2000).find("Redis server v=") != std::string::npos;
+}
+
+}  // namespace
+
+const std::string& faketime_unusable_reason() {
+  static const std::string reason = [] {
+    const std::string binary = find_redis_server();
+    if (binary.empty()) return std::string("redis-server not found");
+    const std::string lib = find_libfaketime();
+    if (lib.empty()) return std::string("libfaketime is not installed (apt-get install faketime)");
+    const char* tmp = std::getenv("TMPDIR");
+    std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/lockstep-faketime-XXXXXX";
+    if (!mkdtemp(dir.data())) return std::string("cannot create a temporary directory");
+    const bool ok = faketime_probe(binary, lib, dir);
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    return ok ? std::string()
+              : std::string("redis-server does not run under libfaketime on this machine (it hangs in "
+                            "libfaketime's clock_gettime, a known clash with jemalloc builds)");
+  }();
+  return reason;
+}
+
 std::vector<pid_t> started_server_pids() {
   std::lock_guard lock(g_started_mu);
   return g_started;
@@ -153,7 +222,9 @@ RedisServer::~RedisServer() { kill(); }
 std::vector<std::string> RedisServer::args() const {
   std::vector<std::string> a = {binary_,  "--port",      std::to_string(port_), "--bind", "127.0.0.1",
                                 "--daemonize", "no",     "--save",              "",       "--dir",
-                                dir_,      "--logfile",  ""};
+                                dir_,      "--logfile",  "",
+                                // Replicas sync at once instead of after the default 5 s.
+                                "--repl-diskless-sync-delay", "0"};
   if (config_.persistence == "none") {
     a.insert(a.end(), {"--appendonly", "no"});
   } else {
@@ -325,8 +396,8 @@ ServerFarm::~ServerFarm() {
 
 RedisServer* ServerFarm::start(const ServerConfig& config) {
   if (!error_.empty()) return nullptr;
-  if (config.faketime && find_libfaketime().empty()) {
-    error_ = "libfaketime is not installed: server clock faults need it (apt-get install faketime)";
+  if (config.faketime && !faketime_unusable_reason().empty()) {
+    error_ = "server clock faults need libfaketime: " + faketime_unusable_reason();
     return nullptr;
   }
   auto s = std::make_unique<RedisServer>(binary_, dir_ + "/" + config.name, config);

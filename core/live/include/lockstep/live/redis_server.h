@@ -31,6 +31,9 @@ namespace lockstep::live {
 std::string find_redis_server();
 // libfaketime's preload library, or empty if it is not installed.
 std::string find_libfaketime();
+// "" if redis-server runs under libfaketime here, else why not. Probed once (bounded to
+// 3 s) and remembered: some builds (jemalloc) hang in libfaketime's clock_gettime.
+const std::string& faketime_unusable_reason();
 
 // Every pid this process ever started as a server, for tests that check nothing was
 // left behind.
