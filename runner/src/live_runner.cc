@@ -6,6 +6,7 @@
 #include <cctype>
 #include <deque>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "lockstep/checker/invariants.h"
@@ -78,9 +79,9 @@ class LockTruth {
   void replied(int64_t process, int node, const std::vector<std::string>& argv, const Reply& r, int64_t now) {
     const std::string cmd = upper(argv[0]);
     if (argv.size() >= 3 && argv[1] == key_ && ((cmd == "SET" && r.is_ok()) || (cmd == "SETNX" && r.is_integer(1)))) {
-      setters_[node].push_back({process, now});
+      setters_[node].push_back({process, now, false, std::nullopt});
     } else if (deletes_lock(cmd, argv) && r.type == Reply::Type::Integer && r.integer >= 1) {
-      deleters_[node].push_back({process, now});
+      deleters_[node].push_back({process, now, false, script_token(cmd, argv)});
     }
   }
 
@@ -139,7 +140,17 @@ class LockTruth {
     int64_t process;
     int64_t at_ns;
     bool used = false;
+    std::optional<std::string> token;  // the value a compare-and-delete script removes
   };
+
+  // A script's first ARGV is the owner token by the convention of lockstep's unlock
+  // scripts; a plain DEL names no value.
+  static std::optional<std::string> script_token(const std::string& cmd, const std::vector<std::string>& argv) {
+    if (cmd != "EVAL") return std::nullopt;
+    const size_t numkeys = static_cast<size_t>(std::max(0, std::atoi(argv[2].c_str())));
+    if (3 + numkeys >= argv.size()) return std::nullopt;
+    return argv[3 + numkeys];
+  }
 
   bool deletes_lock(const std::string& cmd, const std::vector<std::string>& argv) const {
     if (cmd == "DEL" || cmd == "UNLINK") return std::find(argv.begin() + 1, argv.end(), key_) != argv.end();
@@ -156,6 +167,19 @@ class LockTruth {
   static Done* first_after(std::vector<Done>& v, int64_t t) {
     for (auto& d : v) {
       if (!d.used && d.at_ns >= t) return &d;
+    }
+    return nullptr;
+  }
+
+  // The delete that removed `value`: one that names it, else a plain DEL after the key
+  // was last seen. Deletes naming another value removed a holder the poller never saw
+  // (several holders can come and go between two polls) and explain nothing here.
+  static Done* deleter_of(std::vector<Done>& v, const std::string& value, int64_t t) {
+    for (auto& d : v) {
+      if (!d.used && d.at_ns >= t && d.token == value) return &d;
+    }
+    for (auto& d : v) {
+      if (!d.used && d.at_ns >= t && !d.token) return &d;
     }
     return nullptr;
   }
@@ -190,7 +214,7 @@ class LockTruth {
   bool emit_removal(int node, const Change& c, bool may_wait) {
     const int64_t owner = nodes_[node].holder;
     nlohmann::json extra = {{"owner", owner}};
-    if (Done* d = first_after(deleters_[node], c.window_start_ns)) {
+    if (Done* d = deleter_of(deleters_[node], c.value, c.window_start_ns)) {
       d->used = true;
       insert(checker::truth::kKeyDel, d->process, c.value, node, extra, c.at_ns);
       return true;
