@@ -56,9 +56,11 @@ void install_handlers() {
     struct sigaction sa {};
     sa.sa_handler = on_fatal_signal;
     sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &g_old_int);
-    sigaction(SIGTERM, &sa, &g_old_term);
-    sigaction(SIGHUP, &sa, &g_old_hup);
+    // A signal the process was started ignoring (a background job's SIGINT) stays ignored.
+    for (auto [sig, old] : {std::pair{SIGINT, &g_old_int}, {SIGTERM, &g_old_term}, {SIGHUP, &g_old_hup}}) {
+      sigaction(sig, &sa, old);
+      if (old->sa_handler == SIG_IGN) sigaction(sig, old, nullptr);
+    }
     std::atexit(kill_children_now);
   });
 }
