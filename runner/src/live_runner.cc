@@ -401,8 +401,10 @@ class LiveRun {
     world_.spawn(c, stock_client(world_.env(c), rec_, world_.history_id(c), s_.lock, s_.workload));
   }
 
+  // Idle: every client has finished and nothing on the timeline is still to come (a node
+  // restart after the clients gave up still decides what the stock key reads).
   bool all_idle() const {
-    if (started_ < static_cast<int>(clients_.size()) || pending_restarts_ > 0) return false;
+    if (started_ < static_cast<int>(clients_.size()) || pending_restarts_ > 0 || pending_timeline_ > 0) return false;
     for (int c : clients_) {
       if (!world_.is_crashed(c) && !world_.idle(c)) return false;
     }
@@ -410,7 +412,11 @@ class LiveRun {
   }
 
   void at(int64_t ms, std::function<void()> fn) {
-    world_.loop().after(start_ + Millis(ms) - live::mono_clock(), std::move(fn));
+    ++pending_timeline_;
+    world_.loop().after(start_ + Millis(ms) - live::mono_clock(), [this, fn = std::move(fn)] {
+      --pending_timeline_;
+      fn();
+    });
   }
 
   int client_of(const std::string& name) const {
@@ -518,6 +524,10 @@ class LiveRun {
   void finish() {
     if (farm_) {
       for (auto& sv : farm_->servers()) sv->resume();
+      // A node restarted late may still be loading its AOF: the stock is read after.
+      for (auto& sv : farm_->servers()) {
+        if (sv->running()) sv->wait_ready(Millis(3000));
+      }
     }
     // A few more polls so the last state of the key is seen, then everything stops.
     world_.loop().run_for(Millis(std::max<int64_t>(5 * o_.poll_interval_ms, 20)));
@@ -560,6 +570,7 @@ class LiveRun {
   int observer_ = -1;
   int started_ = 0;
   int pending_restarts_ = 0;
+  int pending_timeline_ = 0;
   bool resource_read_ = false;
 };
 
