@@ -85,7 +85,10 @@ class LockTruth {
     }
   }
 
-  void observe(int node, const Reply& r, int64_t now) {
+  // `sent` is when the poll left: the state it reports held at some moment after that,
+  // so a change it reveals happened after the previous poll was sent, not answered (a
+  // client's reply can be handled before the poll reply that preceded it on the server).
+  void observe(int node, const Reply& r, int64_t sent, int64_t now) {
     if (r.type != Reply::Type::Array || r.elements.size() != 3) return;  // no news this round
     ++polls_;
     NodeState& st = nodes_[node];
@@ -101,11 +104,11 @@ class LockTruth {
     st.present = present;
     st.value = value;
     if (present) {
-      st.last_present_ns = now;
+      st.last_present_ns = sent;
       const int64_t pttl = r.elements[2].integer;
       st.expires_at_ns = pttl >= 0 ? now + pttl * kMs : -1;
     } else {
-      st.last_absent_ns = now;
+      st.last_absent_ns = sent;
     }
     settle(node, now, false);
   }
@@ -130,8 +133,8 @@ class LockTruth {
   struct NodeState {
     bool present = false;
     std::string value;
-    int64_t last_present_ns = 0;
-    int64_t last_absent_ns = 0;
+    int64_t last_present_ns = 0;  // when the last poll that saw the key was sent
+    int64_t last_absent_ns = 0;   // when the last poll that saw no key was sent
     int64_t expires_at_ns = -1;
     int64_t holder = -1;  // writer of the last emitted key-set
     std::deque<Change> pending;
@@ -376,8 +379,9 @@ class LiveRun {
     const int64_t rounds = s_.duration_ms / std::max<int64_t>(o_.poll_interval_ms, 1) + 100;
     for (int64_t i = 0; i < rounds; ++i) {
       std::vector<std::string> argv{"EVAL", kPollScript, "1", s_.lock.key};
+      const int64_t sent = rec_.now();
       Reply r = co_await env.node(node).call(std::move(argv), kPollTimeout);
-      truth_.observe(node, r, rec_.now());
+      truth_.observe(node, r, sent, rec_.now());
       co_await env.sleep(Millis(o_.poll_interval_ms));
     }
   }
@@ -574,8 +578,7 @@ class LiveRun {
   bool resource_read_ = false;
 };
 
-nlohmann::json checkable(const LiveRun& run, const std::string& algorithm) {
-  (void)algorithm;
+nlohmann::json checkable(const LiveRun& run) {
   nlohmann::json out = {"mutual-exclusion"};
   if (run.resource_read()) out.push_back("lost-update");
   // A key removal nobody's reply explains may have been a foreign unlock we cannot see.
@@ -660,7 +663,7 @@ RunOutcome run_live(const Scenario& scenario, const LiveOptions& options) {
     error = run.run();
     as_run = run.scenario();
     out.history = run.take_history();
-    checkable_json = checkable(run, scenario.lock.algorithm);
+    checkable_json = checkable(run);
     truth_json = {{"polls", run.truth().polls()},
                   {"unattributed_sets", run.truth().unattributed_sets()},
                   {"unattributed_dels", run.truth().unattributed_dels()}};
