@@ -81,17 +81,40 @@ class SimRun {
     o.seed = seed;
     o.latency = to_latency(s.network.latency);
     o.loss = s.network.loss;
+    o.replication_lag_ns = s.topology.replication_lag_ms * kMs;
     return o;
   }
 
+  static sim::Persistence persistence(const std::string& mode) {
+    if (mode == "aof-always") return sim::Persistence::AofAlways;
+    if (mode == "aof-everysec") return sim::Persistence::AofEverysec;
+    return sim::Persistence::None;
+  }
+
   void build() {
+    const auto p = persistence(s_.topology.persistence);
     for (int i = 1; i <= s_.topology.nodes; ++i) {
       std::string name = "node-" + std::to_string(i);
-      world_.add_node(name, clock_for(s_, name));
+      world_.add_node(name, clock_for(s_, name), p);
+    }
+    // The resource exists before any client starts, and replicas start in sync.
+    seed_resource();
+    for (int i = 1; i <= s_.topology.nodes; ++i) {
+      for (int r = 1; r <= s_.topology.replicas; ++r) {
+        std::string name = "node-" + std::to_string(i) + "-replica-" + std::to_string(r);
+        world_.add_replica(i - 1, name, clock_for(s_, name), p);
+      }
     }
     world_.on_key_change = [this](int node, const sim::KeyChange& c) { on_key_change(node, c); };
+    world_.on_node_reloaded = [this](int pid) { on_node_reloaded(pid); };
+    world_.on_failover = [this](int shard, int old_master, int new_master) {
+      rec_.truth("failover", -1, "", {{"from", world_.process(old_master).name}, {"to", world_.process(new_master).name}},
+                 world_.process(new_master).node_index, {{"shard", shard}});
+    };
+    if (s_.topology.down_after_ms > 0 && s_.topology.replicas > 0) {
+      world_.start_failure_detector(s_.topology.down_after_ms * kMs, 100 * kMs, s_.duration_ms * kMs);
+    }
     world_.on_client_restart = [this](int pid) { start_client(pid); };
-    seed_resource();
     for (int i = 1; i <= s_.workload.clients; ++i) {
       std::string name = "client-" + std::to_string(i);
       int pid = world_.add_client(name, i, clock_for(s_, name));
@@ -120,6 +143,16 @@ class SimRun {
       nlohmann::json extra = {{"owner", c.writer}};
       rec_.truth(c.kind == K::Del ? checker::truth::kKeyDel : checker::truth::kKeyExpire, c.by_process, c.key,
                  c.value, node, extra);
+    }
+  }
+
+  // A keyspace replaced wholesale (AOF reload, resync) fires no per-key events; say who
+  // holds the lock there now so the ground truth stays complete.
+  void on_node_reloaded(int pid) {
+    auto& p = world_.process(pid);
+    if (auto v = p.redis->peek_string(s_.lock.key)) {
+      rec_.truth(checker::truth::kKeySet, p.redis->writer_of(s_.lock.key), s_.lock.key, *v, p.node_index,
+                 {{"reloaded", true}});
     }
   }
 
@@ -166,6 +199,8 @@ class SimRun {
       };
       at(f.at_ms, [apply, amount] { apply(amount); });
       at(f.at_ms + f.duration_ms, [apply, amount] { apply(-amount); });
+    } else if (f.kind == "failover") {
+      at(f.at_ms, [this, pid] { world_.failover(world_.process(pid).shard); });
     } else if (f.kind == "partition") {
       at(f.at_ms, [this, f] { partition(f, +1); });
       at(f.at_ms + f.duration_ms, [this, f] { partition(f, -1); });
