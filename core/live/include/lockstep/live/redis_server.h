@@ -1,0 +1,119 @@
+// RedisServer and ServerFarm: real redis-server processes that lockstep starts, faults
+// and removes itself.
+//
+// Safety invariants (they are the point of this file):
+//  - A server is always a child process forked here, bound to 127.0.0.1 on a port the
+//    kernel just reported free, with its files in a private mkdtemp directory. No fixed
+//    or well-known port is ever used, and no server this process did not start is ever
+//    signalled.
+//  - Every started server is killed and reaped: by its owner's destructor, by the
+//    SIGINT/SIGTERM handler installed with the first start (it SIGKILLs every live
+//    child, then lets the signal take its usual course), and by the kernel if lockstep
+//    itself dies (PR_SET_PDEATHSIG in the child).
+//  - Every wait is bounded.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lockstep/env.h"
+#include "lockstep/live/live_world.h"
+
+namespace lockstep::live {
+
+// The redis-server binary: $LOCKSTEP_REDIS_SERVER, else the first redis-server on PATH.
+// Empty if there is none.
+std::string find_redis_server();
+// libfaketime's preload library, or empty if it is not installed.
+std::string find_libfaketime();
+// "" if redis-server runs under libfaketime here, else why not. Probed once (bounded to
+// 3 s) and remembered: some builds (jemalloc) hang in libfaketime's clock_gettime.
+const std::string& faketime_unusable_reason();
+
+// Every pid this process ever started as a server, for tests that check nothing was
+// left behind.
+std::vector<pid_t> started_server_pids();
+
+struct ServerConfig {
+  std::string name;                  // "node-1", "node-1-replica-1"
+  std::string persistence = "none";  // none | aof-everysec | aof-always
+  std::optional<NodeAddress> replica_of;
+  bool faketime = false;  // start under libfaketime so the wall clock can be jumped
+  Nanos initial_clock_offset{0};
+};
+
+class RedisServer {
+ public:
+  RedisServer(std::string binary, std::string dir, ServerConfig config);
+  ~RedisServer();
+  RedisServer(const RedisServer&) = delete;
+  RedisServer& operator=(const RedisServer&) = delete;
+
+  // Starts on a fresh free port and waits (bounded) until PING answers PONG. Returns ""
+  // or why it failed; a port taken by someone else in between is retried with a new one.
+  std::string start();
+  // SIGKILL and reap; the server's files stay (a restart reads its AOF).
+  void kill();
+  // Starts again on the same port and directory. With wait=false it returns once the
+  // process runs (clients meanwhile see refused connections, as after a real restart).
+  std::string restart(bool wait);
+  void pause();   // SIGSTOP
+  void resume();  // SIGCONT
+  // Sets the server's wall clock to real time + offset (needs config.faketime).
+  bool set_clock_offset(Nanos offset);
+
+  bool running() const { return pid_ > 0; }
+  bool paused() const { return paused_; }
+  pid_t pid() const { return pid_; }
+  NodeAddress address() const { return NodeAddress{"127.0.0.1", port_}; }
+  const ServerConfig& config() const { return config_; }
+  Nanos clock_offset() const { return clock_offset_; }
+  // Waits until PING answers or `limit` passes.
+  bool wait_ready(Nanos limit);
+
+ private:
+  std::string spawn();
+  std::vector<std::string> args() const;
+  std::string clock_file() const { return dir_ + "/faketime"; }
+
+  std::string binary_;
+  std::string dir_;
+  ServerConfig config_;
+  int port_ = 0;
+  pid_t pid_ = -1;
+  bool paused_ = false;
+  Nanos clock_offset_{0};
+};
+
+// All servers of one run, in one temporary directory removed at the end.
+class ServerFarm {
+ public:
+  ServerFarm();
+  ~ServerFarm();
+  ServerFarm(const ServerFarm&) = delete;
+  ServerFarm& operator=(const ServerFarm&) = delete;
+
+  // "" when ready; otherwise why not (no redis-server, no temp dir).
+  const std::string& error() const { return error_; }
+  const std::string& dir() const { return dir_; }
+
+  // Adds and starts a server; nullptr (and error()) on failure.
+  RedisServer* start(const ServerConfig& config);
+  RedisServer* find(const std::string& name);
+  std::vector<std::unique_ptr<RedisServer>>& servers() { return servers_; }
+  // Kills every server (also done by the destructor).
+  void stop_all();
+
+ private:
+  std::string error_;
+  std::string binary_;
+  std::string dir_;
+  std::vector<std::unique_ptr<RedisServer>> servers_;
+};
+
+}  // namespace lockstep::live

@@ -1,0 +1,134 @@
+#include "lockstep/live/event_loop.h"
+
+#include <event2/event.h>
+#include <time.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace lockstep::live {
+
+namespace {
+Nanos read_clock(clockid_t id) {
+  timespec ts{};
+  clock_gettime(id, &ts);
+  return Nanos(int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec);
+}
+
+timeval to_timeval(Nanos d) {
+  const int64_t us = std::max<int64_t>(d.count() / 1000, 0);
+  return timeval{static_cast<time_t>(us / 1'000'000), static_cast<suseconds_t>(us % 1'000'000)};
+}
+}  // namespace
+
+Nanos mono_clock() { return read_clock(CLOCK_MONOTONIC); }
+Nanos wall_clock() { return read_clock(CLOCK_REALTIME); }
+
+struct EventLoop::Timer {
+  EventLoop* loop = nullptr;
+  TimerId id = 0;
+  event* ev = nullptr;
+  Nanos due{0};  // never runs before this, by mono_clock()
+  std::function<void()> fn;
+  ~Timer() {
+    if (ev) event_free(ev);
+  }
+};
+
+// Precise timers: libevent's default coarse monotonic clock ticks in milliseconds and
+// can fire a timer before its time as mono_clock() measures it.
+event_base* new_base() {
+  event_config* cfg = event_config_new();
+  if (!cfg) return nullptr;
+  event_config_set_flag(cfg, EVENT_BASE_FLAG_PRECISE_TIMER);
+  event_base* base = event_base_new_with_config(cfg);
+  event_config_free(cfg);
+  return base;
+}
+
+EventLoop::EventLoop() : base_(new_base()) {
+  if (!base_) {
+    std::fputs("lockstep live: cannot create a libevent base\n", stderr);
+    std::abort();
+  }
+  drain_event_ = event_new(base_, -1, 0, &EventLoop::on_drain, this);
+}
+
+EventLoop::~EventLoop() {
+  // Timer functions may own coroutine state; they go before the base they are bound to.
+  timers_.clear();
+  deferred_.clear();
+  event_free(drain_event_);
+  event_base_free(base_);
+}
+
+EventLoop::TimerId EventLoop::after(Nanos d, std::function<void()> fn) {
+  auto t = std::make_unique<Timer>();
+  t->loop = this;
+  t->id = next_id_++;
+  t->fn = std::move(fn);
+  t->due = now() + d;
+  t->ev = evtimer_new(base_, &EventLoop::on_timer, t.get());
+  event_base_update_cache_time(base_);
+  timeval tv = to_timeval(d);
+  evtimer_add(t->ev, &tv);
+  const TimerId id = t->id;
+  timers_.emplace(id, std::move(t));
+  return id;
+}
+
+void EventLoop::cancel(TimerId id) { timers_.erase(id); }
+
+void EventLoop::on_timer(int, short, void* arg) {
+  auto* t = static_cast<Timer*>(arg);
+  EventLoop* loop = t->loop;
+  auto it = loop->timers_.find(t->id);
+  if (it == loop->timers_.end()) return;
+  // Code waiting for a timer relies on its time having come (a pause ends exactly when
+  // it says); a timer that libevent fires early waits out the rest.
+  if (const Nanos left = t->due - loop->now(); left > Nanos(0)) {
+    timeval tv = to_timeval(left + Nanos(1000));
+    evtimer_add(t->ev, &tv);
+    return;
+  }
+  // Taken out first: fn may add or cancel timers, including (harmlessly) its own id.
+  std::unique_ptr<Timer> owned = std::move(it->second);
+  loop->timers_.erase(it);
+  std::function<void()> fn = std::move(owned->fn);
+  owned.reset();
+  fn();
+}
+
+void EventLoop::defer(std::function<void()> fn) {
+  deferred_.push_back(std::move(fn));
+  if (!drain_armed_) {
+    drain_armed_ = true;
+    event_active(drain_event_, 0, 0);
+  }
+}
+
+void EventLoop::on_drain(int, short, void* arg) { static_cast<EventLoop*>(arg)->drain(); }
+
+void EventLoop::drain() {
+  drain_armed_ = false;
+  // Only what was queued before this turn: work deferred by deferred work waits for the
+  // next turn, so timers and sockets are never starved.
+  auto batch = std::move(deferred_);
+  deferred_.clear();
+  for (auto& fn : batch) fn();
+}
+
+bool EventLoop::run_until(const std::function<bool()>& done, Nanos limit) {
+  const Nanos deadline = now() + limit;
+  // Bounded by the deadline: each turn blocks for at most 10 ms.
+  while (!done()) {
+    const Nanos left = deadline - now();
+    if (left <= Nanos(0)) return false;
+    TimerId guard = after(std::min<Nanos>(left, Millis(10)), [] {});
+    event_base_loop(base_, EVLOOP_ONCE);
+    cancel(guard);
+  }
+  return true;
+}
+
+}  // namespace lockstep::live

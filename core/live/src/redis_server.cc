@@ -1,0 +1,425 @@
+#include "lockstep/live/redis_server.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+extern char** environ;
+
+namespace lockstep::live {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Live children, readable from a signal handler: only atomics, no allocation.
+constexpr size_t kSlots = 1024;
+std::array<std::atomic<pid_t>, kSlots> g_children{};
+struct sigaction g_old_int, g_old_term, g_old_hup;
+std::once_flag g_handlers_once;
+
+std::mutex g_started_mu;
+std::vector<pid_t> g_started;
+
+void kill_children_now() {
+  for (auto& slot : g_children) {
+    const pid_t pid = slot.load();
+    if (pid > 0) ::kill(pid, SIGKILL);
+  }
+}
+
+void on_fatal_signal(int sig) {
+  kill_children_now();
+  // Reaping is left to the kernel (we are about to die: init adopts and reaps them).
+  const struct sigaction* old = sig == SIGINT ? &g_old_int : sig == SIGTERM ? &g_old_term : &g_old_hup;
+  sigaction(sig, old, nullptr);
+  raise(sig);
+}
+
+void install_handlers() {
+  std::call_once(g_handlers_once, [] {
+    struct sigaction sa {};
+    sa.sa_handler = on_fatal_signal;
+    sigemptyset(&sa.sa_mask);
+    // A signal the process was started ignoring (a background job's SIGINT) stays ignored.
+    for (auto [sig, old] : {std::pair{SIGINT, &g_old_int}, {SIGTERM, &g_old_term}, {SIGHUP, &g_old_hup}}) {
+      sigaction(sig, &sa, old);
+      if (old->sa_handler == SIG_IGN) sigaction(sig, old, nullptr);
+    }
+    std::atexit(kill_children_now);
+  });
+}
+
+void remember(pid_t pid) {
+  for (auto& slot : g_children) {
+    pid_t empty = 0;
+    if (slot.compare_exchange_strong(empty, pid)) break;
+  }
+  std::lock_guard lock(g_started_mu);
+  g_started.push_back(pid);
+}
+
+void forget(pid_t pid) {
+  for (auto& slot : g_children) {
+    pid_t expected = pid;
+    if (slot.compare_exchange_strong(expected, 0)) return;
+  }
+}
+
+// A port the kernel says is free on 127.0.0.1 right now. Someone may take it before the
+// server binds it; start() then retries with another.
+int free_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return 0;
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = 0;
+  int port = 0;
+  socklen_t len = sizeof a;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+    port = ntohs(a.sin_port);
+  close(fd);
+  return port;
+}
+
+std::string which(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::stringstream ss(path ? path : "/usr/local/bin:/usr/bin:/bin");
+  std::string dir;
+  while (std::getline(ss, dir, ':')) {
+    if (dir.empty()) continue;
+    std::string candidate = dir + "/" + name;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return "";
+}
+
+std::string tail_of(const std::string& file, size_t max_chars = 300) {
+  std::ifstream f(file);
+  std::string all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  if (all.size() > max_chars) all = all.substr(all.size() - max_chars);
+  while (!all.empty() && (all.back() == '\n' || all.back() == '\r')) all.pop_back();
+  return all;
+}
+
+// "+1.500000" / "-0.250000": libfaketime's relative offset in seconds.
+std::string faketime_offset(Nanos offset) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%+.6f\n", static_cast<double>(offset.count()) / 1e9);
+  return buf;
+}
+
+}  // namespace
+
+std::string find_redis_server() {
+  if (const char* env = std::getenv("LOCKSTEP_REDIS_SERVER"); env && *env) return access(env, X_OK) == 0 ? env : "";
+  return which("redis-server");
+}
+
+std::string find_libfaketime() {
+  for (const char* p : {"/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1", "/usr/lib/faketime/libfaketime.so.1",
+                        "/usr/local/lib/faketime/libfaketime.so.1", "/usr/lib64/faketime/libfaketime.so.1"}) {
+    if (access(p, R_OK) == 0) return p;
+  }
+  return "";
+}
+
+namespace {
+
+// Runs `redis-server --version` under libfaketime with a deadline; true if it answered.
+bool faketime_probe(const std::string& binary, const std::string& lib, const std::string& dir) {
+  const std::string clock = dir + "/probe-clock";
+  const std::string out = dir + "/probe-out";
+  std::ofstream(clock) << "+0\n";
+  std::vector<std::string> env_strings = {"LD_PRELOAD=" + lib, "FAKETIME_TIMESTAMP_FILE=" + clock,
+                                          "FAKETIME_NO_CACHE=1", "FAKETIME_DONT_FAKE_MONOTONIC=1", "PATH=/usr/bin:/bin"};
+  std::vector<char*> envp;
+  for (auto& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::string b = binary, v = "--version";
+  char* argv[] = {b.data(), v.data(), nullptr};
+  const int fd = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return false;
+  install_handlers();
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(fd);
+    return false;
+  }
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(1);
+    dup2(fd, STDOUT_FILENO);
+    dup2(fd, STDERR_FILENO);
+    execve(argv[0], argv, envp.data());
+    _exit(127);
+  }
+  close(fd);
+  remember(pid);
+  int status = 0;
+  bool exited = false;
+  for (int i = 0; i < 300 && !exited; ++i) {  // 3 s at most
+    exited = waitpid(pid, &status, WNOHANG) == pid;
+    if (!exited) std::this_thread::sleep_for(Millis(10));
+  }
+  if (!exited) {
+    ::kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+  }
+  forget(pid);
+  return exited && WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+         tail_of(out, 2000).find("Redis server v=") != std::string::npos;
+}
+
+}  // namespace
+
+const std::string& faketime_unusable_reason() {
+  static const std::string reason = [] {
+    const std::string binary = find_redis_server();
+    if (binary.empty()) return std::string("redis-server not found");
+    const std::string lib = find_libfaketime();
+    if (lib.empty()) return std::string("libfaketime is not installed (apt-get install faketime)");
+    const char* tmp = std::getenv("TMPDIR");
+    std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/lockstep-faketime-XXXXXX";
+    if (!mkdtemp(dir.data())) return std::string("cannot create a temporary directory");
+    const bool ok = faketime_probe(binary, lib, dir);
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    return ok ? std::string()
+              : std::string("redis-server does not run under libfaketime on this machine (it hangs in "
+                            "libfaketime's clock_gettime, a known clash with jemalloc builds)");
+  }();
+  return reason;
+}
+
+std::vector<pid_t> started_server_pids() {
+  std::lock_guard lock(g_started_mu);
+  return g_started;
+}
+
+RedisServer::RedisServer(std::string binary, std::string dir, ServerConfig config)
+    : binary_(std::move(binary)), dir_(std::move(dir)), config_(std::move(config)),
+      clock_offset_(config_.initial_clock_offset) {}
+
+RedisServer::~RedisServer() { kill(); }
+
+std::vector<std::string> RedisServer::args() const {
+  std::vector<std::string> a = {binary_,  "--port",      std::to_string(port_), "--bind", "127.0.0.1",
+                                "--daemonize", "no",     "--save",              "",       "--dir",
+                                dir_,      "--logfile",  "",
+                                // Replicas sync at once instead of after the default 5 s.
+                                "--repl-diskless-sync-delay", "0"};
+  if (config_.persistence == "none") {
+    a.insert(a.end(), {"--appendonly", "no"});
+  } else {
+    const std::string fsync = config_.persistence == "aof-always" ? "always" : "everysec";
+    a.insert(a.end(), {"--appendonly", "yes", "--appendfsync", fsync});
+  }
+  if (config_.replica_of) {
+    a.insert(a.end(), {"--replicaof", config_.replica_of->host, std::to_string(config_.replica_of->port)});
+  }
+  return a;
+}
+
+std::string RedisServer::spawn() {
+  std::error_code ec;
+  fs::create_directories(dir_, ec);
+  if (ec) return "cannot create " + dir_ + ": " + ec.message();
+  if (config_.faketime) {
+    std::ofstream(clock_file()) << faketime_offset(clock_offset_);
+  }
+  // Everything the child needs is prepared before fork: after it, only async-signal-safe
+  // calls.
+  const std::vector<std::string> a = args();
+  std::vector<char*> argv;
+  for (const auto& s : a) argv.push_back(const_cast<char*>(s.c_str()));
+  argv.push_back(nullptr);
+  std::vector<std::string> env_strings;
+  for (char** e = environ; e && *e; ++e) {
+    if (config_.faketime && std::string_view(*e).starts_with("LD_PRELOAD=")) continue;
+    env_strings.emplace_back(*e);
+  }
+  if (config_.faketime) {
+    env_strings.push_back("LD_PRELOAD=" + find_libfaketime());
+    env_strings.push_back("FAKETIME_TIMESTAMP_FILE=" + clock_file());
+    env_strings.push_back("FAKETIME_NO_CACHE=1");
+    env_strings.push_back("FAKETIME_DONT_FAKE_MONOTONIC=1");
+  }
+  std::vector<char*> envp;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  const std::string log = dir_ + "/redis.log";
+  const int log_fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (log_fd < 0) return "cannot open " + log;
+
+  install_handlers();
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(log_fd);
+    return "fork failed";
+  }
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(1);  // the parent died before prctl took effect
+    dup2(log_fd, STDOUT_FILENO);
+    dup2(log_fd, STDERR_FILENO);
+    int devnull = open("/dev/null", O_RDONLY);
+    if (devnull >= 0) dup2(devnull, STDIN_FILENO);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    execve(argv[0], argv.data(), envp.data());
+    _exit(127);
+  }
+  close(log_fd);
+  pid_ = pid;
+  paused_ = false;
+  remember(pid);
+  return "";
+}
+
+bool RedisServer::wait_ready(Nanos limit) {
+  const Nanos deadline = mono_clock() + limit;
+  // Bounded by the deadline; each round costs at most ~220 ms.
+  while (mono_clock() < deadline) {
+    if (pid_ <= 0) return false;
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      forget(pid_);
+      pid_ = -1;
+      return false;
+    }
+    std::vector<std::string> ping{"PING"};
+    Reply r = sync_command(address(), ping, Millis(200));
+    if (r.type == Reply::Type::Status && r.str == "PONG") return true;
+    std::this_thread::sleep_for(Millis(10));
+  }
+  return false;
+}
+
+std::string RedisServer::start() {
+  std::string last;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    port_ = free_port();
+    if (port_ == 0) return "cannot find a free port on 127.0.0.1";
+    if (auto err = spawn(); !err.empty()) return err;
+    if (wait_ready(Millis(5000))) return "";
+    kill();
+    last = tail_of(dir_ + "/redis.log");
+    // Only a lost race for the port is worth another try.
+    if (last.find("Address already in use") == std::string::npos) break;
+  }
+  return config_.name + " did not start: " + (last.empty() ? "no answer to PING" : last);
+}
+
+void RedisServer::kill() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGKILL);
+  int status = 0;
+  waitpid(pid_, &status, 0);  // SIGKILL cannot be ignored: this returns promptly
+  forget(pid_);
+  pid_ = -1;
+  paused_ = false;
+}
+
+std::string RedisServer::restart(bool wait) {
+  kill();
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    if (auto err = spawn(); !err.empty()) return err;
+    if (!wait) return "";
+    if (wait_ready(Millis(5000))) return "";
+    kill();
+  }
+  return config_.name + " did not restart on port " + std::to_string(port_) + ": " + tail_of(dir_ + "/redis.log");
+}
+
+void RedisServer::pause() {
+  if (pid_ > 0 && !paused_ && ::kill(pid_, SIGSTOP) == 0) paused_ = true;
+}
+
+void RedisServer::resume() {
+  if (pid_ > 0 && paused_ && ::kill(pid_, SIGCONT) == 0) paused_ = false;
+}
+
+bool RedisServer::set_clock_offset(Nanos offset) {
+  if (!config_.faketime) return false;
+  clock_offset_ = offset;
+  // Written aside and renamed, so the server never reads a half-written file.
+  const std::string tmp = clock_file() + ".tmp";
+  {
+    std::ofstream f(tmp);
+    f << faketime_offset(offset);
+    if (!f) return false;
+  }
+  return std::rename(tmp.c_str(), clock_file().c_str()) == 0;
+}
+
+ServerFarm::ServerFarm() {
+  binary_ = find_redis_server();
+  if (binary_.empty()) {
+    error_ = "redis-server not found (install redis-server or set LOCKSTEP_REDIS_SERVER)";
+    return;
+  }
+  const char* tmp = std::getenv("TMPDIR");
+  std::string templ = std::string(tmp && *tmp ? tmp : "/tmp") + "/lockstep-live-XXXXXX";
+  if (!mkdtemp(templ.data())) {
+    error_ = "cannot create a temporary directory from " + templ;
+    return;
+  }
+  dir_ = templ;
+}
+
+ServerFarm::~ServerFarm() {
+  stop_all();
+  if (!dir_.empty()) {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+}
+
+RedisServer* ServerFarm::start(const ServerConfig& config) {
+  if (!error_.empty()) return nullptr;
+  if (config.faketime && !faketime_unusable_reason().empty()) {
+    error_ = "server clock faults need libfaketime: " + faketime_unusable_reason();
+    return nullptr;
+  }
+  auto s = std::make_unique<RedisServer>(binary_, dir_ + "/" + config.name, config);
+  if (auto err = s->start(); !err.empty()) {
+    error_ = err;
+    return nullptr;
+  }
+  servers_.push_back(std::move(s));
+  return servers_.back().get();
+}
+
+RedisServer* ServerFarm::find(const std::string& name) {
+  for (auto& s : servers_) {
+    if (s->config().name == name) return s.get();
+  }
+  return nullptr;
+}
+
+void ServerFarm::stop_all() {
+  for (auto& s : servers_) s->kill();
+}
+
+}  // namespace lockstep::live

@@ -1,0 +1,691 @@
+#include "lockstep/runner/live_runner.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <deque>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "lockstep/checker/invariants.h"
+#include "lockstep/live/live_world.h"
+#include "lockstep/live/redis_server.h"
+#include "lockstep/runner/recorder.h"
+#include "lockstep/runner/workload.h"
+
+namespace lockstep::runner {
+namespace {
+
+using live::NodeAddress;
+constexpr int64_t kMs = 1'000'000;
+// How long a poll waits for its node; a paused node costs one such wait per round.
+constexpr Nanos kPollTimeout = Millis(200);
+// How long a key change may wait for the reply that says who caused it.
+constexpr int64_t kAttributionWaitNs = 200 * kMs;
+
+// The lock key's state on a node in one atomic step: {type, value, pttl}. For a hash
+// (Redisson-style locks) the value is its first field, which names the owner.
+const char* kPollScript =
+    "local t = redis.call('TYPE', KEYS[1]).ok\n"
+    "if t == 'none' then return {t, false, -2} end\n"
+    "local v = ''\n"
+    "if t == 'string' then v = redis.call('GET', KEYS[1])\n"
+    "elseif t == 'hash' then local f = redis.call('HKEYS', KEYS[1]); v = f[1] or '' end\n"
+    "return {t, v, redis.call('PTTL', KEYS[1])}\n";
+
+std::string upper(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+bool is_node(const std::string& name) { return name.rfind("node-", 0) == 0; }
+
+nlohmann::json fault_json(const FaultSpec& f) {
+  nlohmann::ordered_json j;
+  j["kind"] = f.kind;
+  if (!f.target.empty()) j["target"] = f.target;
+  if (!f.groups.empty()) j["groups"] = f.groups;
+  j["at_ms"] = f.at_ms;
+  if (f.duration_ms) j["duration_ms"] = f.duration_ms;
+  if (f.restart_after_ms) j["restart_after_ms"] = *f.restart_after_ms;
+  if (f.jump_ms) j["jump_ms"] = f.jump_ms;
+  if (f.kind == "clock-drift") j["drift_ppm"] = f.drift_ppm;
+  if (f.delay_ms) j["delay_ms"] = f.delay_ms;
+  if (f.jitter_ms) j["jitter_ms"] = f.jitter_ms;
+  if (f.kind == "partition") j["one_way"] = f.one_way;
+  return nlohmann::json::parse(j.dump());
+}
+
+// Turns polled states of the lock key, and the replies clients got, into the truth
+// records the checker reads (key-set / key-del / key-expire). A change is attributed
+// when the evidence allows: a value written by exactly one client names the writer; a
+// delete reply of 1 that arrived after the key was last seen names the deleter. A change
+// waits up to kAttributionWaitNs for such a reply and is then written at the time it was
+// observed, so the history stays in time order.
+class LockTruth {
+ public:
+  LockTruth(Recorder& rec, std::string key, int nodes) : rec_(rec), key_(std::move(key)), nodes_(nodes) {
+    setters_.resize(nodes);
+    deleters_.resize(nodes);
+  }
+
+  void sent(int64_t process, const std::vector<std::string>& argv) {
+    const std::string cmd = upper(argv[0]);
+    if ((cmd == "SET" || cmd == "SETNX") && argv.size() >= 3 && argv[1] == key_) tokens_[argv[2]].insert(process);
+  }
+
+  void replied(int64_t process, int node, const std::vector<std::string>& argv, const Reply& r, int64_t now) {
+    const std::string cmd = upper(argv[0]);
+    if (argv.size() >= 3 && argv[1] == key_ && ((cmd == "SET" && r.is_ok()) || (cmd == "SETNX" && r.is_integer(1)))) {
+      setters_[node].push_back({process, now, false, std::nullopt});
+    } else if (deletes_lock(cmd, argv) && r.type == Reply::Type::Integer && r.integer >= 1) {
+      deleters_[node].push_back({process, now, false, script_token(cmd, argv)});
+    }
+  }
+
+  // `sent` is when the poll left: the state it reports held at some moment after that,
+  // so a change it reveals happened after the previous poll was sent, not answered (a
+  // client's reply can be handled before the poll reply that preceded it on the server).
+  void observe(int node, const Reply& r, int64_t sent, int64_t now) {
+    if (r.type != Reply::Type::Array || r.elements.size() != 3) return;  // no news this round
+    ++polls_;
+    NodeState& st = nodes_[node];
+    const bool present = r.elements[0].str != "none";
+    const std::string value = r.elements[1].str;
+    if (st.present && (!present || value != st.value)) {
+      st.pending.push_back({true, now, st.value, st.last_present_ns, st.expires_at_ns, now + kAttributionWaitNs});
+    }
+    if (present && (!st.present || value != st.value)) {
+      st.pending.push_back({false, now, value, st.present ? st.last_present_ns : st.last_absent_ns, -1,
+                            now + kAttributionWaitNs});
+    }
+    st.present = present;
+    st.value = value;
+    if (present) {
+      st.last_present_ns = sent;
+      const int64_t pttl = r.elements[2].integer;
+      st.expires_at_ns = pttl >= 0 ? now + pttl * kMs : -1;
+    } else {
+      st.last_absent_ns = sent;
+    }
+    settle(node, now, false);
+  }
+
+  void settle_all(int64_t now) {
+    for (int n = 0; n < static_cast<int>(nodes_.size()); ++n) settle(n, now, true);
+  }
+
+  int64_t polls() const { return polls_; }
+  int64_t unattributed_sets() const { return unattributed_sets_; }
+  int64_t unattributed_dels() const { return unattributed_dels_; }
+
+ private:
+  struct Change {
+    bool removal;
+    int64_t at_ns;
+    std::string value;
+    int64_t window_start_ns;  // the change happened after this observation
+    int64_t expires_at_ns;    // removal: when the key's TTL said it would expire; -1 none
+    int64_t deadline_ns;
+  };
+  struct NodeState {
+    bool present = false;
+    std::string value;
+    int64_t last_present_ns = 0;  // when the last poll that saw the key was sent
+    int64_t last_absent_ns = 0;   // when the last poll that saw no key was sent
+    int64_t expires_at_ns = -1;
+    int64_t holder = -1;  // writer of the last emitted key-set
+    std::deque<Change> pending;
+  };
+  struct Done {
+    int64_t process;
+    int64_t at_ns;
+    bool used = false;
+    std::optional<std::string> token;  // the value a compare-and-delete script removes
+  };
+
+  // A script's first ARGV is the owner token by the convention of lockstep's unlock
+  // scripts; a plain DEL names no value.
+  static std::optional<std::string> script_token(const std::string& cmd, const std::vector<std::string>& argv) {
+    if (cmd != "EVAL") return std::nullopt;
+    const size_t numkeys = static_cast<size_t>(std::max(0, std::atoi(argv[2].c_str())));
+    if (3 + numkeys >= argv.size()) return std::nullopt;
+    return argv[3 + numkeys];
+  }
+
+  bool deletes_lock(const std::string& cmd, const std::vector<std::string>& argv) const {
+    if (cmd == "DEL" || cmd == "UNLINK") return std::find(argv.begin() + 1, argv.end(), key_) != argv.end();
+    if (cmd != "EVAL" || argv.size() < 4) return false;
+    // Only scripts that can delete: a renewal also answers 1 but removes nothing.
+    if (upper(argv[1]).find("DEL") == std::string::npos) return false;
+    const size_t numkeys = static_cast<size_t>(std::max(0, std::atoi(argv[2].c_str())));
+    for (size_t i = 0; i < numkeys && 3 + i < argv.size(); ++i) {
+      if (argv[3 + i] == key_) return true;
+    }
+    return false;
+  }
+
+  static Done* first_after(std::vector<Done>& v, int64_t t) {
+    for (auto& d : v) {
+      if (!d.used && d.at_ns >= t) return &d;
+    }
+    return nullptr;
+  }
+
+  // The delete that removed `value`: one that names it, else a plain DEL after the key
+  // was last seen. Deletes naming another value removed a holder the poller never saw
+  // (several holders can come and go between two polls) and explain nothing here.
+  static Done* deleter_of(std::vector<Done>& v, const std::string& value, int64_t t) {
+    for (auto& d : v) {
+      if (!d.used && d.at_ns >= t && d.token == value) return &d;
+    }
+    for (auto& d : v) {
+      if (!d.used && d.at_ns >= t && !d.token) return &d;
+    }
+    return nullptr;
+  }
+
+  void settle(int node, int64_t now, bool final) {
+    NodeState& st = nodes_[node];
+    // Changes leave in order, so a removal is never written after the set that followed.
+    while (!st.pending.empty()) {
+      Change& c = st.pending.front();
+      const bool may_wait = !final && now < c.deadline_ns;
+      if (c.removal ? !emit_removal(node, c, may_wait) : !emit_set(node, c, may_wait)) return;
+      st.pending.pop_front();
+    }
+  }
+
+  bool emit_set(int node, const Change& c, bool may_wait) {
+    int64_t writer = -1;
+    if (auto it = tokens_.find(c.value); it != tokens_.end() && it->second.size() == 1) {
+      writer = *it->second.begin();
+    } else if (Done* d = first_after(setters_[node], c.window_start_ns)) {
+      d->used = true;
+      writer = d->process;
+    } else if (may_wait) {
+      return false;
+    }
+    if (writer < 0) ++unattributed_sets_;
+    nodes_[node].holder = writer;
+    insert(checker::truth::kKeySet, writer, c.value, node, nullptr, c.at_ns);
+    return true;
+  }
+
+  bool emit_removal(int node, const Change& c, bool may_wait) {
+    const int64_t owner = nodes_[node].holder;
+    nlohmann::json extra = {{"owner", owner}};
+    if (Done* d = deleter_of(deleters_[node], c.value, c.window_start_ns)) {
+      d->used = true;
+      insert(checker::truth::kKeyDel, d->process, c.value, node, extra, c.at_ns);
+      return true;
+    }
+    if (may_wait) return false;
+    // No delete reply: an expiry if the TTL had run out by then (1 ms for measurement),
+    // otherwise gone by a cause we cannot name (a lost reply, a node restart).
+    if (c.expires_at_ns >= 0 && c.expires_at_ns <= c.at_ns + kMs) {
+      insert(checker::truth::kKeyExpire, -1, c.value, node, extra, c.at_ns);
+    } else {
+      ++unattributed_dels_;
+      extra["cause"] = "unknown";
+      insert(checker::truth::kKeyDel, -1, c.value, node, extra, c.at_ns);
+    }
+    return true;
+  }
+
+  void insert(const char* f, int64_t process, const std::string& value, int node, nlohmann::json extra, int64_t at) {
+    checker::Event e;
+    e.type = checker::EventType::Truth;
+    e.process = process;
+    e.f = f;
+    e.key = key_;
+    e.value = value;
+    e.time_ns = at;
+    e.node = node;
+    e.extra = std::move(extra);
+    auto& events = rec_.history().events;
+    size_t pos = events.size();
+    while (pos > 0 && events[pos - 1].time_ns > at) --pos;
+    events.insert(events.begin() + static_cast<std::ptrdiff_t>(pos), std::move(e));
+  }
+
+  Recorder& rec_;
+  std::string key_;
+  std::vector<NodeState> nodes_;
+  std::vector<std::vector<Done>> setters_, deleters_;
+  std::map<std::string, std::set<int64_t>> tokens_;
+  int64_t polls_ = 0;
+  int64_t unattributed_sets_ = 0;
+  int64_t unattributed_dels_ = 0;
+};
+
+std::string default_run_id() {
+  return std::to_string(live::wall_clock().count() / kMs) + "-" + std::to_string(getpid());
+}
+
+// The scenario as run against a user's server: every key under lockstep:<run-id>:.
+Scenario prefixed(const Scenario& s, const LiveOptions& o) {
+  if (!o.redis) return s;
+  Scenario out = s;
+  const std::string prefix = "lockstep:" + (o.run_id.empty() ? default_run_id() : o.run_id) + ":";
+  out.lock.key = prefix + s.lock.key;
+  out.workload.stock_key = prefix + s.workload.stock_key;
+  return out;
+}
+
+class LiveRun {
+ public:
+  LiveRun(const Scenario& s, const LiveOptions& o)
+      : s_(prefixed(s, o)), o_(o), world_(s.seed), rec_([this] { return (live::mono_clock() - start_).count(); }),
+        truth_(rec_, s_.lock.key, s_.topology.nodes) {}
+
+  // Returns "" or why the run could not be set up.
+  std::string run() {
+    start_ = live::mono_clock();
+    if (auto err = start_servers(); !err.empty()) return err;
+    if (auto err = seed_resource(); !err.empty()) return err;
+    start_ = live::mono_clock();  // time 0 is when the clients may start, not server boot
+    hook_commands();
+    start_observer();
+    start_clients();
+    for (const auto& f : s_.faults) schedule(f);
+    const Nanos limit = Millis(s_.duration_ms);
+    world_.loop().run_until([this] { return o_.stop_when_idle && all_idle(); }, limit - (live::mono_clock() - start_));
+    finish();
+    return "";
+  }
+
+  checker::History take_history() { return std::move(rec_.history()); }
+  const Scenario& scenario() const { return s_; }
+  bool resource_read() const { return resource_read_; }
+  const LockTruth& truth() const { return truth_; }
+  nlohmann::json servers_json() const {
+    nlohmann::json out = nlohmann::json::array();
+    if (!farm_) return out;
+    for (const auto& sv : farm_->servers())
+      out.push_back({{"name", sv->config().name}, {"port", sv->address().port}});
+    return out;
+  }
+
+ private:
+  std::string start_servers() {
+    if (o_.redis) {
+      NodeAddress a;
+      if (!live::parse_address(*o_.redis, a)) return "--redis expects HOST:PORT, found " + *o_.redis;
+      std::vector<std::string> ping{"PING"};
+      Reply r = live::sync_command(a, ping, Millis(1000));
+      if (r.type != Reply::Type::Status) return "cannot reach " + a.text() + ": " + to_short_text(r);
+      world_.add_node(a);
+      return "";
+    }
+    farm_ = std::make_unique<live::ServerFarm>();
+    if (!farm_->error().empty()) return farm_->error();
+    for (int i = 1; i <= s_.topology.nodes; ++i) {
+      live::RedisServer* master = farm_->start(config("node-" + std::to_string(i), std::nullopt));
+      if (!master) return farm_->error();
+      masters_.push_back(master);
+      world_.add_node(master->address());
+      for (int r = 1; r <= s_.topology.replicas; ++r) {
+        const std::string name = "node-" + std::to_string(i) + "-replica-" + std::to_string(r);
+        if (!farm_->start(config(name, master->address()))) return farm_->error();
+      }
+    }
+    return "";
+  }
+
+  live::ServerConfig config(const std::string& name, std::optional<NodeAddress> replica_of) const {
+    live::ServerConfig c;
+    c.name = name;
+    c.persistence = s_.topology.persistence;
+    c.replica_of = std::move(replica_of);
+    for (const auto& f : s_.faults) c.faketime = c.faketime || (f.kind == "clock-jump" && f.target == name);
+    for (const auto& k : s_.clocks) {
+      if (k.process != name || k.offset_ms == 0) continue;
+      c.faketime = true;
+      c.initial_clock_offset = Millis(k.offset_ms);
+    }
+    return c;
+  }
+
+  std::string seed_resource() {
+    std::vector<std::string> set{"SET", s_.workload.stock_key, std::to_string(s_.workload.initial_stock)};
+    Reply r = live::sync_command(world_.node_address(0), set, Millis(2000));
+    return r.is_ok() ? "" : "cannot seed " + s_.workload.stock_key + ": " + to_short_text(r);
+  }
+
+  void hook_commands() {
+    world_.on_sent = [this](const live::CommandNote& n) {
+      if (n.client != observer_) truth_.sent(world_.history_id(n.client), *n.argv);
+    };
+    world_.on_reply = [this](const live::CommandNote& n) {
+      if (n.client != observer_) truth_.replied(world_.history_id(n.client), n.node, *n.argv, *n.reply, rec_.now());
+    };
+    world_.on_client_restart = [this](int c) {
+      --pending_restarts_;
+      start_client(c);
+    };
+  }
+
+  // The observer is a client no fault targets: it polls the lock key on every node.
+  void start_observer() {
+    observer_ = world_.add_client("observer", -1);
+    for (int n = 0; n < world_.node_count(); ++n) world_.spawn(observer_, poll(n));
+  }
+
+  Task<void> poll(int node) {
+    live::LiveEnv& env = world_.env(observer_);
+    const int64_t rounds = s_.duration_ms / std::max<int64_t>(o_.poll_interval_ms, 1) + 100;
+    for (int64_t i = 0; i < rounds; ++i) {
+      std::vector<std::string> argv{"EVAL", kPollScript, "1", s_.lock.key};
+      const int64_t sent = rec_.now();
+      Reply r = co_await env.node(node).call(std::move(argv), kPollTimeout);
+      truth_.observe(node, r, sent, rec_.now());
+      co_await env.sleep(Millis(o_.poll_interval_ms));
+    }
+  }
+
+  void start_clients() {
+    for (int i = 1; i <= s_.workload.clients; ++i) {
+      std::string name = "client-" + std::to_string(i);
+      const int c = world_.add_client(name, i);
+      for (const auto& k : s_.clocks) {
+        if (k.process == name) world_.jump_wall_clock(c, Millis(k.offset_ms));
+      }
+      clients_.push_back(c);
+      at((i - 1) * s_.workload.start_stagger_ms, [this, c] {
+        ++started_;
+        start_client(c);
+      });
+    }
+  }
+
+  void start_client(int c) {
+    world_.spawn(c, stock_client(world_.env(c), rec_, world_.history_id(c), s_.lock, s_.workload));
+  }
+
+  // Idle: every client has finished and nothing on the timeline is still to come (a node
+  // restart after the clients gave up still decides what the stock key reads).
+  bool all_idle() const {
+    if (started_ < static_cast<int>(clients_.size()) || pending_restarts_ > 0 || pending_timeline_ > 0) return false;
+    for (int c : clients_) {
+      if (!world_.is_crashed(c) && !world_.idle(c)) return false;
+    }
+    return true;
+  }
+
+  void at(int64_t ms, std::function<void()> fn) {
+    ++pending_timeline_;
+    world_.loop().after(start_ + Millis(ms) - live::mono_clock(), [this, fn = std::move(fn)] {
+      --pending_timeline_;
+      fn();
+    });
+  }
+
+  int client_of(const std::string& name) const {
+    for (int c : clients_) {
+      if (world_.client_name(c) == name) return c;
+    }
+    return -1;
+  }
+
+  // node-N -> N-1; replicas and clients -> -1.
+  static int node_index(const std::string& name) {
+    if (!is_node(name) || name.find("replica") != std::string::npos) return -1;
+    return std::atoi(name.c_str() + 5) - 1;
+  }
+
+  // The server behind a node name: a master as currently promoted, or a replica.
+  live::RedisServer* server(const std::string& name) {
+    const int n = node_index(name);
+    if (n >= 0) return masters_[n];
+    return farm_ ? farm_->find(name) : nullptr;
+  }
+
+  void mark(const char* f, const FaultSpec& fault) {
+    const int c = client_of(fault.target);
+    rec_.truth(f, c >= 0 ? world_.history_id(c) : -1, "", fault_json(fault), node_index(fault.target));
+  }
+
+  void schedule(const FaultSpec& f) {
+    at(f.at_ms, [this, f] { mark(checker::truth::kFaultStart, f); });
+    if (is_node(f.target)) {
+      schedule_on_server(f);
+    } else {
+      schedule_on_client(f);
+    }
+    if (f.duration_ms > 0) at(f.at_ms + f.duration_ms, [this, f] { mark(checker::truth::kFaultEnd, f); });
+  }
+
+  void schedule_on_client(const FaultSpec& f) {
+    const int c = client_of(f.target);
+    if (c < 0) return;
+    if (f.kind == "pause") {
+      at(f.at_ms, [this, c, f] { world_.pause(c, Millis(f.duration_ms)); });
+    } else if (f.kind == "crash") {
+      if (f.restart_after_ms) ++pending_restarts_;
+      at(f.at_ms, [this, c] {
+        world_.crash(c);
+        rec_.truth(checker::truth::kCrash, world_.history_id(c), "", world_.client_name(c), -1);
+      });
+      if (f.restart_after_ms) {
+        at(f.at_ms + *f.restart_after_ms, [this, c] {
+          rec_.truth("restart", world_.history_id(c), "", world_.client_name(c), -1);
+          world_.restart(c);
+        });
+      }
+    } else if (f.kind == "clock-jump") {
+      // Only this client's own view of the wall clock moves; the machine's does not.
+      at(f.at_ms, [this, c, f] { world_.jump_wall_clock(c, Millis(f.jump_ms)); });
+    }
+  }
+
+  void schedule_on_server(const FaultSpec& f) {
+    const std::string name = f.target;
+    const int n = node_index(name);
+    if (f.kind == "pause") {
+      at(f.at_ms, [this, name] {
+        if (auto* sv = server(name)) sv->pause();
+      });
+      at(f.at_ms + f.duration_ms, [this, name] {
+        if (auto* sv = server(name)) sv->resume();
+      });
+    } else if (f.kind == "crash") {
+      at(f.at_ms, [this, name, n] {
+        if (auto* sv = server(name)) sv->kill();
+        rec_.truth(checker::truth::kCrash, -1, "", name, n);
+      });
+      if (f.restart_after_ms) {
+        at(f.at_ms + *f.restart_after_ms, [this, name, n] {
+          rec_.truth("restart", -1, "", name, n);
+          // Not waited for: clients see refused connections until it listens, as they
+          // would after a real restart.
+          if (auto* sv = server(name)) sv->restart(false);
+        });
+      }
+    } else if (f.kind == "clock-jump") {
+      at(f.at_ms, [this, name, f] {
+        if (auto* sv = server(name)) sv->set_clock_offset(sv->clock_offset() + Millis(f.jump_ms));
+      });
+    } else if (f.kind == "failover") {
+      at(f.at_ms, [this, n] { failover(n); });
+    }
+  }
+
+  // Promotes the node's first replica and points every client at it.
+  void failover(int n) {
+    if (n < 0 || !farm_) return;
+    live::RedisServer* replica = farm_->find("node-" + std::to_string(n + 1) + "-replica-1");
+    if (!replica) return;
+    std::vector<std::string> promote{"REPLICAOF", "NO", "ONE"};
+    Reply r = live::sync_command(replica->address(), promote, Millis(500));
+    rec_.truth("failover", -1, "", {{"promoted", replica->config().name}, {"reply", to_short_text(r)}}, n);
+    masters_[n] = replica;
+    world_.set_node_address(n, replica->address());
+  }
+
+  void finish() {
+    if (farm_) {
+      for (auto& sv : farm_->servers()) sv->resume();
+      // A node restarted late may still be loading its AOF: the stock is read after.
+      for (auto& sv : farm_->servers()) {
+        if (sv->running()) sv->wait_ready(Millis(3000));
+      }
+    }
+    // A few more polls so the last state of the key is seen, then everything stops.
+    world_.loop().run_for(Millis(std::max<int64_t>(5 * o_.poll_interval_ms, 20)));
+    const int64_t end = rec_.now();
+    world_.stop_all();
+    truth_.settle_all(end);
+    record_resource();
+    if (o_.redis) {
+      std::vector<std::string> del{"DEL", s_.lock.key, s_.workload.stock_key};
+      live::sync_command(world_.node_address(0), del, Millis(1000));
+    }
+  }
+
+  void record_resource() {
+    std::vector<std::string> get{"GET", s_.workload.stock_key};
+    Reply r = live::sync_command(world_.node_address(0), get, Millis(2000));
+    if (r.type != Reply::Type::Bulk && r.type != Reply::Type::Nil) return;  // node gone: unknown
+    resource_read_ = true;
+    nlohmann::json final_value = nullptr;
+    if (r.type == Reply::Type::Bulk) {
+      try {
+        final_value = std::stoll(r.str);
+      } catch (...) {
+        final_value = r.str;
+      }
+    }
+    rec_.truth(checker::truth::kResource, -1, s_.workload.stock_key,
+               {{"initial", s_.workload.initial_stock}, {"final", final_value}}, 0);
+  }
+
+  Scenario s_;
+  LiveOptions o_;
+  std::unique_ptr<live::ServerFarm> farm_;  // declared before world_: servers outlive clients
+  live::LiveWorld world_;
+  Nanos start_{0};
+  Recorder rec_;
+  LockTruth truth_;
+  std::vector<live::RedisServer*> masters_;
+  std::vector<int> clients_;
+  int observer_ = -1;
+  int started_ = 0;
+  int pending_restarts_ = 0;
+  int pending_timeline_ = 0;
+  bool resource_read_ = false;
+};
+
+nlohmann::json checkable(const LiveRun& run) {
+  nlohmann::json out = {"mutual-exclusion"};
+  if (run.resource_read()) out.push_back("lost-update");
+  // A key removal nobody's reply explains may have been a foreign unlock we cannot see.
+  if (run.truth().unattributed_dels() == 0) out.push_back("foreign-unlock");
+  // Deadlock needs to know who holds the key.
+  if (run.truth().unattributed_sets() == 0) out.push_back("deadlock");
+  return out;
+}
+
+reports::RunReport make_report(const Scenario& original, const LiveOptions& o, const checker::History& h,
+                               const std::string& jsonl, const Scenario& as_run) {
+  reports::RunReport r;
+  r.scenario = original.name;
+  r.description = original.description;
+  r.world = "live";
+  r.algorithm = original.lock.algorithm;
+  r.seed = original.seed;
+  for (const auto& f : original.faults) r.faults.push_back(fault_json(f));
+  r.expected_violations = original.expected_violations;
+  checker::InvariantOptions io;
+  io.lock_key = as_run.lock.key;
+  io.resource_key = as_run.workload.stock_key;
+  io.deadlock_bound_ns = original.deadlock_bound_ms * kMs;
+  r.violations = checker::check_invariants(h, io);
+  int64_t sales = 0, acquired = 0;
+  for (const auto& e : h.events) {
+    if (e.type == checker::EventType::Ok && e.f == "write") ++sales;
+    if (e.type == checker::EventType::Ok && e.f == "acquire") ++acquired;
+  }
+  r.verdict = r.violations.empty() ? "safe" : "violation";
+  r.history_sha256 = reports::sha256_hex(jsonl);
+  const std::string path = o.replay_path.empty() ? original.file : o.replay_path;
+  r.replay = "lockstep live " + (o.redis ? "--redis " + *o.redis + " " : std::string()) + path;
+  r.stats = {{"events", h.events.size()}, {"acquisitions", acquired}, {"sales", sales}};
+  r.scenario_json = to_json(original);
+  return r;
+}
+
+}  // namespace
+
+std::string live_unsupported(const Scenario& s, const LiveOptions& o) {
+  if (std::find(s.worlds.begin(), s.worlds.end(), "live") == s.worlds.end())
+    return "its worlds do not include \"live\"";
+  if (s.workload.kind != "stock") return "the live world runs only the stock workload";
+  for (const auto& f : s.faults) {
+    if (f.kind == "delay" || f.kind == "jitter" || f.kind == "partition")
+      return "live mode cannot inject network faults (" + f.kind + ") on loopback; run it in the simulator";
+    if (f.kind == "clock-drift") return "live mode cannot make a clock drift; run it in the simulator";
+    if (f.kind == "failover" && s.topology.replicas < 1) return "a failover needs a replica to promote";
+  }
+  for (const auto& c : s.clocks) {
+    if (c.drift_ppm != 0) return "live mode cannot make a clock drift (" + c.process + "); run it in the simulator";
+  }
+  bool server_clock = false;
+  for (const auto& f : s.faults) server_clock = server_clock || (f.kind == "clock-jump" && is_node(f.target));
+  for (const auto& c : s.clocks) server_clock = server_clock || (is_node(c.process) && c.offset_ms != 0);
+  if (o.redis) {
+    if (s.topology.nodes > 1 || s.topology.replicas > 0)
+      return "--redis gives one server, but the topology needs " +
+             std::to_string(s.topology.nodes * (1 + s.topology.replicas)) + "; run it without --redis";
+    for (const auto& f : s.faults) {
+      if (is_node(f.target))
+        return "--redis: refusing to " + f.kind + " " + f.target +
+               ", which would be your server; run it without --redis (lockstep then starts its own)";
+    }
+    if (server_clock) return "--redis: refusing to change your server's clock; run it without --redis";
+  } else if (server_clock && !live::faketime_unusable_reason().empty()) {
+    return "a server clock fault needs libfaketime: " + live::faketime_unusable_reason();
+  }
+  return "";
+}
+
+RunOutcome run_live(const Scenario& scenario, const LiveOptions& options) {
+  RunOutcome out;
+  std::string error = live_unsupported(scenario, options);
+  nlohmann::json checkable_json = nlohmann::json::array();
+  nlohmann::json truth_json, servers_json;
+  Scenario as_run = scenario;
+  const Nanos wall_start = live::mono_clock();
+  if (error.empty()) {
+    LiveRun run(scenario, options);
+    error = run.run();
+    as_run = run.scenario();
+    out.history = run.take_history();
+    checkable_json = checkable(run);
+    truth_json = {{"polls", run.truth().polls()},
+                  {"unattributed_sets", run.truth().unattributed_sets()},
+                  {"unattributed_dels", run.truth().unattributed_dels()}};
+    servers_json = run.servers_json();
+  }
+  out.history_jsonl = checker::to_jsonl(out.history);
+  out.report = make_report(scenario, options, out.history, out.history_jsonl, as_run);
+  auto& st = out.report.stats;
+  st["checkable"] = checkable_json;
+  st["truth"] = "lock key polled on every node every " + std::to_string(options.poll_interval_ms) +
+                " ms; writers known from unique tokens or SET replies, deleters from delete replies";
+  if (!truth_json.is_null()) st["truth_counts"] = truth_json;
+  if (!servers_json.is_null()) st["servers"] = servers_json;
+  st["network"] = "loopback: the scenario's network latency and loss do not apply live";
+  st["wall_ms"] = (live::mono_clock() - wall_start).count() / kMs;
+  if (options.redis) st["redis"] = *options.redis;
+  if (!error.empty()) {
+    out.report.verdict = "unknown";
+    out.report.violations.clear();
+    st["error"] = error;
+  }
+  return out;
+}
+
+}  // namespace lockstep::runner
