@@ -200,7 +200,6 @@ class Obj {
     }
   }
 
-  const std::string& path() const { return path_; }
   std::string at(const std::string& key) const { return child(path_, key); }
   const json* find(const std::string& key) const {
     auto it = j_.find(key);
@@ -373,7 +372,8 @@ LatencySpec read_latency(const Obj& network) {
     l.kind = LatencySpec::Kind::Uniform;
     l.min_ms = millis("min_ms");
     l.max_ms = millis("max_ms");
-    if (l.max_ms < l.min_ms) fail(o.at("max_ms"), "a number at least min_ms (" + describe(json(l.min_ms)) + ")", describe(json(l.max_ms)));
+    if (l.max_ms < l.min_ms)
+      fail(o.at("max_ms"), "a number at least min_ms (" + describe(*o.find("min_ms")) + ")", describe(*o.find("max_ms")));
   } else if (dist == "normal") {
     l.kind = LatencySpec::Kind::Normal;
     l.mean_ms = millis("mean_ms");
@@ -555,7 +555,9 @@ Scenario read_scenario(const json& j, const std::string& file) {
   Obj top(j, "$", keys_of("$"));
   Scenario s;
   s.file = file;
-  s.name = top.string("name", default_name(file));
+  // An empty name is allowed: it is what a scenario read from a string gets by default,
+  // and to_json must be able to write that scenario back.
+  s.name = top.string("name", default_name(file), false);
   s.description = top.string("description", "", false);
   if (const json* seed = top.find("seed")) {
     if (!seed->is_number_integer() || !seed->is_number_unsigned()) fail(top.at("seed"), "a non-negative integer", describe(*seed));

@@ -1,2 +1,346 @@
-// Placeholder until the simulated node lands.
+// RedisNode: command dispatch (the checks of Redis's processCommand, in its order), the
+// keyspace with lazy and active expiry, and the bookkeeping every change goes through:
+// observer events, WATCH versions and the replication stream.
 #include "lockstep/sim/redis_node.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "lua_bridge.h"
+#include "redis_impl.h"
+
+namespace lockstep::sim {
+
+namespace {
+
+std::string map_crlf_to_spaces(std::string s) {
+  std::replace(s.begin(), s.end(), '\r', ' ');
+  std::replace(s.begin(), s.end(), '\n', ' ');
+  return s;
+}
+
+// rejectCommandFormat: at most ~128 bytes of arguments, each quoted and followed by a
+// space (so the message ends with a space), and no CR/LF reaching the wire.
+Reply unknown_command(const Args& argv) {
+  std::string args;
+  for (size_t i = 1; i < argv.size() && args.size() < 128; ++i) {
+    args += "'" + argv[i].substr(0, 128 - args.size()) + "' ";
+  }
+  return Reply::error(map_crlf_to_spaces("ERR unknown command '" + argv[0].substr(0, 128) +
+                                         "', with args beginning with: " + args));
+}
+
+}  // namespace
+
+bool arity_ok(const Command& cmd, size_t argc) {
+  const auto n = static_cast<int64_t>(argc);
+  return cmd.arity >= 0 ? n == cmd.arity : n >= -cmd.arity;
+}
+
+NodeCore::NodeCore() : lua(std::make_unique<LuaEngine>(*this)) {
+  register_key_commands(command_list);
+  register_string_commands(command_list);
+  register_hash_commands(command_list);
+  register_list_commands(command_list);
+  register_zset_commands(command_list);
+  register_script_commands(command_list);
+  register_multi_commands(command_list);
+  register_pubsub_commands(command_list);
+  for (const auto& c : command_list) commands[c.name] = &c;
+}
+
+NodeCore::~NodeCore() = default;
+
+const Command* NodeCore::find(const std::string& name) const {
+  auto it = commands.find(to_lower(name));
+  return it == commands.end() ? nullptr : it->second;
+}
+
+const Command* NodeCore::find_sub(const Command& container,
+                                         const std::string& sub) const {
+  return find(std::string(container.name) + "|" + to_lower(sub));
+}
+
+Reply NodeCore::process(ClientState& c, const Args& argv) {
+  if (argv.empty()) return Reply::error("ERR empty command");
+  const Command* cmd = find(argv[0]);
+  // Errors found before a command is queued poison the whole transaction.
+  auto reject = [&](Reply r) {
+    if (c.in_multi) c.multi_dirty = true;
+    return r;
+  };
+  if (!cmd) return reject(unknown_command(argv));
+  if ((cmd->flags & kContainer) && argv.size() >= 2) {
+    const Command* sub = find_sub(*cmd, argv[1]);
+    if (!sub) {
+      std::string upper = cmd->name;
+      for (auto& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+      return reject(Reply::error(map_crlf_to_spaces("ERR unknown subcommand '" +
+                                                    argv[1].substr(0, 128) + "'. Try " +
+                                                    upper + " HELP.")));
+    }
+    cmd = sub;
+  }
+  if (!arity_ok(*cmd, argv.size())) return reject(err_arity(cmd->name));
+  if (replica && (cmd->flags & kWrite) && !c.is_master_link)
+    return reject(Reply::error("READONLY You can't write against a read only replica."));
+  if (!c.channels.empty() && !(cmd->flags & kPubSubOk)) {
+    return reject(Reply::error(std::string("ERR Can't execute '") + cmd->name +
+                               "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / "
+                               "RESET are allowed in this context"));
+  }
+  if (c.in_multi && !(cmd->flags & kNoQueue)) {
+    c.queued.push_back(argv);
+    return Reply::status("QUEUED");
+  }
+  return call(c, *cmd, argv);
+}
+
+Reply NodeCore::call(ClientState& c, const Command& cmd, const Args& argv) {
+  ClientState* saved_client = client;
+  auto saved_rewrite = std::move(rewritten);
+  rewritten.reset();
+  client = &c;
+  ++call_depth;
+  const int64_t before = dirty;
+  Reply r = cmd.handler(*this, c, argv);
+  if ((cmd.flags & kWrite) && dirty > before) propagate(rewritten ? *rewritten : argv);
+  --call_depth;
+  client = saved_client;
+  rewritten = std::move(saved_rewrite);
+  return r;
+}
+
+void NodeCore::propagate(Args argv) { pending_propagation.push_back(std::move(argv)); }
+
+// Effects of one top-level command reach replicas atomically: several are wrapped in
+// MULTI/EXEC, as 7.0 does for scripts, transactions and expiries met on the way.
+void NodeCore::flush_propagation() {
+  auto ops = std::move(pending_propagation);
+  pending_propagation.clear();
+  if (!propagator || ops.empty()) return;
+  if (ops.size() > 1) propagator({"MULTI"});
+  for (const auto& op : ops) propagator(op);
+  if (ops.size() > 1) propagator({"EXEC"});
+}
+
+// Redis compares with '>': a key whose expiry time equals the clock is still alive
+// (PTTL 0) and goes one millisecond later.
+bool NodeCore::key_is_expired(const std::string&, const Entry& e) const {
+  return e.expire >= 0 && now > e.expire;
+}
+
+bool NodeCore::expire_if_needed(const std::string& key) {
+  auto it = db.find(key);
+  if (it == db.end() || !key_is_expired(key, it->second)) return false;
+  // A replica never expires keys on its own: its master sends the DEL, so both stay
+  // consistent even with skewed clocks. Commands from the master must see the key as
+  // the master did; everybody else gets the logically correct answer.
+  if (replica) return !(client && client->is_master_link);
+  remove_expired(key);
+  return true;
+}
+
+void NodeCore::remove_expired(const std::string& key) {
+  auto it = db.find(key);
+  notify(KeyChange::Kind::Expire, key, it->second, -1);
+  db.erase(it);
+  touch(key);
+  propagate({"DEL", key});
+}
+
+Entry* NodeCore::lookup(const std::string& key) {
+  if (expire_if_needed(key)) return nullptr;
+  auto it = db.find(key);
+  return it == db.end() ? nullptr : &it->second;
+}
+
+Entry* NodeCore::lookup_typed(const std::string& key, VType type, bool& wrong) {
+  Entry* e = lookup(key);
+  wrong = e && e->v.type != type;
+  return wrong ? nullptr : e;
+}
+
+Entry& NodeCore::set_value(const std::string& key, Value v, bool keep_ttl) {
+  auto [it, inserted] = db.try_emplace(key);
+  it->second.v = std::move(v);
+  if (!keep_ttl || inserted) it->second.expire = -1;
+  it->second.writer = process_id();
+  ++dirty;
+  touch(key);
+  notify(KeyChange::Kind::Set, key, it->second, process_id());
+  return it->second;
+}
+
+void NodeCore::modified(const std::string& key, Entry& e) {
+  ++dirty;
+  const bool empty = (e.v.type == VType::Hash && e.v.hash.empty()) ||
+                     (e.v.type == VType::List && e.v.list.empty()) ||
+                     (e.v.type == VType::ZSet && e.v.zset.dict.empty());
+  if (empty) {  // Redis never keeps an empty aggregate: the key goes away
+    notify(KeyChange::Kind::Del, key, e, process_id());
+    db.erase(key);
+    touch(key);
+    return;
+  }
+  e.writer = process_id();
+  touch(key);
+  notify(KeyChange::Kind::Set, key, e, process_id());
+}
+
+bool NodeCore::remove(const std::string& key) {
+  if (expire_if_needed(key)) return false;
+  auto it = db.find(key);
+  if (it == db.end()) return false;
+  notify(KeyChange::Kind::Del, key, it->second, process_id());
+  db.erase(it);
+  ++dirty;
+  touch(key);
+  return true;
+}
+
+void NodeCore::flush_db(int64_t by_process) {
+  for (const auto& [key, e] : db) notify(KeyChange::Kind::Del, key, e, by_process);
+  auto old = std::move(db);
+  db.clear();
+  for (const auto& kv : old) touch(kv.first);
+}
+
+void NodeCore::touch(const std::string& key) {
+  KeyVersion& v = versions[key];
+  v.any = ++version_seq;
+  if (db.count(key)) v.live = version_seq;
+}
+
+void NodeCore::notify(KeyChange::Kind kind, const std::string& key, const Entry& e,
+                             int64_t by) {
+  if (!observer) return;
+  KeyChange ch;
+  ch.kind = kind;
+  ch.key = key;
+  if (e.v.type == VType::String) ch.value = e.v.str;
+  ch.writer = e.writer;
+  ch.by_process = by;
+  observer(ch);
+}
+
+// ---------------------------------------------------------------------------------------
+
+struct RedisNode::Impl : NodeCore {};
+
+RedisNode::RedisNode() : impl_(std::make_unique<Impl>()) {}
+RedisNode::~RedisNode() = default;
+
+Reply RedisNode::execute(ClientState& client, const std::vector<std::string>& argv,
+                         int64_t now_ms) {
+  impl_->now = now_ms;
+  Reply r;
+  try {
+    r = impl_->process(client, argv);
+  } catch (const std::exception& e) {
+    r = Reply::error(std::string("ERR internal error: ") + e.what());
+  } catch (...) {
+    r = Reply::error("ERR internal error");
+  }
+  impl_->flush_propagation();
+  return r;
+}
+
+// Like activeExpireCycle: look at up to 20 keys with a TTL, delete the expired ones, and
+// go on while more than a quarter of the sample had expired (a sign many more have),
+// within a bounded number of rounds. The sample is a window of consecutive keys from a
+// random start, as Redis scans consecutive hash buckets from a cursor.
+void RedisNode::active_expire_cycle(int64_t now_ms, Rng& rng) {
+  NodeCore& m = *impl_;
+  if (m.replica) return;
+  m.now = now_ms;
+  m.client = nullptr;
+  for (int round = 0; round < 16; ++round) {
+    std::vector<std::string> volatile_keys;
+    for (const auto& [k, e] : m.db)
+      if (e.expire >= 0) volatile_keys.push_back(k);
+    if (volatile_keys.empty()) break;
+    const size_t n = volatile_keys.size();
+    const size_t sample = std::min<size_t>(20, n);
+    const size_t start = n <= 20 ? 0 : static_cast<size_t>(rng.between(0, int64_t(n) - 1));
+    size_t expired = 0;
+    for (size_t i = 0; i < sample; ++i) {
+      const std::string& k = volatile_keys[(start + i) % n];
+      if (m.key_is_expired(k, m.db.at(k))) {
+        m.remove_expired(k);
+        ++expired;
+      }
+    }
+    m.flush_propagation();
+    if (expired * 4 <= sample) break;
+  }
+}
+
+void RedisNode::flush_all() {
+  impl_->flush_db(-1);
+  impl_->lua->flush_scripts();
+}
+
+void RedisNode::set_observer(std::function<void(const KeyChange&)> observer) {
+  impl_->observer = std::move(observer);
+}
+
+void RedisNode::set_publisher(std::function<void(ClientState&, const std::string&,
+                                                 const std::string&)> publisher) {
+  impl_->publisher = std::move(publisher);
+}
+
+void RedisNode::disconnect(ClientState& client) {
+  for (auto it = impl_->subscribers.begin(); it != impl_->subscribers.end();) {
+    auto& v = it->second;
+    v.erase(std::remove(v.begin(), v.end(), &client), v.end());
+    it = v.empty() ? impl_->subscribers.erase(it) : std::next(it);
+  }
+  client.channels.clear();
+  client.watched.clear();
+  client.watched_expired.clear();
+  client.in_multi = false;
+  client.multi_dirty = false;
+  client.queued.clear();
+}
+
+void RedisNode::set_replica(bool replica) { impl_->replica = replica; }
+bool RedisNode::is_replica() const { return impl_->replica; }
+
+void RedisNode::set_propagator(std::function<void(const std::vector<std::string>&)> p) {
+  impl_->propagator = std::move(p);
+}
+
+Snapshot RedisNode::snapshot() const {
+  auto data = std::make_shared<Snapshot::Data>();
+  data->db = impl_->db;
+  return Snapshot{std::move(data)};
+}
+
+void RedisNode::restore(const Snapshot& snapshot) {
+  auto old = std::move(impl_->db);
+  impl_->db = snapshot.data ? snapshot.data->db : std::map<std::string, Entry>{};
+  for (const auto& kv : old) impl_->touch(kv.first);
+  for (const auto& kv : impl_->db) impl_->touch(kv.first);
+}
+
+std::optional<std::string> RedisNode::peek_string(const std::string& key) const {
+  auto it = impl_->db.find(key);
+  if (it == impl_->db.end() || it->second.v.type != VType::String) return std::nullopt;
+  return it->second.v.str;
+}
+
+int64_t RedisNode::writer_of(const std::string& key) const {
+  auto it = impl_->db.find(key);
+  return it == impl_->db.end() ? -1 : it->second.writer;
+}
+
+size_t RedisNode::key_count() const { return impl_->db.size(); }
+
+std::optional<int64_t> RedisNode::expire_of(const std::string& key) const {
+  auto it = impl_->db.find(key);
+  if (it == impl_->db.end() || it->second.expire < 0) return std::nullopt;
+  return it->second.expire;
+}
+
+}  // namespace lockstep::sim

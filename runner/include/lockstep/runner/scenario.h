@@ -92,6 +92,8 @@ struct WorkloadSpec {
 //   jitter       target, at_ms, duration_ms, jitter_ms (extra uniform [0, jitter_ms])
 //   partition    groups (two lists of process names), at_ms, duration_ms, one_way
 //                (one_way: only messages from groups[0] to groups[1] are dropped)
+//   failover     target (a master node-N; needs topology.replicas > 0), at_ms
+// Every fault starts before the scenario's duration_ms; durations may run past it.
 struct FaultSpec {
   std::string kind;
   std::string target;
@@ -140,17 +142,22 @@ struct ScenarioError {
   std::string file;
   std::string path;      // JSON path, e.g. $.faults[2].at_ms
   std::string expected;  // "a non-negative integer"
-  std::string found;     // "-5" / "a string" / "nothing"
+  std::string found;     // a short scalar's literal: -5, "pausee", 1.5, true; else
+                         // "an object", "an array", "nothing" (missing), or what went
+                         // wrong: "unknown key \"x\"", "syntax error at line 3, column 7: ..."
   // One line: "FILE: $.faults[2].at_ms: expected a non-negative integer, found -5"
   std::string message() const;
 };
 
 using ScenarioResult = std::variant<Scenario, ScenarioError>;
 
+// Never throws. `file` names the source in errors and gives the default name; "" is fine.
 ScenarioResult parse_scenario(const std::string& text, const std::string& file);
+// Never throws; an unreadable file is a ScenarioError at path "$".
 ScenarioResult load_scenario_file(const std::string& path);
 
-// The scenario as JSON, in the file format; parse_scenario(to_json(s)) gives back s.
+// The scenario as JSON, in the file format, every field written (defaults too);
+// parse_scenario(to_json(s).dump(), s.file) gives back s field for field.
 nlohmann::ordered_json to_json(const Scenario& s);
 
 }  // namespace lockstep::runner

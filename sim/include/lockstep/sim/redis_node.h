@@ -35,6 +35,9 @@ struct ClientState {
   std::map<std::string, uint64_t> watched;  // key -> version seen at WATCH time
   std::set<std::string> channels;           // SUBSCRIBE'd channels
   bool is_master_link = false;  // the replication stream from this node's master
+  // WATCHed keys that were already logically expired when watched: their deletion is no
+  // logical change, so it must not abort the transaction (Redis 7.0 semantics).
+  std::set<std::string> watched_expired;
 };
 
 struct KeyChange {
@@ -44,6 +47,13 @@ struct KeyChange {
   std::string value;          // new value for Set of a string key, old value otherwise
   int64_t writer = -1;        // Set: the new writer; Del/Expire: whose value was removed
   int64_t by_process = -1;    // the process whose command caused it (-1 for expiry)
+};
+
+// A copy of a node's keyspace (what an RDB file would hold): values, expiry times and
+// writers. Opaque to callers; cheap to copy (shared, immutable).
+struct Snapshot {
+  struct Data;
+  std::shared_ptr<const Data> data;
 };
 
 class RedisNode {
@@ -60,8 +70,27 @@ class RedisNode {
   // ones, repeat while more than a quarter of the sample was expired).
   void active_expire_cycle(int64_t now_ms, Rng& rng);
 
-  // Forgets every key: a crash and restart without persistence.
+  // Forgets every key: a crash and restart without persistence. Each vanished key is
+  // reported to the observer as Del with by_process -1. Loaded scripts are forgotten too.
   void flush_all();
+
+  // A replica never deletes expired keys itself: reads from ordinary clients answer as if
+  // the key were gone, commands from the master link still see it, and it stays until
+  // the master's DEL arrives. Ordinary clients get READONLY for writes.
+  void set_replica(bool replica);
+  bool is_replica() const;
+
+  // Called with each effective write, in order, as Redis propagates to replicas and the
+  // AOF: expiry deletions as DEL, relative expiry times as absolute PEXPIREAT / SET PXAT,
+  // scripts and transactions as the commands they ran, wrapped in MULTI/EXEC when more
+  // than one. Applying them with execute() on a ClientState with is_master_link = true
+  // makes a replica identical.
+  void set_propagator(std::function<void(const std::vector<std::string>&)> propagator);
+
+  // Persistence: snapshot() is what an RDB save would write; restore() replaces the
+  // keyspace with it (a restart that loads the file). Neither fires the observer.
+  Snapshot snapshot() const;
+  void restore(const Snapshot& snapshot);
 
   // Called on every key set / delete / expiry, for ground truth.
   void set_observer(std::function<void(const KeyChange&)> observer);
@@ -76,6 +105,7 @@ class RedisNode {
   std::optional<std::string> peek_string(const std::string& key) const;
   int64_t writer_of(const std::string& key) const;  // -1 if absent
   size_t key_count() const;
+  std::optional<int64_t> expire_of(const std::string& key) const;  // absolute Unix ms
 
  private:
   struct Impl;

@@ -1,0 +1,385 @@
+// The embedded interpreter: the Redis 7.0 scripting environment (libraries, readonly
+// globals, the error handler that tags errors with the script line) and the redis.*
+// functions scripts call. Lua is built as C++ here, so lua_error unwinds with a C++
+// exception: destructors of locals run, and nothing escapes lua_pcall.
+#include "lua_bridge.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "lauxlib.h"
+#include "lua.h"
+#include "lualib.h"
+#include "lua_convert.h"
+#include "redis_scripting.h"
+
+namespace lockstep::sim {
+
+namespace {
+
+LuaEngine& engine(lua_State* L) {
+  return *static_cast<LuaEngine*>(lua_touserdata(L, lua_upvalueindex(1)));
+}
+
+// Lua numbers become arguments through %.17g, not Lua's own %.14g: 0.1 reaches the
+// command as "0.10000000000000001", exactly as Redis 7.0 passes it.
+bool lua_args(lua_State* L, Args& out) {
+  const int argc = lua_gettop(L);
+  for (int j = 1; j <= argc; ++j) {
+    if (lua_type(L, j) == LUA_TNUMBER) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.17g", static_cast<double>(lua_tonumber(L, j)));
+      out.emplace_back(buf);
+    } else if (lua_type(L, j) == LUA_TSTRING) {
+      size_t len = 0;
+      const char* s = lua_tolstring(L, j, &len);
+      out.emplace_back(s, len);
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+int call_generic(lua_State* L, bool raise) {
+  const int argc = lua_gettop(L);
+  Args args;
+  std::string err;
+  if (argc == 0) {
+    err = "Please specify at least one argument for this redis lib call";
+  } else if (!lua_args(L, args)) {
+    err = "Lua redis lib command arguments must be strings or integers";
+  }
+  lua_settop(L, 0);
+  if (!err.empty()) {
+    push_error_table(L, err);
+    return raise ? lua_error(L) : 1;
+  }
+  Reply r = engine(L).redis_call(args, err);
+  if (!err.empty()) {
+    push_error_table(L, err);
+    lua_pushstring(L, "ignore_error_stats_update");
+    lua_pushboolean(L, 1);
+    lua_settable(L, -3);
+    return raise ? lua_error(L) : 1;
+  }
+  push_reply(L, r);
+  return (raise && r.is_error()) ? lua_error(L) : 1;
+}
+
+int redis_call(lua_State* L) { return call_generic(L, true); }
+int redis_pcall(lua_State* L) { return call_generic(L, false); }
+
+int redis_sha1hex(lua_State* L) {
+  if (lua_gettop(L) != 1) {
+    lua_pushstring(L, "wrong number of arguments");
+    return lua_error(L);
+  }
+  size_t len = 0;
+  const char* s = lua_tolstring(L, 1, &len);
+  const std::string hex = sha1_hex(s ? std::string(s, len) : std::string());
+  lua_pushlstring(L, hex.data(), hex.size());
+  return 1;
+}
+
+int redis_error_reply(lua_State* L) {
+  if (lua_gettop(L) != 1 || lua_type(L, -1) != LUA_TSTRING) {
+    push_error_table(L, "wrong number or type of arguments");
+    return 1;
+  }
+  std::string e = lua_tostring(L, -1);
+  push_error_table(L, e.empty() || e[0] != '-' ? "-" + e : e);
+  return 1;
+}
+
+int redis_status_reply(lua_State* L) {
+  if (lua_gettop(L) != 1 || lua_type(L, -1) != LUA_TSTRING) {
+    push_error_table(L, "wrong number or type of arguments");
+    return 1;
+  }
+  lua_newtable(L);
+  lua_pushstring(L, "ok");
+  lua_pushvalue(L, -3);
+  lua_settable(L, -3);
+  return 1;
+}
+
+// Logging goes nowhere in the simulator, but the argument checks stay: a script that
+// misuses redis.log fails here as it would on a server.
+int redis_log(lua_State* L) {
+  if (lua_gettop(L) < 2) {
+    push_error_table(L, "redis.log() requires two arguments or more.");
+    return lua_error(L);
+  }
+  if (!lua_isnumber(L, 1)) {
+    push_error_table(L, "First argument must be a number (log level).");
+    return lua_error(L);
+  }
+  const lua_Number level = lua_tonumber(L, 1);
+  if (level < 0 || level > 3) {
+    push_error_table(L, "Invalid debug level.");
+    return lua_error(L);
+  }
+  return 0;
+}
+
+int redis_noop(lua_State*) { return 0; }
+int redis_true(lua_State* L) {
+  lua_pushboolean(L, 1);
+  return 1;
+}
+int redis_false(lua_State* L) {
+  lua_pushboolean(L, 0);
+  return 1;
+}
+
+// redisLrand48: the classic 48-bit LCG, the same on every platform, so math.random
+// gives a replica or a replay the same numbers.
+int32_t lrand48_next(uint64_t& x) {
+  x = (0x5DEECE66DULL * x + 0xB) & ((1ULL << 48) - 1);
+  return static_cast<int32_t>(x >> 17);
+}
+
+int math_random(lua_State* L) {
+  constexpr int32_t kMax = 2147483647;
+  const lua_Number r =
+      static_cast<lua_Number>(lrand48_next(engine(L).rand48_state()) % kMax) / kMax;
+  switch (lua_gettop(L)) {
+    case 0: lua_pushnumber(L, r); break;
+    case 1: {
+      const int u = luaL_checkint(L, 1);
+      luaL_argcheck(L, 1 <= u, 1, "interval is empty");
+      lua_pushnumber(L, std::floor(r * u) + 1);
+      break;
+    }
+    case 2: {
+      const int l = luaL_checkint(L, 1);
+      const int u = luaL_checkint(L, 2);
+      luaL_argcheck(L, l <= u, 2, "interval is empty");
+      lua_pushnumber(L, std::floor(r * (u - l + 1)) + l);
+      break;
+    }
+    default: return luaL_error(L, "wrong number of arguments");
+  }
+  return 1;
+}
+
+int math_randomseed(lua_State* L) {
+  const int32_t seed = luaL_checkint(L, 1);
+  engine(L).rand48_state() = (uint64_t(uint32_t(seed)) << 16) | 0x330E;
+  return 0;
+}
+
+void set_fn(lua_State* L, LuaEngine* e, const char* name, lua_CFunction f) {
+  lua_pushstring(L, name);
+  lua_pushlightuserdata(L, e);
+  lua_pushcclosure(L, f, 1);
+  lua_settable(L, -3);
+}
+
+void set_num(lua_State* L, const char* name, lua_Number v) {
+  lua_pushstring(L, name);
+  lua_pushnumber(L, v);
+  lua_settable(L, -3);
+}
+
+void open_redis_table(lua_State* L, LuaEngine* e) {
+  lua_newtable(L);
+  set_fn(L, e, "call", redis_call);
+  set_fn(L, e, "pcall", redis_pcall);
+  set_fn(L, e, "sha1hex", redis_sha1hex);
+  set_fn(L, e, "error_reply", redis_error_reply);
+  set_fn(L, e, "status_reply", redis_status_reply);
+  set_fn(L, e, "log", redis_log);
+  set_fn(L, e, "setresp", redis_noop);
+  set_fn(L, e, "set_repl", redis_noop);
+  set_fn(L, e, "replicate_commands", redis_true);
+  set_fn(L, e, "breakpoint", redis_false);
+  set_fn(L, e, "debug", redis_noop);
+  set_num(L, "LOG_DEBUG", 0);
+  set_num(L, "LOG_VERBOSE", 1);
+  set_num(L, "LOG_NOTICE", 2);
+  set_num(L, "LOG_WARNING", 3);
+  set_num(L, "REPL_NONE", 0);
+  set_num(L, "REPL_AOF", 1);
+  set_num(L, "REPL_SLAVE", 2);
+  set_num(L, "REPL_REPLICA", 2);
+  set_num(L, "REPL_ALL", 3);
+  set_num(L, "REDIS_VERSION_NUM", 0x0007000f);
+  lua_pushstring(L, "REDIS_VERSION");
+  lua_pushstring(L, "7.0.15");
+  lua_settable(L, -3);
+  lua_setglobal(L, "redis");
+}
+
+// Runs after the libraries are in place. The error handler is Redis's own
+// (__redis__err__handler): it turns any error into an {err=...} table tagged with the
+// script line that raised it, skipping C frames and this file's helpers. Then globals are
+// made readonly: Redis 7.0 patches Lua with readonly tables; stock Lua gets the same
+// observable behaviour from proxy tables whose __newindex refuses every assignment.
+const char* kInitChunk = R"lua(
+local dbg, real = debug, _G
+local setmetatable, rawget, error, tostring, type = setmetatable, rawget, error, tostring, type
+local function handler(err)
+  local level = 2
+  local i = dbg.getinfo(level, 'nSl')
+  while i and (i.what == 'C' or i.source == '=lockstep') do
+    level = level + 1
+    i = dbg.getinfo(level, 'nSl')
+  end
+  if type(err) ~= 'table' then err = {err = 'ERR ' .. tostring(err)} end
+  if i then
+    err['source'] = i.source
+    err['line'] = i.currentline
+  end
+  return err
+end
+real.debug = nil
+local function deny() error("Attempt to modify a readonly table", 2) end
+for _, name in ipairs({"string", "math", "table", "redis", "coroutine"}) do
+  real[name] = setmetatable({}, {__index = real[name], __newindex = deny, __metatable = false})
+end
+local proxy = setmetatable({}, {
+  __index = function(_, n)
+    local v = rawget(real, n)
+    if v == nil then
+      error("Script attempted to access nonexistent global variable '" .. tostring(n) .. "'", 2)
+    end
+    return v
+  end,
+  __newindex = deny,
+  __metatable = false,
+})
+real._G = proxy
+return handler, proxy, real
+)lua";
+
+void open_libs(lua_State* L) {
+  const std::pair<const char*, lua_CFunction> libs[] = {
+      {"", luaopen_base},          {LUA_TABLIBNAME, luaopen_table},
+      {LUA_STRLIBNAME, luaopen_string}, {LUA_MATHLIBNAME, luaopen_math},
+      {LUA_DBLIBNAME, luaopen_debug},
+  };
+  for (const auto& [name, fn] : libs) {
+    lua_pushcfunction(L, fn);
+    lua_pushstring(L, name);
+    lua_call(L, 1, 0);
+  }
+  // Scripts must not reach the file system or the server's stdout.
+  for (const char* name : {"print", "dofile", "loadfile"}) {
+    lua_pushnil(L);
+    lua_setglobal(L, name);
+  }
+}
+
+}  // namespace
+
+LuaEngine::LuaEngine(NodeCore& node) : node_(node) { open(); }
+LuaEngine::~LuaEngine() { close(); }
+
+void LuaEngine::open() {
+  L_ = luaL_newstate();
+  open_libs(L_);
+  lua_getglobal(L_, "math");
+  set_fn(L_, this, "random", math_random);
+  set_fn(L_, this, "randomseed", math_randomseed);
+  lua_pop(L_, 1);
+  open_redis_table(L_, this);
+  luaL_loadbuffer(L_, kInitChunk, std::char_traits<char>::length(kInitChunk), "=lockstep");
+  lua_call(L_, 0, 3);
+  lua_setfield(L_, LUA_REGISTRYINDEX, "lockstep_real_globals");
+  lua_replace(L_, LUA_GLOBALSINDEX);
+  lua_setfield(L_, LUA_REGISTRYINDEX, "__redis__err__handler");
+}
+
+void LuaEngine::close() {
+  if (L_) lua_close(L_);
+  L_ = nullptr;
+  loaded_.clear();
+}
+
+void LuaEngine::flush_scripts() {
+  close();
+  open();
+}
+
+// Scripts are compiled as chunks named "@user_script" (errors read "user_script:1:")
+// and kept in the registry as f_<sha>, as Redis 7.0 does.
+bool LuaEngine::load(const std::string& body, std::string& sha, Reply& err) {
+  sha = sha1_hex(body);
+  if (loaded_.count(sha)) return true;
+  if (luaL_loadbuffer(L_, body.data(), body.size(), "@user_script") != 0) {
+    err = Reply::error(std::string("ERR Error compiling script (new function): ") +
+                       lua_tostring(L_, -1));
+    lua_settop(L_, 0);
+    return false;
+  }
+  lua_setfield(L_, LUA_REGISTRYINDEX, ("f_" + sha).c_str());
+  loaded_.insert(sha);
+  return true;
+}
+
+namespace {
+
+void set_global_array(lua_State* L, const char* name, const Args& items) {
+  lua_getfield(L, LUA_REGISTRYINDEX, "lockstep_real_globals");
+  lua_pushstring(L, name);
+  lua_createtable(L, static_cast<int>(items.size()), 0);
+  for (size_t i = 0; i < items.size(); ++i) {
+    lua_pushlstring(L, items[i].data(), items[i].size());
+    lua_rawseti(L, -2, static_cast<int>(i + 1));
+  }
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+}
+
+}  // namespace
+
+Reply LuaEngine::run(const std::string& sha, ClientState& caller, const Args& keys,
+                     const Args& argv) {
+  lua_settop(L_, 0);
+  set_global_array(L_, "KEYS", keys);
+  set_global_array(L_, "ARGV", argv);
+  lua_getfield(L_, LUA_REGISTRYINDEX, "__redis__err__handler");
+  lua_getfield(L_, LUA_REGISTRYINDEX, ("f_" + sha).c_str());
+  ClientState* saved = caller_;
+  caller_ = &caller;
+  script_wrote_ = false;
+  const bool saved_in_script = node_.in_script;
+  node_.in_script = true;
+  const int status = lua_pcall(L_, 0, 1, 1);
+  node_.in_script = saved_in_script;
+  caller_ = saved;
+  Reply r = status == 0 ? lua_to_reply(L_) : script_error_reply(L_, sha);
+  lua_settop(L_, 0);
+  return r;
+}
+
+// scriptCall: the checks Redis makes before a command runs inside a script, then the
+// command itself through the node's normal call path (so it propagates on its own).
+Reply LuaEngine::redis_call(const Args& argv, std::string& err) {
+  const Command* cmd = node_.find(argv[0]);
+  if (cmd && (cmd->flags & kContainer)) cmd = argv.size() > 1 ? node_.find_sub(*cmd, argv[1]) : nullptr;
+  if (!cmd) {
+    err = "Unknown Redis command called from script";
+    return {};
+  }
+  if (!arity_ok(*cmd, argv.size())) {
+    err = "Wrong number of args calling Redis command from script";
+    return {};
+  }
+  if (cmd->flags & kNoScript) {
+    err = "This Redis command is not allowed from script";
+    return {};
+  }
+  // Once a script has written it must run to the end: only its first write can be
+  // refused for the server's state.
+  if ((cmd->flags & kWrite) && !script_wrote_ && node_.replica && !caller_->is_master_link) {
+    err = "-READONLY You can't write against a read only replica.";
+    return {};
+  }
+  if (cmd->flags & kWrite) script_wrote_ = true;
+  return node_.call(*caller_, *cmd, argv);
+}
+
+}  // namespace lockstep::sim

@@ -1,0 +1,160 @@
+// Private internals of RedisNode shared by the command files: the keyspace, the command
+// table and the helpers every command uses to look keys up, expire them, and report
+// changes (observer, WATCH versions, replication stream).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "lockstep/sim/redis_node.h"
+
+namespace lockstep::sim {
+
+class LuaEngine;
+
+enum class VType { String, Hash, List, ZSet };
+
+// Sorted set: the score of each member, and the (score, member) order Redis's skiplist
+// keeps (ties broken by memcmp of the member, as std::string's compare does).
+struct ZSet {
+  std::map<std::string, double> dict;
+  std::set<std::pair<double, std::string>> order;
+};
+
+struct Value {
+  VType type = VType::String;
+  std::string str;
+  // Small hashes are listpacks in Redis: HGETALL answers in insertion order, and we
+  // must answer in the same order to be byte-identical.
+  std::vector<std::pair<std::string, std::string>> hash;
+  std::deque<std::string> list;
+  ZSet zset;
+};
+
+struct Entry {
+  Value v;
+  int64_t expire = -1;  // absolute Unix ms, -1 = persistent
+  int64_t writer = -1;
+};
+
+struct Snapshot::Data {
+  std::map<std::string, Entry> db;
+};
+
+// Per-key modification sequence for WATCH: `any` moves on every change, `live` only on
+// changes that leave the key present (what decides WATCH of an already expired key).
+struct KeyVersion {
+  uint64_t any = 0;
+  uint64_t live = 0;
+};
+
+struct NodeCore;
+using Args = std::vector<std::string>;
+using Handler = Reply (*)(NodeCore&, ClientState&, const Args&);
+
+enum CmdFlags : unsigned {
+  kWrite = 1,
+  kNoScript = 2,   // refused inside Lua (EVAL, MULTI, SUBSCRIBE, ...)
+  kPubSubOk = 4,   // allowed while subscribed (RESP2)
+  kNoQueue = 8,    // executed immediately even inside MULTI
+  kContainer = 16, // has subcommands, registered as "name|sub" (SCRIPT LOAD ...)
+};
+
+struct Command {
+  const char* name;
+  int arity;  // Redis convention: n exact, -n at least n (argv[0] included)
+  unsigned flags;
+  Handler handler;
+};
+
+bool arity_ok(const Command& cmd, size_t argc);
+
+// Each command file exposes its part of the table.
+void register_string_commands(std::vector<Command>& out);
+void register_key_commands(std::vector<Command>& out);
+void register_hash_commands(std::vector<Command>& out);
+void register_list_commands(std::vector<Command>& out);
+void register_zset_commands(std::vector<Command>& out);
+void register_script_commands(std::vector<Command>& out);
+void register_multi_commands(std::vector<Command>& out);
+void register_pubsub_commands(std::vector<Command>& out);
+
+// Exact Redis number parsing and formatting (util.c).
+bool string_to_ll(const std::string& s, int64_t& out);
+bool string_to_double(const std::string& s, double& out);  // strtod rules, no NaN
+std::string format_double(double d);                        // addReplyDouble, RESP2
+std::string to_lower(std::string s);
+bool iequals(const std::string& a, const char* b);
+
+// Shared replies, texts copied from redis-server 7.0.15.
+Reply err_syntax();
+Reply err_not_integer();
+Reply err_wrongtype();
+Reply err_not_float();
+Reply err_arity(const std::string& name);
+
+// The node's state. (RedisNode::Impl is private, so the command files share this base.)
+struct NodeCore {
+  NodeCore();
+  ~NodeCore();
+
+  std::map<std::string, Entry> db;
+  std::map<std::string, KeyVersion> versions;
+  uint64_t version_seq = 0;
+  std::map<std::string, const Command*> commands;
+  std::vector<Command> command_list;
+
+  std::function<void(const KeyChange&)> observer;
+  std::function<void(ClientState&, const std::string&, const std::string&)> publisher;
+  std::function<void(const std::vector<std::string>&)> propagator;
+  std::map<std::string, std::vector<ClientState*>> subscribers;  // in subscription order
+
+  bool replica = false;
+  std::unique_ptr<LuaEngine> lua;
+
+  // State of the command being executed; time is frozen for all of it.
+  int64_t now = 0;
+  ClientState* client = nullptr;  // the connection whose command runs (script: caller)
+  bool in_script = false;
+  int64_t dirty = 0;  // count of effective changes, as server.dirty
+  std::optional<Args> rewritten;  // what to propagate instead of argv
+  std::vector<Args> pending_propagation;
+  int call_depth = 0;
+
+  // Top-level entry: arity, MULTI queueing, pubsub context, then call().
+  Reply process(ClientState& c, const Args& argv);
+  // Runs one command (from a client, EXEC or a script) and propagates its effect.
+  Reply call(ClientState& c, const Command& cmd, const Args& argv);
+  const Command* find(const std::string& name) const;
+  const Command* find_sub(const Command& container, const std::string& sub) const;
+  void flush_propagation();
+
+  // Keyspace. Lookups expire lazily; they return nullptr when the key is absent.
+  bool key_is_expired(const std::string& key, const Entry& e) const;
+  // Deletes the key if logically expired (never on a replica); true if it is expired.
+  bool expire_if_needed(const std::string& key);
+  Entry* lookup(const std::string& key);
+  // The value of a key of the given type; sets `wrong` when it holds another type.
+  Entry* lookup_typed(const std::string& key, VType type, bool& wrong);
+  // Stores a new value (creation or overwrite): clears expiry unless keep_ttl.
+  Entry& set_value(const std::string& key, Value v, bool keep_ttl);
+  // Marks an in-place modification of an existing value (writer, observer, WATCH).
+  void modified(const std::string& key, Entry& e);
+  bool remove(const std::string& key);  // DEL semantics; true if it existed
+  void remove_expired(const std::string& key);
+  void flush_db(int64_t by_process);
+  void touch(const std::string& key);  // WATCH invalidation
+  void notify(KeyChange::Kind kind, const std::string& key, const Entry& e, int64_t by);
+  void propagate(Args argv);
+  int64_t process_id() const { return client ? client->process : -1; }
+};
+
+}  // namespace lockstep::sim

@@ -1,0 +1,194 @@
+// Generic keyspace commands (DEL, EXISTS, EXPIRE family, TTL family, TYPE, DBSIZE,
+// FLUSHALL) and the connection commands PING and ECHO, following db.c and expire.c.
+#include <limits>
+
+#include "redis_impl.h"
+
+namespace lockstep::sim {
+
+namespace {
+
+using Impl = NodeCore;
+constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+
+Reply err_expire_time(const char* cmd) {
+  return Reply::error(std::string("ERR invalid expire time in '") + cmd + "' command");
+}
+
+Reply cmd_del(Impl& m, ClientState&, const Args& a) {
+  int64_t n = 0;
+  for (size_t i = 1; i < a.size(); ++i) n += m.remove(a[i]) ? 1 : 0;
+  return Reply::integer_of(n);
+}
+
+Reply cmd_exists(Impl& m, ClientState&, const Args& a) {
+  int64_t n = 0;
+  for (size_t i = 1; i < a.size(); ++i) n += m.lookup(a[i]) ? 1 : 0;
+  return Reply::integer_of(n);
+}
+
+enum ExpireFlag : unsigned { kNX = 1, kXX = 2, kGT = 4, kLT = 8 };
+
+// Options are checked before the time argument, as parseExtendedExpireArgumentsOrReply.
+bool parse_expire_flags(const Args& a, unsigned& flags, Reply& err) {
+  for (size_t j = 3; j < a.size(); ++j) {
+    if (iequals(a[j], "nx")) flags |= kNX;
+    else if (iequals(a[j], "xx")) flags |= kXX;
+    else if (iequals(a[j], "gt")) flags |= kGT;
+    else if (iequals(a[j], "lt")) flags |= kLT;
+    else {
+      err = Reply::error("ERR Unsupported option " + a[j]);
+      return false;
+    }
+  }
+  if ((flags & kNX) && (flags & (kXX | kGT | kLT))) {
+    err = Reply::error("ERR NX and XX, GT or LT options at the same time are not compatible");
+    return false;
+  }
+  if ((flags & kGT) && (flags & kLT)) {
+    err = Reply::error("ERR GT and LT options at the same time are not compatible");
+    return false;
+  }
+  return true;
+}
+
+bool expire_condition_holds(unsigned flags, int64_t current, int64_t when) {
+  if ((flags & kNX) && current != -1) return false;
+  if ((flags & kXX) && current == -1) return false;
+  // No TTL counts as an infinite one: GT never beats it, LT always does.
+  if ((flags & kGT) && (current == -1 || when <= current)) return false;
+  if ((flags & kLT) && current != -1 && when >= current) return false;
+  return true;
+}
+
+Reply expire_generic(Impl& m, const Args& a, bool relative, bool seconds) {
+  unsigned flags = 0;
+  Reply err;
+  if (!parse_expire_flags(a, flags, err)) return err;
+  int64_t when = 0;
+  if (!string_to_ll(a[2], when)) return err_not_integer();
+  const std::string name = to_lower(a[0]);
+  if (seconds) {
+    if (when > kMax / 1000 || when < kMin / 1000) return err_expire_time(name.c_str());
+    when *= 1000;
+  }
+  const int64_t base = relative ? m.now : 0;
+  if (when > kMax - base) return err_expire_time(name.c_str());
+  when += base;
+  Entry* e = m.lookup(a[1]);
+  if (!e) return Reply::integer_of(0);
+  if (!expire_condition_holds(flags, e->expire, when)) return Reply::integer_of(0);
+  // A time already past deletes at once (and replicates as DEL), except on a replica,
+  // which must keep the key until its master says otherwise.
+  if (when <= m.now && !m.replica) {
+    m.remove(a[1]);
+    m.rewritten = Args{"DEL", a[1]};
+    return Reply::integer_of(1);
+  }
+  e->expire = when;
+  ++m.dirty;
+  m.touch(a[1]);
+  m.rewritten = Args{"PEXPIREAT", a[1], std::to_string(when)};
+  return Reply::integer_of(1);
+}
+
+Reply cmd_expire(Impl& m, ClientState&, const Args& a) { return expire_generic(m, a, true, true); }
+Reply cmd_pexpire(Impl& m, ClientState&, const Args& a) {
+  return expire_generic(m, a, true, false);
+}
+Reply cmd_expireat(Impl& m, ClientState&, const Args& a) {
+  return expire_generic(m, a, false, true);
+}
+Reply cmd_pexpireat(Impl& m, ClientState&, const Args& a) {
+  return expire_generic(m, a, false, false);
+}
+
+Reply ttl_generic(Impl& m, const Args& a, bool ms, bool absolute) {
+  Entry* e = m.lookup(a[1]);
+  if (!e) return Reply::integer_of(-2);
+  if (e->expire == -1) return Reply::integer_of(-1);
+  int64_t ttl = absolute ? e->expire : e->expire - m.now;
+  if (ttl < 0) ttl = 0;
+  return Reply::integer_of(ms ? ttl : (ttl + 500) / 1000);
+}
+
+Reply cmd_ttl(Impl& m, ClientState&, const Args& a) { return ttl_generic(m, a, false, false); }
+Reply cmd_pttl(Impl& m, ClientState&, const Args& a) { return ttl_generic(m, a, true, false); }
+Reply cmd_expiretime(Impl& m, ClientState&, const Args& a) {
+  return ttl_generic(m, a, false, true);
+}
+Reply cmd_pexpiretime(Impl& m, ClientState&, const Args& a) {
+  return ttl_generic(m, a, true, true);
+}
+
+Reply cmd_persist(Impl& m, ClientState&, const Args& a) {
+  Entry* e = m.lookup(a[1]);
+  if (!e || e->expire == -1) return Reply::integer_of(0);
+  e->expire = -1;
+  ++m.dirty;
+  m.touch(a[1]);
+  return Reply::integer_of(1);
+}
+
+Reply cmd_type(Impl& m, ClientState&, const Args& a) {
+  Entry* e = m.lookup(a[1]);
+  if (!e) return Reply::status("none");
+  switch (e->v.type) {
+    case VType::String: return Reply::status("string");
+    case VType::Hash: return Reply::status("hash");
+    case VType::List: return Reply::status("list");
+    case VType::ZSet: return Reply::status("zset");
+  }
+  return Reply::status("none");
+}
+
+Reply cmd_dbsize(Impl& m, ClientState&, const Args&) {
+  return Reply::integer_of(static_cast<int64_t>(m.db.size()));
+}
+
+Reply cmd_flushall(Impl& m, ClientState&, const Args& a) {
+  if (a.size() > 2 || (a.size() == 2 && !iequals(a[1], "async") && !iequals(a[1], "sync")))
+    return err_syntax();
+  m.flush_db(m.process_id());
+  ++m.dirty;  // replicated even when already empty, as forceCommandPropagation does
+  m.rewritten = Args{"FLUSHALL"};
+  return Reply::ok();
+}
+
+// In RESP2 a subscribed connection gets PING as a pubsub-style array.
+Reply cmd_ping(Impl&, ClientState& c, const Args& a) {
+  if (a.size() > 2) return err_arity("ping");
+  if (!c.channels.empty())
+    return Reply::array({Reply::bulk("pong"), Reply::bulk(a.size() == 2 ? a[1] : "")});
+  return a.size() == 2 ? Reply::bulk(a[1]) : Reply::status("PONG");
+}
+
+Reply cmd_echo(Impl&, ClientState&, const Args& a) { return Reply::bulk(a[1]); }
+
+}  // namespace
+
+void register_key_commands(std::vector<Command>& out) {
+  out.insert(out.end(), {
+                            {"del", -2, kWrite, cmd_del},
+                            {"unlink", -2, kWrite, cmd_del},
+                            {"exists", -2, 0, cmd_exists},
+                            {"expire", -3, kWrite, cmd_expire},
+                            {"pexpire", -3, kWrite, cmd_pexpire},
+                            {"expireat", -3, kWrite, cmd_expireat},
+                            {"pexpireat", -3, kWrite, cmd_pexpireat},
+                            {"ttl", 2, 0, cmd_ttl},
+                            {"pttl", 2, 0, cmd_pttl},
+                            {"expiretime", 2, 0, cmd_expiretime},
+                            {"pexpiretime", 2, 0, cmd_pexpiretime},
+                            {"persist", 2, kWrite, cmd_persist},
+                            {"type", 2, 0, cmd_type},
+                            {"dbsize", 1, 0, cmd_dbsize},
+                            {"flushall", -1, kWrite, cmd_flushall},
+                            {"flushdb", -1, kWrite, cmd_flushall},
+                            {"ping", -1, kPubSubOk, cmd_ping},
+                            {"echo", 2, 0, cmd_echo},
+                        });
+}
+
+}  // namespace lockstep::sim

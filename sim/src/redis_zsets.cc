@@ -1,0 +1,293 @@
+// Sorted set commands (t_zset.c of Redis 7.0): ZADD with NX/XX/GT/LT/CH/INCR, ZINCRBY,
+// ZRANGE by rank or score (REV, LIMIT, WITHSCORES), ZRANGEBYSCORE, ZREM, ZSCORE, ZCARD,
+// ZRANK. Scores are printed as 7.0 prints doubles (%.17g, "inf").
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <iterator>
+
+#include "redis_impl.h"
+
+namespace lockstep::sim {
+
+namespace {
+
+using Impl = NodeCore;
+
+enum ZaddFlag : unsigned { kNX = 1, kXX = 2, kGT = 4, kLT = 8, kIncr = 16 };
+enum class ZaddOut { Added, Updated, Unchanged, Nop, NaN };
+
+void zset_put(ZSet& z, const std::string& member, double score) {
+  auto it = z.dict.find(member);
+  if (it != z.dict.end()) z.order.erase({it->second, member});
+  z.dict[member] = score;
+  z.order.insert({score, member});
+}
+
+void zset_del(ZSet& z, const std::string& member) {
+  auto it = z.dict.find(member);
+  z.order.erase({it->second, member});
+  z.dict.erase(it);
+}
+
+// zsetAdd for one member; `score` becomes the resulting score unless the result is Nop.
+ZaddOut zset_add(ZSet& z, double& score, const std::string& member, unsigned flags) {
+  if (std::isnan(score)) return ZaddOut::NaN;
+  auto it = z.dict.find(member);
+  if (it == z.dict.end()) {
+    if (flags & kXX) return ZaddOut::Nop;
+    zset_put(z, member, score);
+    return ZaddOut::Added;
+  }
+  if (flags & kNX) return ZaddOut::Nop;
+  const double current = it->second;
+  double next = score;
+  if (flags & kIncr) {
+    next += current;
+    if (std::isnan(next)) return ZaddOut::NaN;
+  }
+  if (((flags & kLT) && next >= current) || ((flags & kGT) && next <= current))
+    return ZaddOut::Nop;
+  score = next;
+  if (next == current) return ZaddOut::Unchanged;
+  zset_put(z, member, next);
+  return ZaddOut::Updated;
+}
+
+// Options first; every score is parsed before anything changes, so a bad float leaves
+// the set untouched.
+bool parse_zadd(const Args& a, size_t& idx, unsigned& flags, bool& ch, Reply& err) {
+  for (; idx < a.size(); ++idx) {
+    if (iequals(a[idx], "nx")) flags |= kNX;
+    else if (iequals(a[idx], "xx")) flags |= kXX;
+    else if (iequals(a[idx], "ch")) ch = true;
+    else if (iequals(a[idx], "incr")) flags |= kIncr;
+    else if (iequals(a[idx], "gt")) flags |= kGT;
+    else if (iequals(a[idx], "lt")) flags |= kLT;
+    else break;
+  }
+  const size_t rest = a.size() - idx;
+  if (rest == 0 || rest % 2) err = err_syntax();
+  else if ((flags & kNX) && (flags & kXX))
+    err = Reply::error("ERR XX and NX options at the same time are not compatible");
+  else if ((flags & kNX && flags & (kGT | kLT)) || ((flags & kGT) && (flags & kLT)))
+    err = Reply::error("ERR GT, LT, and/or NX options at the same time are not compatible");
+  else if ((flags & kIncr) && rest > 2)
+    err = Reply::error("ERR INCR option supports a single increment-element pair");
+  return !err.is_error();
+}
+
+Reply zadd_generic(Impl& m, const Args& a, unsigned flags) {
+  bool ch = false;
+  size_t idx = 2;
+  Reply err;
+  if (!parse_zadd(a, idx, flags, ch, err)) return err;
+  std::vector<double> scores;
+  for (size_t j = idx; j < a.size(); j += 2) {
+    double s = 0;
+    if (!string_to_double(a[j], s)) return err_not_float();
+    scores.push_back(s);
+  }
+  bool wrong = false;
+  Entry* e = m.lookup_typed(a[1], VType::ZSet, wrong);
+  if (wrong) return err_wrongtype();
+  const bool incr = flags & kIncr;
+  Value fresh;
+  fresh.type = VType::ZSet;
+  ZSet& z = e ? e->v.zset : fresh.zset;
+  int64_t added = 0, updated = 0, processed = 0;
+  double score = 0;
+  for (size_t j = 0; j < scores.size() && (e || !(flags & kXX)); ++j) {
+    score = scores[j];
+    const ZaddOut out = zset_add(z, score, a[idx + 1 + 2 * j], flags);
+    if (out == ZaddOut::NaN) {
+      err = Reply::error("ERR resulting score is not a number (NaN)");
+      break;
+    }
+    added += out == ZaddOut::Added;
+    updated += out == ZaddOut::Updated;
+    processed += out != ZaddOut::Nop;
+  }
+  if (added || updated) {
+    if (e) m.modified(a[1], *e);
+    else m.set_value(a[1], std::move(fresh), false);
+  }
+  if (err.is_error()) return err;
+  if (incr) return processed ? Reply::bulk(format_double(score)) : Reply::nil();
+  return Reply::integer_of(ch ? added + updated : added);
+}
+
+Reply cmd_zadd(Impl& m, ClientState&, const Args& a) { return zadd_generic(m, a, 0); }
+Reply cmd_zincrby(Impl& m, ClientState&, const Args& a) { return zadd_generic(m, a, kIncr); }
+
+Entry* zset_for_read(Impl& m, const std::string& key, Reply& err) {
+  bool wrong = false;
+  Entry* e = m.lookup_typed(key, VType::ZSet, wrong);
+  if (wrong) err = err_wrongtype();
+  return e;
+}
+
+// zslParseRange: "(" makes a bound exclusive; strtod must consume everything.
+bool parse_score_bound(const std::string& s, double& v, bool& exclusive) {
+  exclusive = !s.empty() && s[0] == '(';
+  const char* p = s.c_str() + (exclusive ? 1 : 0);
+  char* end = nullptr;
+  v = std::strtod(p, &end);
+  return *end == '\0' && !std::isnan(v);
+}
+
+struct RangeQuery {
+  bool by_score = false, rev = false, withscores = false;
+  int64_t offset = 0, limit = -1;
+  bool has_limit = false;
+};
+
+void emit(std::vector<Reply>& out, const std::pair<double, std::string>& item, bool scores) {
+  out.push_back(Reply::bulk(item.second));
+  if (scores) out.push_back(Reply::bulk(format_double(item.first)));
+}
+
+Reply range_by_rank(const ZSet& z, int64_t start, int64_t end, const RangeQuery& q) {
+  const auto len = static_cast<int64_t>(z.order.size());
+  if (start < 0) start += len;
+  if (end < 0) end += len;
+  if (start < 0) start = 0;
+  if (start > end || start >= len) return Reply::array({});
+  if (end >= len) end = len - 1;
+  std::vector<Reply> out;
+  std::vector<std::pair<double, std::string>> items(z.order.begin(), z.order.end());
+  for (int64_t i = start; i <= end; ++i)
+    emit(out, items[size_t(q.rev ? len - 1 - i : i)], q.withscores);
+  return Reply::array(std::move(out));
+}
+
+Reply range_by_score(const ZSet& z, double min, bool minex, double max, bool maxex,
+                     const RangeQuery& q) {
+  auto in_range = [&](double s) {
+    return (minex ? s > min : s >= min) && (maxex ? s < max : s <= max);
+  };
+  std::vector<std::pair<double, std::string>> items;
+  for (const auto& it : z.order)
+    if (in_range(it.first)) items.push_back(it);
+  if (q.rev) std::reverse(items.begin(), items.end());
+  std::vector<Reply> out;
+  if (q.offset < 0) return Reply::array({});  // Redis skips forever on a negative offset
+  int64_t limit = q.limit;
+  for (size_t i = size_t(q.offset); i < items.size() && limit != 0; ++i, --limit)
+    emit(out, items[i], q.withscores);
+  return Reply::array(std::move(out));
+}
+
+// zrangeGenericCommand: options, then conflicts, then the range, then the key.
+Reply zrange_generic(Impl& m, const Args& a, RangeQuery q, bool fixed) {
+  bool by_lex = false;
+  for (size_t j = 4; j < a.size(); ++j) {
+    const size_t left = a.size() - j - 1;
+    if (iequals(a[j], "withscores")) q.withscores = true;
+    else if (iequals(a[j], "limit") && left >= 2) {
+      if (!string_to_ll(a[j + 1], q.offset) || !string_to_ll(a[j + 2], q.limit))
+        return err_not_integer();
+      q.has_limit = true;
+      j += 2;
+    } else if (!fixed && !q.rev && iequals(a[j], "rev")) q.rev = true;
+    else if (!fixed && !q.by_score && !by_lex && iequals(a[j], "byscore")) q.by_score = true;
+    else if (!fixed && !q.by_score && !by_lex && iequals(a[j], "bylex")) by_lex = true;
+    else return err_syntax();
+  }
+  if (by_lex) return Reply::error("ERR BYLEX is not supported by the simulated node");
+  if (q.has_limit && q.limit != -1 && !q.by_score)
+    return Reply::error(
+        "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX");
+  size_t lo = 2, hi = 3;
+  if (q.rev && q.by_score) std::swap(lo, hi);
+  int64_t start = 0, end = 0;
+  double min = 0, max = 0;
+  bool minex = false, maxex = false;
+  if (!q.by_score) {
+    if (!string_to_ll(a[lo], start) || !string_to_ll(a[hi], end)) return err_not_integer();
+  } else if (!parse_score_bound(a[lo], min, minex) || !parse_score_bound(a[hi], max, maxex)) {
+    return Reply::error("ERR min or max is not a float");
+  }
+  Reply err;
+  Entry* e = zset_for_read(m, a[1], err);
+  if (err.is_error()) return err;
+  if (!e) return Reply::array({});
+  return q.by_score ? range_by_score(e->v.zset, min, minex, max, maxex, q)
+                    : range_by_rank(e->v.zset, start, end, q);
+}
+
+Reply cmd_zrange(Impl& m, ClientState&, const Args& a) {
+  return zrange_generic(m, a, RangeQuery{}, false);
+}
+Reply cmd_zrevrange(Impl& m, ClientState&, const Args& a) {
+  RangeQuery q;
+  q.rev = true;
+  return zrange_generic(m, a, q, true);
+}
+Reply cmd_zrangebyscore(Impl& m, ClientState&, const Args& a) {
+  RangeQuery q;
+  q.by_score = true;
+  return zrange_generic(m, a, q, true);
+}
+
+Reply cmd_zrem(Impl& m, ClientState&, const Args& a) {
+  Reply err;
+  Entry* e = zset_for_read(m, a[1], err);
+  if (err.is_error()) return err;
+  if (!e) return Reply::integer_of(0);
+  int64_t removed = 0;
+  for (size_t i = 2; i < a.size(); ++i) {
+    if (!e->v.zset.dict.count(a[i])) continue;
+    zset_del(e->v.zset, a[i]);
+    ++removed;
+  }
+  if (removed) m.modified(a[1], *e);
+  return Reply::integer_of(removed);
+}
+
+Reply cmd_zscore(Impl& m, ClientState&, const Args& a) {
+  Reply err;
+  Entry* e = zset_for_read(m, a[1], err);
+  if (err.is_error()) return err;
+  if (!e) return Reply::nil();
+  auto it = e->v.zset.dict.find(a[2]);
+  return it == e->v.zset.dict.end() ? Reply::nil() : Reply::bulk(format_double(it->second));
+}
+
+Reply cmd_zcard(Impl& m, ClientState&, const Args& a) {
+  Reply err;
+  Entry* e = zset_for_read(m, a[1], err);
+  if (err.is_error()) return err;
+  return Reply::integer_of(e ? static_cast<int64_t>(e->v.zset.dict.size()) : 0);
+}
+
+Reply cmd_zrank(Impl& m, ClientState&, const Args& a) {
+  Reply err;
+  Entry* e = zset_for_read(m, a[1], err);
+  if (err.is_error()) return err;
+  if (!e) return Reply::nil();
+  auto it = e->v.zset.dict.find(a[2]);
+  if (it == e->v.zset.dict.end()) return Reply::nil();
+  const auto rank = std::distance(e->v.zset.order.begin(), e->v.zset.order.find({it->second, a[2]}));
+  const auto len = static_cast<int64_t>(e->v.zset.order.size());
+  return Reply::integer_of(iequals(a[0], "zrevrank") ? len - 1 - rank : rank);
+}
+
+}  // namespace
+
+void register_zset_commands(std::vector<Command>& out) {
+  out.insert(out.end(), {
+                            {"zadd", -4, kWrite, cmd_zadd},
+                            {"zincrby", 4, kWrite, cmd_zincrby},
+                            {"zrange", -4, 0, cmd_zrange},
+                            {"zrevrange", -4, 0, cmd_zrevrange},
+                            {"zrangebyscore", -4, 0, cmd_zrangebyscore},
+                            {"zrem", -3, kWrite, cmd_zrem},
+                            {"zscore", 3, 0, cmd_zscore},
+                            {"zcard", 2, 0, cmd_zcard},
+                            {"zrank", 3, 0, cmd_zrank},
+                            {"zrevrank", 3, 0, cmd_zrank},
+                        });
+}
+
+}  // namespace lockstep::sim

@@ -1,0 +1,246 @@
+// Lua scripting in the simulated node: EVAL/EVALSHA/SCRIPT, every conversion rule
+// between Lua and Redis values, the redis.* API, error texts (checked against
+// redis-server 7.0.15), atomicity with the clock frozen, and the lock scripts.
+#include <gtest/gtest.h>
+
+#include "lockstep/scripts.h"
+#include "lockstep/sim/redis_node.h"
+
+namespace lockstep {
+// Failure messages show replies in their wire form.
+static void PrintTo(const Reply& r, std::ostream* os) { *os << ::testing::PrintToString(to_resp(r)); }
+}  // namespace lockstep
+
+namespace lockstep::sim {
+namespace {
+
+using Args = std::vector<std::string>;
+
+class LuaScriptingTest : public ::testing::Test {
+ protected:
+  Reply eval(const std::string& script, Args keys = {}, Args args = {}, int64_t now = 1000) {
+    Args argv{"EVAL", script, std::to_string(keys.size())};
+    argv.insert(argv.end(), keys.begin(), keys.end());
+    argv.insert(argv.end(), args.begin(), args.end());
+    return node.execute(client, argv, now);
+  }
+  Reply run(const Args& argv, int64_t now = 1000) { return node.execute(client, argv, now); }
+
+  RedisNode node;
+  ClientState client;
+};
+
+Reply err(const std::string& s) { return Reply::error(s); }
+Reply bulk(const char* s) { return Reply::bulk(s); }
+Reply num(int64_t v) { return Reply::integer_of(v); }
+
+TEST_F(LuaScriptingTest, LuaToRedisConversions) {
+  EXPECT_EQ(eval("return 3.99"), num(3));
+  EXPECT_EQ(eval("return -3.99"), num(-3));
+  EXPECT_EQ(eval("return -0.5"), num(0));
+  EXPECT_EQ(eval("return 1e30"), num(INT64_MIN));
+  EXPECT_EQ(eval("return 0/0"), num(INT64_MIN));
+  EXPECT_EQ(eval("return 'x'"), bulk("x"));
+  EXPECT_EQ(eval("return true"), num(1));
+  EXPECT_EQ(eval("return false"), Reply::nil());
+  EXPECT_EQ(eval("return nil"), Reply::nil());
+  EXPECT_EQ(eval("return {}"), Reply::array({}));
+  EXPECT_EQ(eval("return {1,2,nil,3}"), Reply::array({num(1), num(2)}));
+  EXPECT_EQ(eval("return {true,false,'a'}"), Reply::array({num(1), Reply::nil(), bulk("a")}));
+  EXPECT_EQ(eval("return {1, {2, {3}}, 'x', {ok='fine'}, {err='bad'}}"),
+            Reply::array({num(1), Reply::array({num(2), Reply::array({num(3)})}), bulk("x"),
+                          Reply::status("fine"), err("bad")}));
+  EXPECT_EQ(eval("return {ok='FINE'}"), Reply::status("FINE"));
+  EXPECT_EQ(eval("return {ok=1}"), Reply::array({}));  // not a string: an array
+  EXPECT_EQ(eval("return {err='ERR x\\r\\ny'}"), err("ERR x  y"));
+  EXPECT_EQ(eval("return 9007199254740993"), num(9007199254740992));
+}
+
+TEST_F(LuaScriptingTest, RedisToLuaConversions) {
+  run({"SET", "s", "v"});
+  run({"RPUSH", "l", "a", "b"});
+  EXPECT_EQ(eval("return type(redis.call('get', 'nokey'))"), bulk("boolean"));
+  EXPECT_EQ(eval("return redis.call('get', 'nokey') == false"), num(1));
+  EXPECT_EQ(eval("return type(redis.call('incr', 'n'))"), bulk("number"));
+  EXPECT_EQ(eval("return type(redis.call('get', 's'))"), bulk("string"));
+  EXPECT_EQ(eval("return redis.call('set', 'a', 'b').ok"), bulk("OK"));
+  EXPECT_EQ(eval("return redis.call('lrange', 'l', 0, -1)[2]"), bulk("b"));
+  EXPECT_EQ(eval("return redis.pcall('incr', 'l').err"),
+            bulk("WRONGTYPE Operation against a key holding the wrong kind of value"));
+  EXPECT_EQ(eval("return type(redis.call('lpop', 'nolist', 2))"), bulk("boolean"));
+  // Numbers reach commands as %.17g.
+  EXPECT_EQ(eval("redis.call('set', 'f', 0.1) return redis.call('get', 'f')"),
+            bulk("0.10000000000000001"));
+  EXPECT_EQ(eval("redis.call('set', 'f', 1.5) return redis.call('get', 'f')"), bulk("1.5"));
+}
+
+TEST_F(LuaScriptingTest, KeysAndArgv) {
+  EXPECT_EQ(eval("return KEYS", {"a", "b"}, {"c"}), Reply::array({bulk("a"), bulk("b")}));
+  EXPECT_EQ(eval("return ARGV", {"a"}, {"c", "d"}), Reply::array({bulk("c"), bulk("d")}));
+  EXPECT_EQ(eval("KEYS[1] = 1"), Reply::nil());
+}
+
+TEST_F(LuaScriptingTest, EvalArgumentErrors) {
+  EXPECT_EQ(run({"EVAL", "return 1", "-1"}), err("ERR Number of keys can't be negative"));
+  EXPECT_EQ(run({"EVAL", "return 1", "2", "a"}),
+            err("ERR Number of keys can't be greater than number of args"));
+  EXPECT_EQ(run({"EVAL", "return 1", "x"}), err("ERR value is not an integer or out of range"));
+  EXPECT_EQ(run({"EVAL", "return 1"}), err("ERR wrong number of arguments for 'eval' command"));
+  EXPECT_EQ(eval("return 1 +"),
+            err("ERR Error compiling script (new function): user_script:1: unexpected symbol "
+                "near '<eof>'"));
+}
+
+TEST_F(LuaScriptingTest, ScriptErrorsCarryShaAndLine) {
+  run({"RPUSH", "l", "a"});
+  EXPECT_EQ(eval("return redis.call(\"incr\", KEYS[1])", {"l"}),
+            err("WRONGTYPE Operation against a key holding the wrong kind of value script: "
+                "024f02195a7e52e1776d26af209f8a79d0470e0f, on @user_script:1."));
+  EXPECT_EQ(eval("return redis.pcall('incr', KEYS[1])", {"l"}),
+            err("WRONGTYPE Operation against a key holding the wrong kind of value"));
+  EXPECT_EQ(eval("return redis.call(\"nosuch\")"),
+            err("ERR Unknown Redis command called from script script: "
+                "2218effcac8108416909801acfb39c080a85adfa, on @user_script:1."));
+  EXPECT_EQ(eval("return redis.call(\"get\")"),
+            err("ERR Wrong number of args calling Redis command from script script: "
+                "ad9cf9305028be601cfd2abed4ce895eb41a4a6f, on @user_script:1."));
+  EXPECT_EQ(eval("return redis.pcall('nosuch')"),
+            err("ERR Unknown Redis command called from script"));
+  EXPECT_EQ(eval("return redis.call(\"set\",\"k\",\"v\",\"px\",\"0\")"),
+            err("ERR invalid expire time in 'set' command script: "
+                "e4ed7be39c12acdd314ef17edc5106c5e88e3d4a, on @user_script:1."));
+  EXPECT_EQ(eval("error(\"boom\")"),
+            err("ERR user_script:1: boom script: 872b3fcb081448525c6141cdfa3df8374d30d162, on "
+                "@user_script:1."));
+  EXPECT_EQ(eval("error({err=\"MY boom\"})"),
+            err("MY boom script: 6f210a79061330ed689d8391066504f6e8d371f5, on @user_script:1."));
+  EXPECT_EQ(eval("error()"),
+            err("ERR nil script: aca90d914519fdb9825352bdc0befb59f7c8510f, on @user_script:1."));
+  EXPECT_EQ(eval("return redis.call(\"eval\",\"return 1\",\"0\")"),
+            err("ERR This Redis command is not allowed from script script: "
+                "6e5056688d554bd41f2476fb72f36efaeccbfd64, on @user_script:1."));
+  EXPECT_EQ(eval("return redis.call()"),
+            err("ERR Please specify at least one argument for this redis lib call script: "
+                "0a907e1429221a4d85516cab7fd219a82a9439d8, on @user_script:1."));
+  EXPECT_EQ(eval("return redis.call(\"get\", {})"),
+            err("ERR Lua redis lib command arguments must be strings or integers script: "
+                "7a5fe891c214c0fa43feaefd41f433083050825e, on @user_script:1."));
+}
+
+TEST_F(LuaScriptingTest, ReadonlyGlobals) {
+  EXPECT_EQ(eval("x = 1"),
+            err("ERR user_script:1: Attempt to modify a readonly table script: "
+                "34bce5f775de97f557a34088509c8bfe1ea17e52, on @user_script:1."));
+  EXPECT_EQ(eval("return y"),
+            err("ERR user_script:1: Script attempted to access nonexistent global variable "
+                "'y' script: e278681ed961e2fb52881313e5c90fdd93749940, on @user_script:1."));
+  EXPECT_EQ(eval("redis.call = nil"),
+            err("ERR user_script:1: Attempt to modify a readonly table script: "
+                "2786c35ed73d3860851cf52e0b5dfbbc0bdb4803, on @user_script:1."));
+  EXPECT_EQ(eval("return type(debug)"),
+            err("ERR user_script:1: Script attempted to access nonexistent global variable "
+                "'debug' script: 21bcbd6f0f3639ee18732cb6907e65a4859b9625, on @user_script:1."));
+  EXPECT_EQ(eval("return rawget(_G, 'x')"), Reply::nil());
+  EXPECT_EQ(eval("local t = {} t.x = 1 return t.x"), num(1));
+}
+
+TEST_F(LuaScriptingTest, RedisApi) {
+  EXPECT_EQ(eval("return redis.error_reply('My err')"), err("My err"));
+  EXPECT_EQ(eval("return redis.error_reply('-My err')"), err("My err"));
+  EXPECT_EQ(eval("return redis.error_reply('')"), err("ERR "));
+  EXPECT_EQ(eval("return redis.error_reply(1)"), err("ERR wrong number or type of arguments"));
+  EXPECT_EQ(eval("return redis.status_reply('FINE')"), Reply::status("FINE"));
+  EXPECT_EQ(eval("return redis.status_reply()"), err("ERR wrong number or type of arguments"));
+  EXPECT_EQ(eval("return redis.sha1hex('')"), bulk("da39a3ee5e6b4b0d3255bfef95601890afd80709"));
+  EXPECT_EQ(eval("return redis.sha1hex('abc')"),
+            bulk("a9993e364706816aba3e25717850c26c9cd0d89d"));
+  EXPECT_EQ(eval("return redis.log(redis.LOG_WARNING, 'x')"), Reply::nil());
+  EXPECT_EQ(eval("return redis.log()"),
+            err("ERR redis.log() requires two arguments or more. script: "
+                "28e28bf25123668ac541f5eec91bf7ad3d2fe0bd, on @user_script:1."));
+  EXPECT_EQ(eval("return redis.sha1hex()"),
+            err("ERR wrong number of arguments script: "
+                "3c7ce947ae74a835cc575b6ee87fb27503cb7ba4, on @user_script:1."));
+  EXPECT_EQ(eval("return redis.REDIS_VERSION"), bulk("7.0.15"));
+}
+
+// The sequence a fresh redis-server 7.0.15 gives: math.random is redisLrand48 seeded
+// once with 0, continuing across scripts.
+TEST_F(LuaScriptingTest, MathRandomIsDeterministic) {
+  EXPECT_EQ(eval("return math.random(1000000)"), num(396465));
+  EXPECT_EQ(eval("return {math.random(1000000), math.random()*1000000000}"),
+            Reply::array({num(840486), num(353336097)}));
+}
+
+TEST_F(LuaScriptingTest, EvalShaAndScriptCommands) {
+  EXPECT_EQ(run({"EVALSHA", "abc", "0"}), err("NOSCRIPT No matching script. Please use EVAL."));
+  EXPECT_EQ(run({"SCRIPT", "LOAD", "return 1"}), bulk("e0e1f9fabfc9d4800c877a703b823ac0578ff8db"));
+  EXPECT_EQ(run({"EVALSHA", "E0E1F9FABFC9D4800C877A703B823AC0578FF8DB", "0"}), num(1));
+  EXPECT_EQ(run({"SCRIPT", "EXISTS", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "abc"}),
+            Reply::array({num(1), num(0)}));
+  EXPECT_EQ(run({"SCRIPT", "FLUSH"}), Reply::ok());
+  EXPECT_EQ(run({"SCRIPT", "EXISTS", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db"}),
+            Reply::array({num(0)}));
+  EXPECT_EQ(run({"EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "0"}),
+            err("NOSCRIPT No matching script. Please use EVAL."));
+  EXPECT_EQ(run({"SCRIPT", "foo"}), err("ERR unknown subcommand 'foo'. Try SCRIPT HELP."));
+  EXPECT_EQ(run({"SCRIPT"}), err("ERR wrong number of arguments for 'script' command"));
+  EXPECT_EQ(run({"SCRIPT", "LOAD"}), err("ERR wrong number of arguments for 'script|load' command"));
+  EXPECT_EQ(run({"SCRIPT", "FLUSH", "x"}), err("ERR SCRIPT FLUSH only support SYNC|ASYNC option"));
+  EXPECT_EQ(run({"SCRIPT", "FLUSH", "ASYNC"}), Reply::ok());
+}
+
+TEST_F(LuaScriptingTest, CompareAndDeleteUnlock) {
+  const std::string unlock =
+      "if redis.call(\"get\",KEYS[1]) == ARGV[1] then return redis.call(\"del\",KEYS[1]) "
+      "else return 0 end";
+  run({"SET", "lock", "token-a", "NX", "PX", "30000"});
+  EXPECT_EQ(eval(unlock, {"lock"}, {"token-b"}), num(0));
+  EXPECT_EQ(run({"GET", "lock"}), bulk("token-a"));
+  EXPECT_EQ(eval(unlock, {"lock"}, {"token-a"}), num(1));
+  EXPECT_EQ(run({"EXISTS", "lock"}), num(0));
+  EXPECT_EQ(eval(unlock, {"lock"}, {"token-a"}), num(0));
+  // The project's own script file behaves the same.
+  run({"SET", "lock", "t"});
+  EXPECT_EQ(eval(script("unlock_if_owner"), {"lock"}, {"t"}), num(1));
+}
+
+// Time is frozen for the whole script: a key due to expire in the middle of it cannot,
+// and a key already due is gone for all of it.
+TEST_F(LuaScriptingTest, TimeFrozenInsideScript) {
+  run({"SET", "k", "v", "PX", "100"}, 1000);
+  EXPECT_EQ(eval("local a = redis.call('get', KEYS[1]) for i = 1, 100000 do end "
+                 "return {a, redis.call('get', KEYS[1]), redis.call('pttl', KEYS[1])}",
+                 {"k"}, {}, 1100),
+            Reply::array({bulk("v"), bulk("v"), num(0)}));
+  EXPECT_EQ(eval("return redis.call('get', KEYS[1])", {"k"}, {}, 1101), Reply::nil());
+}
+
+TEST_F(LuaScriptingTest, ObserverSeesScriptDeletes) {
+  std::vector<KeyChange> events;
+  node.set_observer([&](const KeyChange& c) { events.push_back(c); });
+  ClientState owner;
+  owner.process = 3;
+  client.process = 5;
+  node.execute(owner, {"SET", "lock", "t"}, 1000);
+  eval("return redis.call('del', KEYS[1])", {"lock"});
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[1].kind, KeyChange::Kind::Del);
+  EXPECT_EQ(events[1].writer, 3);
+  EXPECT_EQ(events[1].by_process, 5);
+}
+
+TEST_F(LuaScriptingTest, ScriptEffectsPropagateAsCommands) {
+  std::vector<Args> stream;
+  node.set_propagator([&](const Args& a) { stream.push_back(a); });
+  eval("redis.call('set', KEYS[1], 'v', 'EX', 5) redis.call('get', KEYS[1]) "
+       "return redis.call('incr', 'n')",
+       {"k"});
+  EXPECT_EQ(stream, (std::vector<Args>{{"MULTI"},
+                                       {"SET", "k", "v", "PXAT", "6000"},
+                                       {"incr", "n"},
+                                       {"EXEC"}}));
+}
+
+}  // namespace
+}  // namespace lockstep::sim
