@@ -31,11 +31,38 @@ std::string num(double v) {
   return s;
 }
 
-std::string colour_class(int64_t owner) { return owner < 0 ? "cx" : "c" + std::to_string((owner - 1 + kPalette * 1000) % kPalette); }
+// "c3": the owner's colour; "t3": its light tint, for what a client merely believed.
+std::string colour_class(int64_t owner, const char* prefix = "c") {
+  return owner < 0 ? std::string(prefix) + "x" : prefix + std::to_string((owner - 1 + kPalette * 1000) % kPalette);
+}
 
 struct LaneBox {
   int y = 0;
   int h = 0;
+};
+
+// One row of labels above the lanes: a label that would overlap one already placed
+// moves right, so "overlap 31ms" and "foreign-unlock" at the same instant stay legible.
+class LabelRow {
+ public:
+  double place(double want, const std::string& text) {
+    const double w = 7.0 * static_cast<double>(text.size()) + 6;
+    double x = std::min(want, kWidth - 4 - w);
+    for (bool moved = true; moved;) {
+      moved = false;
+      for (const auto& [a, b] : taken_) {
+        if (x < b && x + w > a) {
+          x = b + 2;
+          moved = true;
+        }
+      }
+    }
+    taken_.push_back({x, x + w});
+    return x;
+  }
+
+ private:
+  std::vector<std::pair<double, double>> taken_;
 };
 
 // The SVG: computes each lane's box, then draws back to front: grid, faults, bars,
@@ -50,7 +77,10 @@ class Svg {
             std::to_string(height_) + "\" role=\"img\" aria-label=\"Timeline of the run\">\n";
     out_ += "<defs><pattern id=\"hatch\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
             "patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#fff4d6\"/>"
-            "<line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"#e9b949\" stroke-width=\"2.5\"/></pattern></defs>\n";
+            "<line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"#efc860\" stroke-width=\"2\"/></pattern>"
+            "<pattern id=\"hatch-dark\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
+            "patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#eef0f2\"/>"
+            "<line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"#b4bac2\" stroke-width=\"2\"/></pattern></defs>\n";
     lane_backgrounds();
     axis();
     faults();
@@ -144,7 +174,8 @@ class Svg {
       const int y = kAxisH + kNoteRowH - 5;
       out_ += "<line class=\"fault-span\" x1=\"" + num(x0) + "\" y1=\"" + std::to_string(y + 2) + "\" x2=\"" +
               num(std::max(x1, x0 + 3)) + "\" y2=\"" + std::to_string(y + 2) + "\"/>\n";
-      text(x0 + 2, y - 2, "fault-label", f.label + (f.lanes.empty() ? "" : " · " + join(f.lanes)));
+      const std::string label = f.label + (f.lanes.empty() ? "" : " · " + join(f.lanes));
+      text(fault_labels_.place(x0 + 2, label), y - 2, "fault-label", label);
     }
   }
 
@@ -166,7 +197,7 @@ class Svg {
         }
       }
     } else {
-      for (const auto& h : l.holds) rect(x(h.begin_ns), x(h.end_ns), b.y + 5, 9, "hold " + colour_class(h.owner), h.title);
+      for (const auto& h : l.holds) rect(x(h.begin_ns), x(h.end_ns), b.y + 5, 9, "hold " + colour_class(h.owner, "t"), h.title);
       for (const auto& s : l.sections) rect(x(s.begin_ns), x(s.end_ns), b.y + 16, 14, "cs " + colour_class(s.owner), s.title);
       for (const auto& o : l.ops) rect(x(o.begin_ns), x(o.end_ns), b.y + 32, 4, "op " + o.cls, o.title, 1.5);
     }
@@ -181,8 +212,9 @@ class Svg {
       out_ += "<g class=\"violation\" data-property=\"" + esc(hl.property) + "\">\n";
       if (hl.end_ns > hl.begin_ns) {
         rect(x0, x1, top - 2, bottom - top + 4, "overlap", hl.title, 2);
-        text(x0, label_y, "violation-label",
-             (hl.property == "mutual-exclusion" ? "overlap " : hl.property + " ") + format_duration(hl.end_ns - hl.begin_ns));
+        const std::string label = (hl.property == "mutual-exclusion" ? "overlap " : hl.property + " ") +
+                                  format_duration(hl.end_ns - hl.begin_ns);
+        text(violation_labels_.place(x0, label), label_y, "violation-label", label);
       } else {
         out_ += "<line class=\"marker\" x1=\"" + num(x0) + "\" y1=\"" + std::to_string(top - 2) + "\" x2=\"" + num(x0) +
                 "\" y2=\"" + std::to_string(bottom + 2) + "\"/>\n";
@@ -193,7 +225,7 @@ class Svg {
           out_ += "<path class=\"marker-head\" d=\"M" + num(x0) + " " + num(cy - 7) + " l7 7 l-7 7 l-7 -7 z\"><title>" +
                   esc(hl.title) + "</title></path>\n";
         }
-        text(x0, label_y, "violation-label", hl.property, "middle");
+        text(violation_labels_.place(x0 - 4, hl.property), label_y, "violation-label", hl.property);
       }
       out_ += "</g>\n";
     }
@@ -201,6 +233,7 @@ class Svg {
 
   const Timeline& t_;
   std::map<std::string, LaneBox> boxes_;
+  LabelRow fault_labels_, violation_labels_;
   int plot_bottom_ = 0;
   int height_ = 0;
   std::string out_;
@@ -223,11 +256,11 @@ svg.timeline{display:block;font-size:12px}
 .tick{fill:var(--muted);font-size:11px}
 .rowlabel{fill:var(--muted);font-size:11px;font-style:italic}
 .lanelabel{fill:var(--fg);font-weight:600;font-size:12.5px}.lanelabel.node{fill:#3a4656}
-.hold{fill-opacity:.28;stroke-width:1}.cs{stroke:none}.key{stroke:none}
+.hold{stroke-width:1}.cs{stroke:none}.key{stroke:none}
 .keylabel{fill:#fff;font-size:11px;font-weight:600;pointer-events:none}
-.op{stroke:none}.op-ok{fill:#7b8794}.op-fail{fill:#c3cad3}.op-info{fill:#e0a030}
+.op{stroke:none}.op-ok{fill:#7b8794}.op-fail{fill:#c3cad3}.op-info{fill:#9c6ade}
 .fault{fill:url(#hatch);fill-opacity:.85;stroke:#d9a52f;stroke-width:1;stroke-dasharray:3 2}
-.f-crash{stroke:#6b6b6b}.f-partition{stroke:#7a5cc2}
+.f-crash{fill:url(#hatch-dark);stroke:#6b7480}.f-partition{stroke:#7a5cc2}
 .fault-span{stroke:#d9a52f;stroke-width:3}
 .fault-label{fill:#8a5a00;font-size:11.5px;font-weight:600}
 .overlap{fill:var(--red);fill-opacity:.22;stroke:var(--red);stroke-width:2}
@@ -236,12 +269,15 @@ svg.timeline{display:block;font-size:12px}
 .c0{fill:#2f6fdf;stroke:#2f6fdf}.c1{fill:#e07b00;stroke:#e07b00}.c2{fill:#1a9e77;stroke:#1a9e77}.c3{fill:#8e44ad;stroke:#8e44ad}
 .c4{fill:#00838f;stroke:#00838f}.c5{fill:#6d4c41;stroke:#6d4c41}.c6{fill:#7c8b00;stroke:#7c8b00}.c7{fill:#3949ab;stroke:#3949ab}
 .cx{fill:#9aa3ad;stroke:#9aa3ad}
+.t0{fill:#d5e2fa;stroke:#2f6fdf}.t1{fill:#fbe2c2;stroke:#e07b00}.t2{fill:#c8ebe0;stroke:#1a9e77}.t3{fill:#e6d3ee;stroke:#8e44ad}
+.t4{fill:#c4e6e9;stroke:#00838f}.t5{fill:#e4d9d5;stroke:#6d4c41}.t6{fill:#e7ebc2;stroke:#7c8b00}.t7{fill:#d1d6ee;stroke:#3949ab}
+.tx{fill:#e3e7eb;stroke:#9aa3ad}
 .legend{display:flex;flex-wrap:wrap;gap:16px;margin:8px 2px 0;color:var(--muted);font-size:12.5px}
 .legend span{display:inline-flex;align-items:center;gap:6px}
 .sw{display:inline-block;width:22px;height:10px;border-radius:2px}
-.sw-hold{background:rgba(47,111,223,.28);border:1px solid #2f6fdf}.sw-cs{background:#2f6fdf;height:12px}
+.sw-hold{background:#d5e2fa;border:1px solid #2f6fdf}.sw-cs{background:#2f6fdf;height:12px}
 .sw-key{background:linear-gradient(90deg,#2f6fdf 50%,#e07b00 50%);height:12px}
-.sw-op{background:#7b8794;height:4px}.sw-fault{background:repeating-linear-gradient(45deg,#fff4d6 0 3px,#e9b949 3px 5px);border:1px dashed #d9a52f}
+.sw-op{background:#7b8794;height:4px;width:12px}.sw-fail{background:#c3cad3}.sw-info{background:#9c6ade}.sw-fault{background:repeating-linear-gradient(45deg,#fff4d6 0 3px,#e9b949 3px 5px);border:1px dashed #d9a52f}
 .sw-bad{background:rgba(208,25,31,.22);border:2px solid var(--red)}
 .verdict{display:flex;gap:18px;align-items:flex-start;margin-top:22px;padding:16px 18px;border-radius:8px;border:1px solid var(--line)}
 .verdict.v-violation{background:#fff5f5;border-color:#f2c4c4}.verdict.v-safe{background:#f2faf5;border-color:#bfe3cc}.verdict.v-unknown{background:#fff8ec;border-color:#f1d49c}
@@ -300,7 +336,8 @@ std::string legend() {
   return "<div class=\"legend\"><span><i class=\"sw sw-hold\"></i>client believes it holds the lock</span>"
          "<span><i class=\"sw sw-cs\"></i>critical section</span>"
          "<span><i class=\"sw sw-key\"></i>key on the node, coloured by owner</span>"
-         "<span><i class=\"sw sw-op\"></i>operation (invoke → reply)</span>"
+         "<span><i class=\"sw sw-op\"></i><i class=\"sw sw-op sw-fail\"></i><i class=\"sw sw-op sw-info\"></i>"
+         "operation: ok / failed / outcome unknown</span>"
          "<span><i class=\"sw sw-fault\"></i>fault</span>"
          "<span><i class=\"sw sw-bad\"></i>violation</span>"
          "<span class=\"muted\">Hover any bar for details.</span></div>\n";
