@@ -12,7 +12,7 @@ namespace lockstep::reports {
 namespace {
 
 constexpr int kWidth = 1240;
-constexpr int kLabelW = 120;
+constexpr int kLabelW = 132;
 constexpr int kPlotW = kWidth - kLabelW - 24;
 constexpr int kAxisH = 24;
 constexpr int kNoteRowH = 18;  // one row of fault labels, one of violation labels
