@@ -127,6 +127,32 @@ TEST_F(LuaScriptingTest, ScriptErrorsCarryShaAndLine) {
                 "7a5fe891c214c0fa43feaefd41f433083050825e, on @user_script:1."));
 }
 
+// Error replies may not carry CR/LF: Redis turns them into spaces.
+TEST_F(LuaScriptingTest, NewlinesInErrorsBecomeSpaces) {
+  EXPECT_EQ(eval("error(\"a\\nb\")"),
+            err("ERR user_script:1: a b script: c25efb1b406ca92aafb584691c5e64cb33f0c894, on "
+                "@user_script:1."));
+  EXPECT_EQ(eval("return redis.error_reply(\"x\\ny\")"), err("ERR x y"));
+  EXPECT_EQ(eval("return {err=\"a\\nb\"}"), err("a b"));
+}
+
+// Redis 7.0's own pcall hands back a caught redis.call error as its message string.
+TEST_F(LuaScriptingTest, LuaPcallCatchesRedisErrorsAsStrings) {
+  run({"RPUSH", "l", "a"});
+  EXPECT_EQ(eval("local ok, e = pcall(redis.call, 'incr', 'l') return {tostring(ok), e}"),
+            Reply::array({bulk("false"),
+                          bulk("WRONGTYPE Operation against a key holding the wrong kind of "
+                               "value")}));
+  EXPECT_EQ(eval("local ok, e = pcall(redis.call) return {tostring(ok), type(e), e}"),
+            Reply::array({bulk("false"), bulk("string"),
+                          bulk("ERR Please specify at least one argument for this redis lib "
+                               "call")}));
+  EXPECT_EQ(eval("return {pcall(function() return 1, 2 end)}"),
+            Reply::array({num(1), num(1), num(2)}));
+  EXPECT_EQ(eval("local a, b = pcall() return {tostring(a), tostring(b)}"),
+            Reply::array({bulk("false"), bulk("attempt to call a boolean value")}));
+}
+
 TEST_F(LuaScriptingTest, ReadonlyGlobals) {
   EXPECT_EQ(eval("x = 1"),
             err("ERR user_script:1: Attempt to modify a readonly table script: "
@@ -228,6 +254,25 @@ TEST_F(LuaScriptingTest, ObserverSeesScriptDeletes) {
   EXPECT_EQ(events[1].kind, KeyChange::Kind::Del);
   EXPECT_EQ(events[1].writer, 3);
   EXPECT_EQ(events[1].by_process, 5);
+}
+
+// Simulator-specific: nobody can send SCRIPT KILL, so a runaway script is stopped.
+TEST_F(LuaScriptingTest, RunawayScriptIsStopped) {
+  const Reply r = eval("while true do end");
+  ASSERT_TRUE(r.is_error());
+  EXPECT_NE(r.str.find("instruction budget"), std::string::npos) << r.str;
+  EXPECT_EQ(eval("return 1"), num(1));  // the interpreter is still usable
+}
+
+TEST_F(LuaScriptingTest, DeeplyNestedReplyHitsStackLimit) {
+  const Reply r = eval("local t = {} local c = t for i = 1, 100000 do c[1] = {} c = c[1] end "
+                       "return t");
+  const Reply* inner = &r;
+  int depth = 0;
+  for (; inner->type == Reply::Type::Array && !inner->elements.empty(); ++depth)
+    inner = &inner->elements[0];
+  EXPECT_EQ(depth, 7995);  // what redis-server 7.0.15 sends
+  EXPECT_EQ(*inner, err("ERR reached lua stack limit"));
 }
 
 TEST_F(LuaScriptingTest, ScriptEffectsPropagateAsCommands) {

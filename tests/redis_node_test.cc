@@ -402,6 +402,60 @@ TEST_F(RedisNodeTest, WatchOfAlreadyExpiredKeySurvivesItsDeletion) {
   EXPECT_EQ(run({"EXEC"}, 2000), Reply::array({}));
 }
 
+TEST_F(RedisNodeTest, WatchIgnoresNoOps) {
+  ClientState other;
+  run({"WATCH", "z"});
+  run_as(other, {"DEL", "z"});  // deleting a missing key changes nothing
+  run({"MULTI"});
+  EXPECT_EQ(run({"EXEC"}), Reply::array({}));
+  run({"WATCH", "z"});
+  run_as(other, {"FLUSHALL"});  // FLUSHALL only touches keys that exist
+  run({"MULTI"});
+  EXPECT_EQ(run({"EXEC"}), Reply::array({}));
+  run({"WATCH", "q"});
+  run_as(other, {"SET", "q", "1", "PXAT", "1"});
+  run({"MULTI"});
+  EXPECT_EQ(run({"EXEC"}), Reply::nil_array());
+}
+
+TEST_F(RedisNodeTest, RejectedExecAbortsTheTransaction) {
+  EXPECT_EQ(run({"EXEC", "1"}),
+            err("EXECABORT Transaction discarded because of: wrong number of arguments for "
+                "'exec' command"));
+  run({"MULTI"});
+  run({"SET", "a", "1"});
+  EXPECT_EQ(run({"EXEC", "x"}),
+            err("EXECABORT Transaction discarded because of: wrong number of arguments for "
+                "'exec' command"));
+  EXPECT_EQ(run({"EXEC"}), err("ERR EXEC without MULTI"));
+  EXPECT_EQ(run({"EXISTS", "a"}), num(0));
+}
+
+TEST_F(RedisNodeTest, PropagationWrapsTransactionsAndPublishes) {
+  std::vector<Args> stream;
+  node.set_propagator([&](const Args& a) { stream.push_back(a); });
+  run({"MULTI"});
+  run({"SET", "a", "1"});
+  run({"GET", "a"});
+  run({"RPUSH", "l", "x"});
+  run({"EXEC"});
+  run({"PUBLISH", "c", "m"});
+  run({"PEXPIRE", "a", "0"});  // a time in the past replicates as DEL
+  EXPECT_EQ(stream, (std::vector<Args>{{"MULTI"},
+                                       {"SET", "a", "1"},
+                                       {"RPUSH", "l", "x"},
+                                       {"EXEC"},
+                                       {"PUBLISH", "c", "m"},
+                                       {"DEL", "a"}}));
+}
+
+TEST_F(RedisNodeTest, ReplicaRefusesScriptWrites) {
+  node.set_replica(true);
+  EXPECT_EQ(run({"EVAL", "return redis.call('set', 'a', 'b')", "0"}),
+            err("READONLY You can't write against a read only replica. script: "
+                "1ec5c8569e0cb2caa15ae94d564a56e22a60ce3e, on @user_script:1."));
+}
+
 // ---- Pub/Sub ---------------------------------------------------------------------------
 
 TEST_F(RedisNodeTest, PublishSubscribe) {

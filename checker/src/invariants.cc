@@ -150,9 +150,22 @@ std::vector<Violation> check_deadlock(const History& h, const InvariantOptions& 
   std::map<int64_t, Holder> holder;            // node -> who holds the key there
   std::map<int64_t, int64_t> gone;             // process -> crashed/finished since
   std::map<int64_t, std::string> gone_how;
-  std::vector<std::pair<int64_t, int64_t>> attempts;  // (process, time) of acquire invokes
+  // Acquire attempts as [invoke, completion) intervals: a client that started waiting
+  // before the holder died is still a waiter after it.
+  struct Attempt {
+    int64_t process, begin_ns, end_ns;
+  };
+  std::vector<Attempt> attempts;
+  std::map<int64_t, size_t> open_attempt;
   for (const auto& e : h.events) {
-    if (e.type == EventType::Invoke && e.f == "acquire") attempts.push_back({e.process, e.time_ns});
+    if (e.f != "acquire" || e.type == EventType::Truth) continue;
+    if (e.type == EventType::Invoke) {
+      open_attempt[e.process] = attempts.size();
+      attempts.push_back({e.process, e.time_ns, end_time(h)});
+    } else if (auto it = open_attempt.find(e.process); it != open_attempt.end()) {
+      attempts[it->second].end_ns = e.time_ns;
+      open_attempt.erase(it);
+    }
   }
 
   auto judge = [&](int64_t node, const Holder& hd, int64_t until_ns, bool to_end) -> std::optional<Violation> {
@@ -160,14 +173,16 @@ std::vector<Violation> check_deadlock(const History& h, const InvariantOptions& 
     if (hd.process < 0 || g == gone.end()) return std::nullopt;
     const int64_t stuck_since = std::max(hd.since_ns, g->second);
     if (until_ns - stuck_since <= o.deadlock_bound_ns) return std::nullopt;
-    for (const auto& [p, t] : attempts) {
-      if (p == hd.process || t < stuck_since || t > until_ns) continue;
+    for (const auto& a : attempts) {
+      if (a.process == hd.process || a.end_ns <= stuck_since || a.begin_ns >= until_ns) continue;
+      const int64_t p = a.process;
+      const int64_t t = std::max(a.begin_ns, stuck_since);
       return Violation{"deadlock",
                        "the lock on node-" + std::to_string(node + 1) + " stayed with " + gone_how[hd.process] + " " +
                            process_label(hd.process) + " from t=" + format_seconds(stuck_since) +
                            (to_end ? " to the end of the run" : " until t=" + format_seconds(until_ns)) + " (" +
                            format_seconds(until_ns - stuck_since) + ", bound " + format_seconds(o.deadlock_bound_ns) +
-                           ") while " + process_label(p) + " tried to acquire it (first at t=" + format_seconds(t) +
+                           ") while " + process_label(p) + " was trying to acquire it (at t=" + format_seconds(t) +
                            ").",
                        {hd.process, p},
                        stuck_since + o.deadlock_bound_ns};

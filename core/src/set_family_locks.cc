@@ -41,6 +41,7 @@ class SetFamilyLock : public Lock {
     for (int attempt = 0; attempt <= p_.retry.count_max; ++attempt) {
       AcquireOutcome o = co_await try_once();
       if (o != AcquireOutcome::NotAcquired) co_return o;
+      if (attempt == p_.retry.count_max) break;
       Nanos pause = p_.retry.delay + Nanos(random_between(env_, 0, p_.retry.jitter.count()));
       if (env_.now_mono() + pause >= deadline) break;
       co_await env_.sleep(pause);

@@ -170,6 +170,30 @@ int math_randomseed(lua_State* L) {
   return 0;
 }
 
+// Redis 7.0 replaces Lua's pcall so that a caught redis.call error reads as its message:
+// `local ok, e = pcall(redis.call, ...)` gives e = "WRONGTYPE ...", not {err=...}.
+int redis_lua_pcall(lua_State* L) {
+  const int argc = lua_gettop(L);
+  if (argc == 0) {  // Redis ends up calling its own result placeholder
+    lua_pushboolean(L, 0);
+    lua_pushstring(L, "attempt to call a boolean value");
+    return 2;
+  }
+  lua_pushboolean(L, 1);
+  lua_insert(L, 1);
+  if (lua_pcall(L, argc - 1, LUA_MULTRET, 0) != 0) {
+    lua_remove(L, 1);
+    if (lua_istable(L, -1)) {
+      lua_getfield(L, -1, "err");
+      if (lua_isstring(L, -1)) lua_replace(L, -2);
+      else lua_pop(L, 1);
+    }
+    lua_pushboolean(L, 0);
+    lua_insert(L, 1);
+  }
+  return lua_gettop(L);
+}
+
 void set_fn(lua_State* L, LuaEngine* e, const char* name, lua_CFunction f) {
   lua_pushstring(L, name);
   lua_pushlightuserdata(L, e);
@@ -265,11 +289,26 @@ void open_libs(lua_State* L) {
     lua_pushstring(L, name);
     lua_call(L, 1, 0);
   }
+  lua_pushcfunction(L, redis_lua_pcall);
+  lua_setglobal(L, "pcall");
   // Scripts must not reach the file system or the server's stdout.
   for (const char* name : {"print", "dofile", "loadfile"}) {
     lua_pushnil(L);
     lua_setglobal(L, name);
   }
+}
+
+// A real server would let a runaway script run until SCRIPT KILL; a simulation has no
+// one to send it, so a script gets a (generous) instruction budget and then fails.
+constexpr int kHookEvery = 100000;
+constexpr int64_t kInstructionBudget = 500000000;
+
+void budget_hook(lua_State* L, lua_Debug*) {
+  lua_getfield(L, LUA_REGISTRYINDEX, "lockstep_engine");
+  auto* engine = static_cast<LuaEngine*>(lua_touserdata(L, -1));
+  lua_pop(L, 1);
+  if (engine && engine->charge(kHookEvery) > kInstructionBudget)
+    luaL_error(L, "script exceeded the simulator's instruction budget");
 }
 
 }  // namespace
@@ -279,6 +318,9 @@ LuaEngine::~LuaEngine() { close(); }
 
 void LuaEngine::open() {
   L_ = luaL_newstate();
+  lua_pushlightuserdata(L_, this);
+  lua_setfield(L_, LUA_REGISTRYINDEX, "lockstep_engine");
+  lua_sethook(L_, budget_hook, LUA_MASKCOUNT, kHookEvery);
   open_libs(L_);
   lua_getglobal(L_, "math");
   set_fn(L_, this, "random", math_random);
@@ -345,6 +387,7 @@ Reply LuaEngine::run(const std::string& sha, ClientState& caller, const Args& ke
   ClientState* saved = caller_;
   caller_ = &caller;
   script_wrote_ = false;
+  instructions_ = 0;
   const bool saved_in_script = node_.in_script;
   node_.in_script = true;
   const int status = lua_pcall(L_, 0, 1, 1);
@@ -359,7 +402,8 @@ Reply LuaEngine::run(const std::string& sha, ClientState& caller, const Args& ke
 // command itself through the node's normal call path (so it propagates on its own).
 Reply LuaEngine::redis_call(const Args& argv, std::string& err) {
   const Command* cmd = node_.find(argv[0]);
-  if (cmd && (cmd->flags & kContainer)) cmd = argv.size() > 1 ? node_.find_sub(*cmd, argv[1]) : nullptr;
+  // A container alone (e.g. "script") is itself the command, and fails on arity.
+  if (cmd && (cmd->flags & kContainer) && argv.size() > 1) cmd = node_.find_sub(*cmd, argv[1]);
   if (!cmd) {
     err = "Unknown Redis command called from script";
     return {};

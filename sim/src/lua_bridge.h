@@ -33,6 +33,7 @@ class LuaEngine {
   // Used by the redis.* C functions.
   Reply redis_call(const Args& argv, std::string& err);
   uint64_t& rand48_state() { return rand48_; }
+  int64_t charge(int64_t instructions) { return instructions_ += instructions; }
 
  private:
   void open();
@@ -43,6 +44,7 @@ class LuaEngine {
   std::set<std::string> loaded_;
   ClientState* caller_ = nullptr;
   bool script_wrote_ = false;
+  int64_t instructions_ = 0;  // executed by the running script
   // redisLrand48's state: never reseeded by the server (not per script, not by SCRIPT
   // FLUSH), so math.random continues one sequence from the built-in initial state.
   uint64_t rand48_ = 0x1234ABCD330EULL;

@@ -129,7 +129,8 @@ void push_reply(lua_State* L, const Reply& r) {
 }
 
 Reply lua_to_reply(lua_State* L) {
-  lua_checkstack(L, 4);
+  // Deeply nested tables end where Lua's stack does, as in luaReplyToRedisReply.
+  if (!lua_checkstack(L, 4)) return Reply::error("ERR reached lua stack limit");
   switch (lua_type(L, -1)) {
     case LUA_TSTRING: {
       size_t len = 0;

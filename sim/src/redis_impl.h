@@ -76,6 +76,8 @@ struct Command {
 };
 
 bool arity_ok(const Command& cmd, size_t argc);
+// Leaves MULTI (dropping queued commands) and forgets every WATCH.
+void discard_transaction(ClientState& c);
 
 // Each command file exposes its part of the table.
 void register_string_commands(std::vector<Command>& out);

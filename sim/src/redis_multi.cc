@@ -15,12 +15,7 @@ void unwatch_all(ClientState& c) {
   c.watched_expired.clear();
 }
 
-void discard(ClientState& c) {
-  c.in_multi = false;
-  c.multi_dirty = false;
-  c.queued.clear();
-  unwatch_all(c);
-}
+void discard(ClientState& c) { discard_transaction(c); }
 
 bool logically_expired(Impl& m, const std::string& key) {
   auto it = m.db.find(key);
@@ -91,6 +86,13 @@ Reply cmd_unwatch(Impl&, ClientState& c, const Args&) {
 }
 
 }  // namespace
+
+void discard_transaction(ClientState& c) {
+  c.in_multi = false;
+  c.multi_dirty = false;
+  c.queued.clear();
+  unwatch_all(c);
+}
 
 void register_multi_commands(std::vector<Command>& out) {
   out.insert(out.end(), {

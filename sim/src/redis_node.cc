@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <string_view>
 
 #include "lua_bridge.h"
 #include "redis_impl.h"
@@ -64,9 +65,15 @@ const Command* NodeCore::find_sub(const Command& container,
 Reply NodeCore::process(ClientState& c, const Args& argv) {
   if (argv.empty()) return Reply::error("ERR empty command");
   const Command* cmd = find(argv[0]);
-  // Errors found before a command is queued poison the whole transaction.
+  // Errors found before a command is queued poison the whole transaction; a rejected
+  // EXEC discards it at once, quoting the reason (execCommandAbort).
   auto reject = [&](Reply r) {
     if (c.in_multi) c.multi_dirty = true;
+    if (cmd && std::string_view(cmd->name) == "exec") {
+      discard_transaction(c);
+      std::string why = r.str.rfind("ERR ", 0) == 0 ? r.str.substr(4) : r.str;
+      return Reply::error("EXECABORT Transaction discarded because of: " + why);
+    }
     return r;
   };
   if (!cmd) return reject(unknown_command(argv));

@@ -46,7 +46,7 @@ class SimSubscription : public Subscription {
     auto pending = std::make_shared<PendingCall>();
     box_->waiter = pending;
     world_.post(pid_, world_.now() + timeout.count(), [pending] { pending->finish(Reply::timeout()); });
-    Reply r = co_await PendingAwaiter{pending};
+    Reply r = co_await PendingAwaiter{pending.get()};
     box_->waiter.reset();
     if (r.type == Reply::Type::Timeout) co_return Message{true, {}, {}};
     co_return Message{false, r.str, r.elements.empty() ? std::string() : r.elements[0].str};
@@ -112,7 +112,7 @@ class SimConnection : public Connection {
     auto pending = req->pending;
     world_.send_request(std::move(req));
     world_.post(client_pid_, world_.now() + timeout.count(), [pending] { pending->finish(Reply::timeout()); });
-    co_return co_await PendingAwaiter{pending};
+    co_return co_await PendingAwaiter{pending.get()};
   }
 
   World& world_;

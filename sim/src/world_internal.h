@@ -35,8 +35,10 @@ struct PendingCall {
   }
 };
 
+// Holds a raw pointer on purpose: GCC 12 may destroy a prvalue awaiter twice, which
+// would release a shared_ptr member twice. The awaiting frame owns the PendingCall.
 struct PendingAwaiter {
-  std::shared_ptr<PendingCall> call;
+  PendingCall* call;
   bool await_ready() const noexcept { return call->done; }
   void await_suspend(std::coroutine_handle<> h) noexcept { call->waiter = h; }
   Reply await_resume() { return std::move(call->reply); }

@@ -95,10 +95,15 @@ class RedisNode {
   // Called on every key set / delete / expiry, for ground truth.
   void set_observer(std::function<void(const KeyChange&)> observer);
 
-  // Called for every PUBLISH receiver: the caller delivers the message over its network.
+  // Called for every PUBLISH receiver, in the order the connections subscribed: the
+  // caller delivers the message over its network. (SUBSCRIBE/UNSUBSCRIBE of several
+  // channels reply with one Array holding each per-channel confirmation array, since a
+  // Reply is a single value; a real server sends them as consecutive replies.)
   void set_publisher(std::function<void(ClientState& target, const std::string& channel,
                                         const std::string& message)> publisher);
-  // A connection went away: forget its subscriptions and watches.
+  // A connection went away: forget its subscriptions and watches. The node keeps a
+  // pointer to each subscribed ClientState until it unsubscribes or disconnects, so a
+  // subscribed ClientState must stay at its address until then.
   void disconnect(ClientState& client);
 
   // Introspection for ground truth and tests; does not expire or touch anything.
