@@ -127,7 +127,9 @@ TEST(ReportExcerpt, CoversTheOverlappingSections) {
   auto [r, h] = example_run();
   const Excerpt ex = history_excerpt(r, h);
   ASSERT_FALSE(ex.lines.empty());
-  EXPECT_NE(ex.lines.front().find("0.002000s  client-1"), std::string::npos);
+  // Lead-in: how client-1 got into its section.
+  EXPECT_NE(ex.lines.front().find("0.000000s  client-1  invoke acquire"), std::string::npos) << ex.lines.front();
+  EXPECT_NE(ex.lines[2].find("0.002000s  client-1  ok     acquire"), std::string::npos) << ex.lines[2];
   EXPECT_NE(ex.lines.back().find("1.552000s"), std::string::npos);
   const Excerpt capped = history_excerpt(r, h, 6);
   EXPECT_EQ(capped.lines.size(), 7u);  // 3 + "… N events elided …" + 3

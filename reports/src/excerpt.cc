@@ -39,7 +39,7 @@ std::pair<int64_t, int64_t> section_around(const History& h, int64_t p, int64_t 
   return {begin < 0 ? t : begin, h.events.empty() ? t : h.events.back().time_ns};
 }
 
-Window window_for(const checker::Violation& v, const History& h) {
+Window window_for(const RunReport& r, const checker::Violation& v, const History& h) {
   Window w{v.at_ns, v.at_ns, {v.processes.begin(), v.processes.end()}, ""};
   if (v.property == "mutual-exclusion" && v.processes.size() >= 2) {
     auto a = section_around(h, v.processes[0], v.at_ns), b = section_around(h, v.processes[1], v.at_ns);
@@ -56,6 +56,13 @@ Window window_for(const checker::Violation& v, const History& h) {
   } else if (v.property == "lost-update") {
     w.begin_ns = 0;
     w.caption = "the reads and writes of the resource";
+  } else if (v.property == "deadlock") {
+    int64_t bound_ms = 5000;
+    if (r.scenario_json.is_object() && r.scenario_json.contains("checks")) {
+      bound_ms = r.scenario_json["checks"].value("deadlock_bound_ms", bound_ms);
+    }
+    w.begin_ns = std::max<int64_t>(0, v.at_ns - bound_ms * 1'000'000);
+    w.caption = "while the lock stayed with a process that could no longer release it";
   } else {
     w.caption = "the events of the processes involved around the violation";
   }
@@ -96,13 +103,23 @@ Excerpt history_excerpt(const RunReport& r, const History& h, size_t max_lines) 
   Excerpt out;
   if (r.violations.empty()) return out;
   const auto& v = r.violations.front();
-  const Window w = window_for(v, h);
+  const Window w = window_for(r, v, h);
   out.caption = v.property + ": " + w.caption + " (" + checker::format_seconds(w.begin_ns) + " to " +
                 checker::format_seconds(w.end_ns) + ")";
-  std::vector<const Event*> picked;
+  // A few events before the window say how the processes got there (the acquire that
+  // led into a section, the crash that left a lock behind).
+  constexpr size_t kLeadIn = 3;
+  std::vector<const Event*> before, picked;
   for (const auto& e : h.events) {
-    if (e.time_ns >= w.begin_ns && e.time_ns <= w.end_ns && relevant(e, w, v.property)) picked.push_back(&e);
+    if (!relevant(e, w, v.property) || e.time_ns > w.end_ns) continue;
+    if (e.time_ns >= w.begin_ns) {
+      picked.push_back(&e);
+    } else if (v.property != "lost-update") {
+      before.push_back(&e);
+      if (before.size() > kLeadIn) before.erase(before.begin());
+    }
   }
+  picked.insert(picked.begin(), before.begin(), before.end());
   const size_t keep = std::max<size_t>(max_lines, 2);
   if (picked.size() > keep) {
     out.elided = picked.size() - keep;

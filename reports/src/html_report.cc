@@ -212,8 +212,10 @@ class Svg {
       out_ += "<g class=\"violation\" data-property=\"" + esc(hl.property) + "\">\n";
       if (hl.end_ns > hl.begin_ns) {
         rect(x0, x1, top - 2, bottom - top + 4, "overlap", hl.title, 2);
-        const std::string label = (hl.property == "mutual-exclusion" ? "overlap " : hl.property + " ") +
-                                  format_duration(hl.end_ns - hl.begin_ns);
+        // A deadlock has no natural length (it lasts until the run ends), an overlap does.
+        const std::string label = hl.property == "mutual-exclusion"
+                                      ? "overlap " + format_duration(hl.end_ns - hl.begin_ns)
+                                      : hl.property + " (bound exceeded)";
         text(violation_labels_.place(x0, label), label_y, "violation-label", label);
       } else {
         out_ += "<line class=\"marker\" x1=\"" + num(x0) + "\" y1=\"" + std::to_string(top - 2) + "\" x2=\"" + num(x0) +

@@ -379,6 +379,7 @@ class Builder {
       }
     }
     add_lanes(hl, {v.processes[0]});
+    if (v.processes.size() > 1) add_lanes(hl, {v.processes[1]});
     return hl;
   }
 
