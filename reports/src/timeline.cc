@@ -420,6 +420,7 @@ int64_t tick_step_ns(int64_t end_ns, int target) {
 
 std::string tick_label(int64_t t_ns, int64_t step_ns, int64_t end_ns) {
   char buf[32];
+  if (t_ns == 0) return "0";
   if (end_ns < 2'000'000'000) {
     const int decimals = step_ns >= 1'000'000 ? 0 : step_ns >= 100'000 ? 1 : step_ns >= 10'000 ? 2 : 3;
     std::snprintf(buf, sizeof buf, "%.*fms", decimals, static_cast<double>(t_ns) / 1e6);
