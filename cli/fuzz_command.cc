@@ -1,13 +1,232 @@
+// `lockstep fuzz`: generated scenarios until one breaks a property, shrunk to a small
+// replayable scenario file. Also `--merge DIR...` to combine the summaries of shards run
+// on different machines.
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+
 #include "commands.h"
+#include "lockstep/algorithms.h"
+#include "lockstep/runner/fuzz.h"
 
 namespace lockstep::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct FuzzArgs {
+  std::string algorithm;
+  std::string faults = "pause,crash";
+  std::optional<uint64_t> runs;
+  double time_limit_s = 0;
+  uint64_t seed = 1;
+  std::string shard = "0/1";
+  std::string out = "lockstep-fuzz";
+  std::string junit;
+  std::vector<std::string> merge;
+};
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, sep)) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+bool usage_error(const std::string& why) {
+  std::fprintf(stderr, "lockstep fuzz: %s\n", why.c_str());
+  return false;
+}
+
+bool parse_space(const FuzzArgs& a, runner::FuzzSpace& sp, runner::FuzzOptions& o) {
+  sp.algorithms = a.algorithm.empty() ? algorithm_names() : std::vector<std::string>{a.algorithm};
+  for (const auto& alg : sp.algorithms) {
+    if (!is_algorithm(alg)) return usage_error("unknown algorithm \"" + alg + "\"");
+  }
+  if (a.faults != "none") {
+    for (const auto& k : split(a.faults, ',')) {
+      const auto& known = runner::fuzzable_fault_kinds();
+      if (std::find(known.begin(), known.end(), k) == known.end()) {
+        return usage_error("unknown fault kind \"" + k + "\" (use none or some of pause, crash, clock-jump, "
+                           "clock-drift, delay, jitter, partition)");
+      }
+      sp.fault_kinds.push_back(k);
+    }
+  }
+  if (a.runs && a.time_limit_s > 0) return usage_error("give --runs or --time-limit, not both");
+  o.runs = a.runs.value_or(100);
+  o.time_limit_s = a.time_limit_s;
+  o.seed = a.seed;
+  auto parts = split(a.shard, '/');
+  try {
+    if (parts.size() != 2) throw std::invalid_argument("shard");
+    o.shard = std::stoi(parts[0]);
+    o.shards = std::stoi(parts[1]);
+  } catch (...) {
+    return usage_error("--shard must be I/N, found \"" + a.shard + "\"");
+  }
+  if (o.shards < 1 || o.shard < 0 || o.shard >= o.shards) return usage_error("--shard I/N needs 0 <= I < N");
+  return true;
+}
+
+void progress_bar(uint64_t done, uint64_t total) {
+  static const bool tty = isatty(fileno(stderr));
+  if (tty) {
+    if (total == 0) {
+      std::fprintf(stderr, "\rfuzz: %llu runs", static_cast<unsigned long long>(done));
+    } else {
+      const int width = 30, filled = static_cast<int>(width * done / total);
+      std::fprintf(stderr, "\rfuzz: [%s%s] %llu/%llu", std::string(filled, '#').c_str(),
+                   std::string(width - filled, ' ').c_str(), static_cast<unsigned long long>(done),
+                   static_cast<unsigned long long>(total));
+    }
+    std::fflush(stderr);
+  } else if (total > 0 ? (done * 10 / total != (done - 1) * 10 / total) : done % 5000 == 0) {
+    std::fprintf(stderr, "fuzz: %llu runs done\n", static_cast<unsigned long long>(done));
+  }
+}
+
+bool write(const fs::path& p, const std::string& data) {
+  std::ofstream f(p, std::ios::binary);
+  f << data;
+  return static_cast<bool>(f);
+}
+
+std::string xml_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+// One testcase: "no violation found"; the failure carries the sentences and the replay.
+std::string junit(const FuzzArgs& a, const runner::FuzzSummary& s, const std::string& replay) {
+  std::string name = "fuzz " + (a.algorithm.empty() ? std::string("all algorithms") : a.algorithm) + " faults=" + a.faults;
+  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n<testsuite name=\"lockstep fuzz\" tests=\"1\" failures=\"" +
+                    std::string(s.finding ? "1" : "0") + "\" time=\"" + std::to_string(s.seconds) + "\">\n";
+  out += "  <testcase classname=\"lockstep.fuzz\" name=\"" + xml_escape(name) + "\" time=\"" + std::to_string(s.seconds) + "\">\n";
+  if (s.finding) {
+    std::string text;
+    for (const auto& v : s.finding->outcome.report.violations) text += v.property + ": " + v.explanation + "\n";
+    out += "    <failure message=\"violation found after " + std::to_string(s.runs) + " runs\">" + xml_escape(text) +
+           "replay: " + xml_escape(replay) + "</failure>\n";
+  }
+  out += "  </testcase>\n</testsuite>\n</testsuites>\n";
+  return out;
+}
+
+nlohmann::ordered_json summary_json(const FuzzArgs& a, const runner::FuzzSummary& s, const std::string& counterexample) {
+  nlohmann::ordered_json j;
+  j["algorithm"] = a.algorithm.empty() ? "all" : a.algorithm;
+  j["faults"] = a.faults;
+  j["seed"] = a.seed;
+  j["shard"] = a.shard;
+  j["runs"] = s.runs;
+  j["violations"] = s.violations;
+  j["seconds"] = s.seconds;
+  j["counterexamples"] = counterexample.empty() ? nlohmann::json::array() : nlohmann::json::array({counterexample});
+  return j;
+}
+
+int merge(const std::vector<std::string>& dirs) {
+  uint64_t runs = 0, violations = 0;
+  double seconds = 0;
+  std::vector<std::string> examples;
+  for (const auto& d : dirs) {
+    const fs::path p = fs::path(d) / "summary.json";
+    std::ifstream in(p);
+    nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    if (!in || j.is_discarded() || !j.contains("runs") || !j["runs"].is_number_unsigned()) {
+      std::fprintf(stderr, "%s: $: expected a lockstep fuzz summary, found %s\n", p.string().c_str(),
+                   in ? "something else" : "no readable file");
+      return kExitDataErr;
+    }
+    runs += j["runs"].get<uint64_t>();
+    violations += j.value("violations", uint64_t{0});
+    seconds += j.value("seconds", 0.0);
+    for (const auto& c : j.value("counterexamples", nlohmann::json::array())) examples.push_back(c.get<std::string>());
+  }
+  std::printf("merged %zu shards: %llu runs, %llu violations, %.1fs of fuzzing\n", dirs.size(),
+              static_cast<unsigned long long>(runs), static_cast<unsigned long long>(violations), seconds);
+  for (const auto& e : examples) std::printf("  counterexample: %s  (replay: lockstep run %s)\n", e.c_str(), e.c_str());
+  return violations ? kExitMismatch : 0;
+}
+
+int fuzz(const FuzzArgs& a) {
+  if (!a.merge.empty()) return merge(a.merge);
+  runner::FuzzSpace space;
+  runner::FuzzOptions opts;
+  if (!parse_space(a, space, opts)) return kExitUsage;
+  std::printf("fuzz: seed=%llu shard=%s algorithm=%s faults=%s %s\n", static_cast<unsigned long long>(a.seed),
+              a.shard.c_str(), a.algorithm.empty() ? "all" : a.algorithm.c_str(), a.faults.c_str(),
+              a.time_limit_s > 0 ? ("time-limit=" + std::to_string(a.time_limit_s) + "s").c_str()
+                                 : ("runs=" + std::to_string(opts.runs)).c_str());
+  std::fflush(stdout);
+  runner::FuzzSummary s = runner::fuzz(space, opts, progress_bar);
+  if (isatty(fileno(stderr))) std::fprintf(stderr, "\n");
+  std::error_code ec;
+  fs::create_directories(a.out, ec);
+  std::string example, replay;
+  if (s.finding) {
+    auto& f = *s.finding;
+    f.shrunk.name = "counterexample-1";
+    f.shrunk.description = "Found by lockstep fuzz (seed " + std::to_string(a.seed) + ", run " +
+                           std::to_string(f.index) + ") and shrunk in " + std::to_string(f.shrink_steps) + " steps.";
+    example = (fs::path(a.out) / "counterexample-1.json").string();
+    replay = "lockstep run " + example;
+    const fs::path dir = fs::path(a.out) / "counterexample-1";
+    fs::create_directories(dir, ec);
+    auto outcome = runner::run_in_sim(f.shrunk, {std::nullopt, example});
+    if (!write(example, runner::to_json(f.shrunk).dump(2) + "\n") ||
+        !write(dir / "history.jsonl", outcome.history_jsonl) ||
+        !write(dir / "report.json", reports::to_json(outcome.report).dump(2) + "\n")) {
+      std::fprintf(stderr, "lockstep fuzz: cannot write to %s\n", a.out.c_str());
+      return kExitDataErr;
+    }
+    std::printf("violation after %llu runs: %zu fault(s) after shrinking (%d steps)\n",
+                static_cast<unsigned long long>(s.runs), f.shrunk.faults.size(), f.shrink_steps);
+    for (const auto& v : outcome.report.violations) std::printf("  %s: %s\n", v.property.c_str(), v.explanation.c_str());
+    std::printf("counterexample: %s\nreplay: %s\n", example.c_str(), replay.c_str());
+  }
+  write(fs::path(a.out) / "summary.json", summary_json(a, s, example).dump(2) + "\n");
+  if (!a.junit.empty() && !write(a.junit, junit(a, s, replay))) {
+    std::fprintf(stderr, "lockstep fuzz: cannot write %s\n", a.junit.c_str());
+    return kExitDataErr;
+  }
+  std::printf("%llu runs, %llu violations, %.1fs\n", static_cast<unsigned long long>(s.runs),
+              static_cast<unsigned long long>(s.violations), s.seconds);
+  return s.finding ? kExitMismatch : 0;
+}
+
+}  // namespace
 
 CommandRunner add_fuzz_command(CLI::App& app) {
-  app.add_subcommand("fuzz", "Search for lock violations with generated scenarios (not yet available)");
-  return [] {
-    std::fprintf(stderr, "lockstep fuzz: not yet available\n");
-    return kExitUsage;
-  };
+  auto a = std::make_shared<FuzzArgs>();
+  auto* cmd = app.add_subcommand("fuzz", "Search for lock violations with generated scenarios, shrunk to a replayable file");
+  cmd->add_option("--algorithm", a->algorithm, "Only this algorithm (default: all)");
+  cmd->add_option("--faults", a->faults, "Fault kinds to draw from, comma-separated, or none")->capture_default_str();
+  cmd->add_option("--runs", a->runs, "Number of generated scenarios (default 100)");
+  cmd->add_option("--time-limit", a->time_limit_s, "Fuzz for this many seconds instead of a run count");
+  cmd->add_option("--seed", a->seed, "Campaign seed")->capture_default_str();
+  cmd->add_option("--shard", a->shard, "Run shard I of N (I/N): interleaved run indices")->capture_default_str();
+  cmd->add_option("--out", a->out, "Directory for the summary and counterexamples")->capture_default_str();
+  cmd->add_option("--junit", a->junit, "Write a JUnit XML result here");
+  cmd->add_option("--merge", a->merge, "Combine the summaries of these shard output directories")->expected(1, -1);
+  return [a] { return fuzz(*a); };
 }
 
 }  // namespace lockstep::cli

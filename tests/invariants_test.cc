@@ -90,6 +90,13 @@ TEST(LostUpdate, UnknownWritesMayHaveLanded) {
   EXPECT_TRUE(check_lost_update(b.h, {}).empty());
 }
 
+TEST(LostUpdate, AWriteCutShortByACrashMayHaveLanded) {
+  Builder b;
+  b.op(EventType::Ok, 1, "write", 1, "stock").op(EventType::Invoke, 2, "write", 2, "stock");
+  b.truth(truth::kCrash, 2, 3).truth(truth::kResource, -1, 4, "stock", {{"initial", 10}, {"final", 8}});
+  EXPECT_TRUE(check_lost_update(b.h, {}).empty());
+}
+
 TEST(LostUpdate, OversellIsCaught) {
   Builder b;
   b.truth(truth::kResource, -1, 3, "stock", {{"initial", 0}, {"final", -1}});

@@ -196,6 +196,10 @@ TEST_F(LuaScriptingTest, MathRandomIsDeterministic) {
   EXPECT_EQ(eval("return math.random(1000000)"), num(396465));
   EXPECT_EQ(eval("return {math.random(1000000), math.random()*1000000000}"),
             Reply::array({num(840486), num(353336097)}));
+  run({"SCRIPT", "FLUSH"});  // the generator's state survives SCRIPT FLUSH...
+  EXPECT_NE(eval("return math.random(1000000)"), num(396465));
+  node.flush_all();  // ...but not a restart
+  EXPECT_EQ(eval("return math.random(1000000)"), num(396465));
 }
 
 TEST_F(LuaScriptingTest, EvalShaAndScriptCommands) {
@@ -262,6 +266,8 @@ TEST_F(LuaScriptingTest, RunawayScriptIsStopped) {
   ASSERT_TRUE(r.is_error());
   EXPECT_NE(r.str.find("instruction budget"), std::string::npos) << r.str;
   EXPECT_EQ(eval("return 1"), num(1));  // the interpreter is still usable
+  const Reply caught = eval("while true do pcall(function() while true do end end) end");
+  EXPECT_TRUE(caught.is_error()) << caught.str;  // pcall cannot swallow the stop
 }
 
 TEST_F(LuaScriptingTest, DeeplyNestedReplyHitsStackLimit) {

@@ -338,6 +338,17 @@ TEST_F(RedisNodeTest, SortedSets) {
   EXPECT_EQ(run({"ZADD", "z", "NX", "INCR", "1", "b"}), Reply::nil());
 }
 
+TEST_F(RedisNodeTest, SortedSetLexRanges) {
+  run({"ZADD", "zl", "0", "a", "0", "b", "0", "c", "0", "d"});
+  EXPECT_EQ(run({"ZRANGEBYLEX", "zl", "[b", "(d"}), Reply::array({bulk("b"), bulk("c")}));
+  EXPECT_EQ(run({"ZRANGE", "zl", "+", "-", "BYLEX", "REV", "LIMIT", "1", "2"}),
+            Reply::array({bulk("c"), bulk("b")}));
+  EXPECT_EQ(run({"ZRANGEBYLEX", "zl", "b", "d"}),
+            err("ERR min or max not valid string range item"));
+  EXPECT_EQ(run({"ZRANGE", "zl", "-", "+", "BYLEX", "WITHSCORES"}),
+            err("ERR syntax error, WITHSCORES not supported in combination with BYLEX"));
+}
+
 // ---- Transactions ----------------------------------------------------------------------
 
 TEST_F(RedisNodeTest, MultiExec) {

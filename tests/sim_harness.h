@@ -13,13 +13,15 @@ namespace lockstep::testing {
 constexpr int64_t kMs = 1'000'000;
 
 struct SimHarness {
-  explicit SimHarness(int clients = 2, int nodes = 1, int64_t latency_ms = 1) : world(options(latency_ms)) {
+  explicit SimHarness(int clients = 2, int nodes = 1, int64_t latency_ms = 1, int64_t replication_lag_ms = 0)
+      : world(options(latency_ms, replication_lag_ms)) {
     for (int i = 1; i <= nodes; ++i) world.add_node("node-" + std::to_string(i), sim::Clock());
     for (int i = 1; i <= clients; ++i) client.push_back(world.add_client("client-" + std::to_string(i), i, sim::Clock()));
   }
 
-  static sim::WorldOptions options(int64_t latency_ms) {
+  static sim::WorldOptions options(int64_t latency_ms, int64_t replication_lag_ms = 0) {
     sim::WorldOptions o;
+    o.replication_lag_ns = replication_lag_ms * kMs;
     o.latency = sim::Latency{sim::Latency::Kind::Constant, latency_ms * kMs, 0, 0};
     return o;
   }

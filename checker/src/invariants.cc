@@ -84,12 +84,17 @@ std::vector<Violation> check_mutual_exclusion(const History& h) {
 std::vector<Violation> check_lost_update(const History& h, const InvariantOptions& o) {
   const Event* resource = nullptr;
   int64_t sold = 0, maybe_sold = 0;
+  std::map<int64_t, int64_t> pending;  // process -> writes invoked, not yet completed
   for (const auto& e : h.events) {
     if (is_truth(e, truth::kResource) && e.key == o.resource_key) resource = &e;
     if (e.f != "write" || e.key != o.resource_key) continue;
+    if (e.type == EventType::Invoke) ++pending[e.process];
+    if (e.type != EventType::Invoke && pending[e.process] > 0) --pending[e.process];
     if (e.type == EventType::Ok) ++sold;
     if (e.type == EventType::Info) ++maybe_sold;
   }
+  // A write whose process crashed before the reply is as unknown as a timed-out one.
+  for (const auto& [p, n] : pending) maybe_sold += n;
   if (!resource || !resource->value.is_object()) return {};
   const auto& v = resource->value;
   if (!v.contains("initial") || !v.contains("final") || !v["initial"].is_number_integer()) return {};

@@ -58,10 +58,12 @@ class SetFamilyLock : public Lock {
     return env_.node(0).call(std::move(argv), p_.command_timeout);
   }
 
-  // Maps a SET NX / SETNX reply: set, not set, or we cannot tell.
+  // Maps a SET NX / SETNX reply: set, not set, or we cannot tell. A refused or reset
+  // connection means the command never ran, so it is worth another try; a timeout
+  // means it may have run.
   static AcquireOutcome outcome_of_set(const Reply& r) {
     if (r.is_ok() || r.is_integer(1)) return AcquireOutcome::Acquired;
-    if (r.is_nil() || r.is_integer(0)) return AcquireOutcome::NotAcquired;
+    if (r.is_nil() || r.is_integer(0) || r.type == Reply::Type::IoError) return AcquireOutcome::NotAcquired;
     return AcquireOutcome::Unknown;
   }
   static ReleaseOutcome outcome_of_del(const Reply& r) {
@@ -92,15 +94,13 @@ class SetnxLock : public SetFamilyLock {
   }
 };
 
-class SetnxExpireLock : public SetFamilyLock {
+class SetnxExpireLock : public SetnxLock {
  public:
-  using SetFamilyLock::SetFamilyLock;
-  Task<ReleaseOutcome> release() override { return plain_del(); }
+  using SetnxLock::SetnxLock;
 
  protected:
   Task<AcquireOutcome> try_once() override {
-    Argv setnx{"SETNX", p_.key, token_};
-    AcquireOutcome o = outcome_of_set(co_await call(std::move(setnx)));
+    AcquireOutcome o = co_await SetnxLock::try_once();
     if (o != AcquireOutcome::Acquired) co_return o;
     // The gap the recipe is famous for: the key exists without a TTL until this lands.
     Argv expire{"PEXPIRE", p_.key, ms_string(p_.lease)};

@@ -353,6 +353,8 @@ TopologySpec read_topology(const Obj& top) {
   t.nodes = static_cast<int>(o.integer("nodes", 1, 9, t.nodes));
   t.replicas = static_cast<int>(o.integer("replicas", 0, 4, t.replicas));
   t.persistence = o.choice("persistence", kPersistence, t.persistence);
+  t.replication_lag_ms = o.integer("replication_lag_ms", 0, kMaxMs, t.replication_lag_ms);
+  t.down_after_ms = o.integer("down_after_ms", 0, kMaxMs, t.down_after_ms);
   return t;
 }
 
@@ -624,7 +626,7 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& scenario_ke
       {"$",
        {"name", "description", "seed", "duration_ms", "worlds", "topology", "network", "clocks", "lock", "workload",
         "faults", "expect", "checks"}},
-      {"$.topology", {"nodes", "replicas", "persistence"}},
+      {"$.topology", {"nodes", "replicas", "persistence", "replication_lag_ms", "down_after_ms"}},
       {"$.network", {"latency", "loss"}},
       {"$.network.latency", union_keys("dist", latency_shapes())},
       {"$.clocks[]", {"process", "offset_ms", "drift_ppm"}},

@@ -1,6 +1,9 @@
 #include "lockstep/runner/sim_runner.h"
 
+#include <map>
+
 #include "lockstep/checker/invariants.h"
+#include "lockstep/checker/linearizability.h"
 #include "lockstep/runner/recorder.h"
 #include "lockstep/runner/workload.h"
 #include "lockstep/sim/world.h"
@@ -81,17 +84,40 @@ class SimRun {
     o.seed = seed;
     o.latency = to_latency(s.network.latency);
     o.loss = s.network.loss;
+    o.replication_lag_ns = s.topology.replication_lag_ms * kMs;
     return o;
   }
 
+  static sim::Persistence persistence(const std::string& mode) {
+    if (mode == "aof-always") return sim::Persistence::AofAlways;
+    if (mode == "aof-everysec") return sim::Persistence::AofEverysec;
+    return sim::Persistence::None;
+  }
+
   void build() {
+    const auto p = persistence(s_.topology.persistence);
     for (int i = 1; i <= s_.topology.nodes; ++i) {
       std::string name = "node-" + std::to_string(i);
-      world_.add_node(name, clock_for(s_, name));
+      world_.add_node(name, clock_for(s_, name), p);
+    }
+    // The resource exists before any client starts, and replicas start in sync.
+    seed_resource();
+    for (int i = 1; i <= s_.topology.nodes; ++i) {
+      for (int r = 1; r <= s_.topology.replicas; ++r) {
+        std::string name = "node-" + std::to_string(i) + "-replica-" + std::to_string(r);
+        world_.add_replica(i - 1, name, clock_for(s_, name), p);
+      }
     }
     world_.on_key_change = [this](int node, const sim::KeyChange& c) { on_key_change(node, c); };
+    world_.on_node_reloaded = [this](int pid) { on_node_reloaded(pid); };
+    world_.on_failover = [this](int shard, int old_master, int new_master) {
+      rec_.truth("failover", -1, "", {{"from", world_.process(old_master).name}, {"to", world_.process(new_master).name}},
+                 world_.process(new_master).node_index, {{"shard", shard}});
+    };
+    if (s_.topology.down_after_ms > 0 && s_.topology.replicas > 0) {
+      world_.start_failure_detector(s_.topology.down_after_ms * kMs, 100 * kMs, s_.duration_ms * kMs);
+    }
     world_.on_client_restart = [this](int pid) { start_client(pid); };
-    seed_resource();
     for (int i = 1; i <= s_.workload.clients; ++i) {
       std::string name = "client-" + std::to_string(i);
       int pid = world_.add_client(name, i, clock_for(s_, name));
@@ -120,6 +146,16 @@ class SimRun {
       nlohmann::json extra = {{"owner", c.writer}};
       rec_.truth(c.kind == K::Del ? checker::truth::kKeyDel : checker::truth::kKeyExpire, c.by_process, c.key,
                  c.value, node, extra);
+    }
+  }
+
+  // A keyspace replaced wholesale (AOF reload, resync) fires no per-key events; say who
+  // holds the lock there now so the ground truth stays complete.
+  void on_node_reloaded(int pid) {
+    auto& p = world_.process(pid);
+    if (auto v = p.redis->peek_string(s_.lock.key)) {
+      rec_.truth(checker::truth::kKeySet, p.redis->writer_of(s_.lock.key), s_.lock.key, *v, p.node_index,
+                 {{"reloaded", true}});
     }
   }
 
@@ -166,6 +202,8 @@ class SimRun {
       };
       at(f.at_ms, [apply, amount] { apply(amount); });
       at(f.at_ms + f.duration_ms, [apply, amount] { apply(-amount); });
+    } else if (f.kind == "failover") {
+      at(f.at_ms, [this, pid] { world_.failover(world_.process(pid).shard); });
     } else if (f.kind == "partition") {
       at(f.at_ms, [this, f] { partition(f, +1); });
       at(f.at_ms + f.duration_ms, [this, f] { partition(f, -1); });
@@ -201,6 +239,61 @@ class SimRun {
   Recorder rec_;
 };
 
+// The lock operations of a history, as the linearizability checker should see them.
+// A process that crashed while holding the lock never releases it, yet its lease runs
+// out: that is an `info` release from the crash on (it may take effect at any later
+// point), which is exactly what a lease promises and no more.
+checker::History lock_operations(const checker::History& h, const std::string& lock_key) {
+  checker::History out;
+  std::map<int64_t, bool> holding;
+  for (const auto& e : h.events) {
+    if (e.type == checker::EventType::Truth) {
+      if (e.f == checker::truth::kCrash && e.process >= 0 && holding[e.process]) {
+        checker::Event release = e;
+        release.type = checker::EventType::Invoke;
+        release.f = "release";
+        release.key = lock_key;
+        release.value = nullptr;
+        out.events.push_back(std::move(release));
+        holding[e.process] = false;
+      }
+      continue;
+    }
+    if (e.key != lock_key || (e.f != "acquire" && e.f != "release")) continue;
+    if (e.type == checker::EventType::Ok) holding[e.process] = e.f == "acquire";
+    if (e.type == checker::EventType::Invoke && e.f == "release") holding[e.process] = false;
+    out.events.push_back(e);
+  }
+  return out;
+}
+
+std::string lock_model(const std::string& algorithm) {
+  if (algorithm.rfind("redisson-rw", 0) == 0) return "rw-lock";
+  if (algorithm.rfind("redisson", 0) == 0) return "reentrant-mutex";
+  return "mutex";
+}
+
+// Linearizability of the lock operations against the lock's model. Returns the
+// violation, if any; sets `unknown` when the search ran out of its limits.
+std::optional<checker::Violation> check_lock_linearizability(const Scenario& s, const checker::History& h,
+                                                             bool& unknown) {
+  auto model = checker::make_model(lock_model(s.lock.algorithm));
+  checker::Limits limits;
+  limits.time_limit_s = 5.0;
+  limits.memory_limit_bytes = size_t{512} << 20;
+  const checker::History ops = lock_operations(h, s.lock.key);
+  checker::LinResult r = checker::check_linearizable(ops, *model, limits);
+  unknown = r.verdict == checker::Verdict::Unknown;
+  if (r.verdict != checker::Verdict::Invalid) return std::nullopt;
+  checker::Violation v{"linearizability", std::string("the lock's operations are not linearizable as a ") + model->name() + ": " +
+                                              r.explanation_sentence + ".", {}, 0};
+  if (r.failed_event_index < ops.events.size()) {
+    v.at_ns = ops.events[r.failed_event_index].time_ns;
+    v.processes.push_back(ops.events[r.failed_event_index].process);
+  }
+  return v;
+}
+
 reports::RunReport make_report(const Scenario& s, uint64_t seed, const RunOptions& o, const checker::History& h,
                                const std::string& jsonl) {
   reports::RunReport r;
@@ -215,7 +308,9 @@ reports::RunReport make_report(const Scenario& s, uint64_t seed, const RunOption
   io.resource_key = s.workload.stock_key;
   io.deadlock_bound_ns = s.deadlock_bound_ms * kMs;
   r.violations = checker::check_invariants(h, io);
-  bool runaway = false;
+  bool lin_unknown = false;
+  if (auto v = check_lock_linearizability(s, h, lin_unknown)) r.violations.push_back(std::move(*v));
+  bool runaway = lin_unknown;
   int64_t sales = 0, acquired = 0;
   for (const auto& e : h.events) {
     runaway = runaway || (e.type == checker::EventType::Truth && e.f == "runaway");

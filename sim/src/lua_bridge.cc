@@ -170,6 +170,29 @@ int math_randomseed(lua_State* L) {
   return 0;
 }
 
+// A real server would let a runaway script run until SCRIPT KILL; a simulation has no
+// one to send it, so a script gets a (generous) instruction budget and then fails.
+constexpr int kHookEvery = 100000;
+constexpr int64_t kInstructionBudget = 100000000;
+
+LuaEngine* registered_engine(lua_State* L) {
+  lua_getfield(L, LUA_REGISTRYINDEX, "lockstep_engine");
+  auto* e = static_cast<LuaEngine*>(lua_touserdata(L, -1));
+  lua_pop(L, 1);
+  return e;
+}
+
+bool over_budget(lua_State* L) {
+  LuaEngine* e = registered_engine(L);
+  return e && e->charge(0) > kInstructionBudget;
+}
+
+void budget_hook(lua_State* L, lua_Debug*) {
+  LuaEngine* e = registered_engine(L);
+  if (e && e->charge(kHookEvery) > kInstructionBudget)
+    luaL_error(L, "script exceeded the simulator's instruction budget");
+}
+
 // Redis 7.0 replaces Lua's pcall so that a caught redis.call error reads as its message:
 // `local ok, e = pcall(redis.call, ...)` gives e = "WRONGTYPE ...", not {err=...}.
 int redis_lua_pcall(lua_State* L) {
@@ -182,6 +205,7 @@ int redis_lua_pcall(lua_State* L) {
   lua_pushboolean(L, 1);
   lua_insert(L, 1);
   if (lua_pcall(L, argc - 1, LUA_MULTRET, 0) != 0) {
+    if (over_budget(L)) return lua_error(L);  // a runaway script may not catch its stop
     lua_remove(L, 1);
     if (lua_istable(L, -1)) {
       lua_getfield(L, -1, "err");
@@ -296,19 +320,6 @@ void open_libs(lua_State* L) {
     lua_pushnil(L);
     lua_setglobal(L, name);
   }
-}
-
-// A real server would let a runaway script run until SCRIPT KILL; a simulation has no
-// one to send it, so a script gets a (generous) instruction budget and then fails.
-constexpr int kHookEvery = 100000;
-constexpr int64_t kInstructionBudget = 500000000;
-
-void budget_hook(lua_State* L, lua_Debug*) {
-  lua_getfield(L, LUA_REGISTRYINDEX, "lockstep_engine");
-  auto* engine = static_cast<LuaEngine*>(lua_touserdata(L, -1));
-  lua_pop(L, 1);
-  if (engine && engine->charge(kHookEvery) > kInstructionBudget)
-    luaL_error(L, "script exceeded the simulator's instruction budget");
 }
 
 }  // namespace

@@ -29,6 +29,11 @@ class LuaEngine {
   Reply run(const std::string& sha, ClientState& caller, const Args& keys, const Args& argv);
   // SCRIPT FLUSH: a fresh interpreter, every cached script forgotten.
   void flush_scripts();
+  // A server restart: no scripts, and math.random back at its initial state.
+  void restart() {
+    flush_scripts();
+    rand48_ = kRand48Initial;
+  }
 
   // Used by the redis.* C functions.
   Reply redis_call(const Args& argv, std::string& err);
@@ -47,7 +52,8 @@ class LuaEngine {
   int64_t instructions_ = 0;  // executed by the running script
   // redisLrand48's state: never reseeded by the server (not per script, not by SCRIPT
   // FLUSH), so math.random continues one sequence from the built-in initial state.
-  uint64_t rand48_ = 0x1234ABCD330EULL;
+  static constexpr uint64_t kRand48Initial = 0x1234ABCD330EULL;
+  uint64_t rand48_ = kRand48Initial;
 };
 
 }  // namespace lockstep::sim

@@ -111,6 +111,9 @@ Reply NodeCore::call(ClientState& c, const Command& cmd, const Args& argv) {
   ++call_depth;
   const int64_t before = dirty;
   Reply r = cmd.handler(*this, c, argv);
+  // An error is one protocol line: user text quoted in it gets CR/LF as spaces, as
+  // addReplyErrorFormat does.
+  if (r.is_error()) r.str = map_crlf_to_spaces(std::move(r.str));
   if ((cmd.flags & kWrite) && dirty > before) propagate(rewritten ? *rewritten : argv);
   --call_depth;
   client = saved_client;
@@ -285,7 +288,7 @@ void RedisNode::active_expire_cycle(int64_t now_ms, Rng& rng) {
 
 void RedisNode::flush_all() {
   impl_->flush_db(-1);
-  impl_->lua->flush_scripts();
+  impl_->lua->restart();
 }
 
 void RedisNode::set_observer(std::function<void(const KeyChange&)> observer) {

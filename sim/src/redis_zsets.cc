@@ -1,6 +1,6 @@
 // Sorted set commands (t_zset.c of Redis 7.0): ZADD with NX/XX/GT/LT/CH/INCR, ZINCRBY,
 // ZRANGE by rank or score (REV, LIMIT, WITHSCORES), ZRANGEBYSCORE, ZREM, ZSCORE, ZCARD,
-// ZRANK. Scores are printed as 7.0 prints doubles (%.17g, "inf").
+// ZRANK, ZRANGEBYLEX. Scores are printed as 7.0 prints doubles (%.17g, "inf").
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -137,7 +137,7 @@ bool parse_score_bound(const std::string& s, double& v, bool& exclusive) {
 }
 
 struct RangeQuery {
-  bool by_score = false, rev = false, withscores = false;
+  bool by_score = false, by_lex = false, rev = false, withscores = false;
   int64_t offset = 0, limit = -1;
   bool has_limit = false;
 };
@@ -178,9 +178,68 @@ Reply range_by_score(const ZSet& z, double min, bool minex, double max, bool max
   return Reply::array(std::move(out));
 }
 
+// A BYLEX bound: "[x" inclusive, "(x" exclusive, "-" and "+" the open ends.
+struct LexBound {
+  enum { Min, Max, Str } kind = Str;
+  std::string s;
+  bool exclusive = false;
+};
+
+bool parse_lex_bound(const std::string& a, LexBound& b) {
+  if (a == "+" || a == "-") {
+    b.kind = a == "+" ? LexBound::Max : LexBound::Min;
+    b.exclusive = true;
+    return true;
+  }
+  if (a.empty() || (a[0] != '(' && a[0] != '[')) return false;
+  b.exclusive = a[0] == '(';
+  b.s = a.substr(1);
+  return true;
+}
+
+// sdscmplex: "-" sorts before and "+" after every string.
+int lex_compare(const LexBound& a, const LexBound& b) {
+  if (a.kind == b.kind && a.kind != LexBound::Str) return 0;
+  if (a.kind == LexBound::Min || b.kind == LexBound::Max) return -1;
+  if (a.kind == LexBound::Max || b.kind == LexBound::Min) return 1;
+  return a.s.compare(b.s);
+}
+
+// Lex ranges assume equal scores; with mixed scores Redis walks its listpack from one
+// end, and so do we, so that the (unspecified) answer is the same.
+Reply range_by_lex(const ZSet& z, const LexBound& min, const LexBound& max,
+                   const RangeQuery& q) {
+  auto member = [](const std::pair<double, std::string>& it) {
+    return LexBound{LexBound::Str, it.second, false};
+  };
+  auto gte_min = [&](const auto& it) {
+    const int c = lex_compare(member(it), min);
+    return min.exclusive ? c > 0 : c >= 0;
+  };
+  auto lte_max = [&](const auto& it) {
+    const int c = lex_compare(member(it), max);
+    return max.exclusive ? c < 0 : c <= 0;
+  };
+  const int cmp = lex_compare(min, max);
+  std::vector<std::pair<double, std::string>> items(z.order.begin(), z.order.end());
+  if (cmp > 0 || (cmp == 0 && (min.exclusive || max.exclusive)) || q.offset < 0 ||
+      !gte_min(items.back()) || !lte_max(items.front()))
+    return Reply::array({});
+  if (q.rev) std::reverse(items.begin(), items.end());
+  auto inner = [&](const auto& it) { return q.rev ? lte_max(it) : gte_min(it); };
+  auto outer = [&](const auto& it) { return q.rev ? gte_min(it) : lte_max(it); };
+  size_t i = 0;
+  while (i < items.size() && !inner(items[i])) ++i;
+  if (i == items.size() || !outer(items[i])) return Reply::array({});
+  std::vector<Reply> out;
+  int64_t limit = q.limit;
+  for (i += size_t(q.offset); i < items.size() && limit != 0 && outer(items[i]); ++i, --limit)
+    emit(out, items[i], false);
+  return Reply::array(std::move(out));
+}
+
 // zrangeGenericCommand: options, then conflicts, then the range, then the key.
 Reply zrange_generic(Impl& m, const Args& a, RangeQuery q, bool fixed) {
-  bool by_lex = false;
   for (size_t j = 4; j < a.size(); ++j) {
     const size_t left = a.size() - j - 1;
     if (iequals(a[j], "withscores")) q.withscores = true;
@@ -190,20 +249,25 @@ Reply zrange_generic(Impl& m, const Args& a, RangeQuery q, bool fixed) {
       q.has_limit = true;
       j += 2;
     } else if (!fixed && !q.rev && iequals(a[j], "rev")) q.rev = true;
-    else if (!fixed && !q.by_score && !by_lex && iequals(a[j], "byscore")) q.by_score = true;
-    else if (!fixed && !q.by_score && !by_lex && iequals(a[j], "bylex")) by_lex = true;
+    else if (!fixed && !q.by_score && !q.by_lex && iequals(a[j], "byscore")) q.by_score = true;
+    else if (!fixed && !q.by_score && !q.by_lex && iequals(a[j], "bylex")) q.by_lex = true;
     else return err_syntax();
   }
-  if (by_lex) return Reply::error("ERR BYLEX is not supported by the simulated node");
-  if (q.has_limit && q.limit != -1 && !q.by_score)
+  if (q.has_limit && q.limit != -1 && !q.by_score && !q.by_lex)
     return Reply::error(
         "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX");
+  if (q.withscores && q.by_lex)
+    return Reply::error("ERR syntax error, WITHSCORES not supported in combination with BYLEX");
   size_t lo = 2, hi = 3;
-  if (q.rev && q.by_score) std::swap(lo, hi);
+  if (q.rev && (q.by_score || q.by_lex)) std::swap(lo, hi);
+  LexBound lex_min, lex_max;
   int64_t start = 0, end = 0;
   double min = 0, max = 0;
   bool minex = false, maxex = false;
-  if (!q.by_score) {
+  if (q.by_lex) {
+    if (!parse_lex_bound(a[lo], lex_min) || !parse_lex_bound(a[hi], lex_max))
+      return Reply::error("ERR min or max not valid string range item");
+  } else if (!q.by_score) {
     if (!string_to_ll(a[lo], start) || !string_to_ll(a[hi], end)) return err_not_integer();
   } else if (!parse_score_bound(a[lo], min, minex) || !parse_score_bound(a[hi], max, maxex)) {
     return Reply::error("ERR min or max is not a float");
@@ -212,6 +276,7 @@ Reply zrange_generic(Impl& m, const Args& a, RangeQuery q, bool fixed) {
   Entry* e = zset_for_read(m, a[1], err);
   if (err.is_error()) return err;
   if (!e) return Reply::array({});
+  if (q.by_lex) return range_by_lex(e->v.zset, lex_min, lex_max, q);
   return q.by_score ? range_by_score(e->v.zset, min, minex, max, maxex, q)
                     : range_by_rank(e->v.zset, start, end, q);
 }
@@ -227,6 +292,12 @@ Reply cmd_zrevrange(Impl& m, ClientState&, const Args& a) {
 Reply cmd_zrangebyscore(Impl& m, ClientState&, const Args& a) {
   RangeQuery q;
   q.by_score = true;
+  return zrange_generic(m, a, q, true);
+}
+
+Reply cmd_zrangebylex(Impl& m, ClientState&, const Args& a) {
+  RangeQuery q;
+  q.by_lex = true;
   return zrange_generic(m, a, q, true);
 }
 
@@ -282,6 +353,7 @@ void register_zset_commands(std::vector<Command>& out) {
                             {"zrange", -4, 0, cmd_zrange},
                             {"zrevrange", -4, 0, cmd_zrevrange},
                             {"zrangebyscore", -4, 0, cmd_zrangebyscore},
+                            {"zrangebylex", -4, 0, cmd_zrangebylex},
                             {"zrem", -3, kWrite, cmd_zrem},
                             {"zscore", 3, 0, cmd_zscore},
                             {"zcard", 2, 0, cmd_zcard},

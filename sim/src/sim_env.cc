@@ -34,7 +34,7 @@ class SimSubscription : public Subscription {
       : world_(world), pid_(pid), conn_(std::move(conn)), box_(std::move(box)), id_(id), node_pid_(node_pid) {}
   ~SimSubscription() override {
     world_.unregister_subscriber(id_);
-    world_.redis(world_.process(node_pid_).node_index).disconnect(conn_->state);
+    world_.process(node_pid_).redis->disconnect(conn_->state);
   }
 
   Task<Message> next(Nanos timeout) override {
@@ -63,8 +63,8 @@ class SimSubscription : public Subscription {
 
 class SimConnection : public Connection {
  public:
-  SimConnection(World& world, int client_pid, int node_pid)
-      : world_(world), client_pid_(client_pid), node_pid_(node_pid), conn_(new_conn()) {}
+  SimConnection(World& world, int client_pid, int shard)
+      : world_(world), client_pid_(client_pid), shard_(shard), conn_(new_conn()) {}
 
   Task<Reply> call(std::vector<std::string> argv, Nanos timeout) override {
     co_return co_await send(conn_, std::move(argv), timeout);
@@ -87,7 +87,7 @@ class SimConnection : public Connection {
           }
         },
         client_pid_, &conn->state);
-    auto sub = std::make_unique<SimSubscription>(world_, client_pid_, conn, box, id, node_pid_);
+    auto sub = std::make_unique<SimSubscription>(world_, client_pid_, conn, box, id, conn->node_pid);
     std::vector<std::string> argv{"SUBSCRIBE", channel};
     co_await send(conn, std::move(argv), Nanos(1'000'000'000));
     co_return sub;
@@ -97,7 +97,8 @@ class SimConnection : public Connection {
   std::shared_ptr<ConnState> new_conn() {
     auto c = std::make_shared<ConnState>();
     c->state.process = world_.process(client_pid_).history_id;
-    c->node_epoch = world_.process(node_pid_).epoch;
+    c->node_pid = world_.node_process(shard_);
+    c->node_epoch = world_.process(c->node_pid).epoch;
     return c;
   }
 
@@ -105,7 +106,12 @@ class SimConnection : public Connection {
     auto req = std::make_shared<World::Request>();
     req->client_pid = client_pid_;
     req->client_epoch = world_.process(client_pid_).epoch;
-    req->node_pid = node_pid_;
+    if (conn->node_pid != world_.node_process(shard_)) {
+      // The logical node failed over: like a Sentinel-aware client, reconnect to the
+      // new master. Per-connection state (MULTI, WATCH) does not carry over.
+      *conn = *new_conn();
+    }
+    req->node_pid = conn->node_pid;
     req->argv = std::move(argv);
     req->conn = std::move(conn);
     req->pending = std::make_shared<PendingCall>();
@@ -117,11 +123,42 @@ class SimConnection : public Connection {
 
   World& world_;
   int client_pid_;
-  int node_pid_;
+  int shard_;
   std::shared_ptr<ConnState> conn_;
 };
 
+// Sentinel's view of one master: PING it every period; after down_after without an
+// answer, fail it over. Short jitter never adds up to down_after, so it never fails over.
+Task<void> monitor(World& world, Env& env, int shard, int64_t down_after_ns, int64_t period_ns, int64_t until_ns) {
+  int64_t last_ok_ns = world.now();
+  int master = world.node_process(shard);
+  while (world.now() < until_ns) {  // bounded: every turn advances time by >= period
+    co_await env.sleep(Nanos(period_ns));
+    std::vector<std::string> ping{"PING"};
+    // A late PONG still proves the master alive, as with Sentinel: wait up to down_after.
+    Reply r = co_await env.node(shard).call(std::move(ping), Nanos(down_after_ns));
+    if (world.node_process(shard) != master) {
+      master = world.node_process(shard);
+      last_ok_ns = world.now();
+      continue;
+    }
+    if (r.type == Reply::Type::Status) {
+      last_ok_ns = world.now();
+    } else if (world.now() - last_ok_ns >= down_after_ns && world.failover(shard)) {
+      master = world.node_process(shard);
+      last_ok_ns = world.now();
+    }
+  }
+}
+
 }  // namespace
+
+void World::start_failure_detector(int64_t down_after_ns, int64_t period_ns, int64_t until_ns) {
+  const int pid = add_client("sentinel", -1, Clock());
+  for (int shard = 0; shard < node_count(); ++shard) {
+    env(pid).spawn(monitor(*this, env(pid), shard, down_after_ns, period_ns, until_ns));
+  }
+}
 
 SimEnv::SimEnv(World& world, int pid) : world_(world), pid_(pid) { reset_connections(); }
 SimEnv::~SimEnv() = default;
@@ -129,7 +166,7 @@ SimEnv::~SimEnv() = default;
 void SimEnv::reset_connections() {
   connections_.clear();
   for (int i = 0; i < world_.node_count(); ++i) {
-    connections_.push_back(std::make_unique<SimConnection>(world_, pid_, world_.node_process(i)));
+    connections_.push_back(std::make_unique<SimConnection>(world_, pid_, i));
   }
 }
 
@@ -154,8 +191,7 @@ int SimEnv::node_count() const { return world_.node_count(); }
 Connection& SimEnv::node(int index) {
   // Nodes added after this client was created get connections lazily.
   while (static_cast<int>(connections_.size()) < world_.node_count()) {
-    connections_.push_back(std::make_unique<SimConnection>(
-        world_, pid_, world_.node_process(static_cast<int>(connections_.size()))));
+    connections_.push_back(std::make_unique<SimConnection>(world_, pid_, static_cast<int>(connections_.size())));
   }
   return *connections_[index];
 }

@@ -1,5 +1,8 @@
 #include "lockstep/sim/world.h"
 
+#include <algorithm>
+#include <cctype>
+
 #include "world_internal.h"
 
 namespace lockstep::sim {
@@ -12,15 +15,23 @@ World::~World() {
   for (auto& p : procs_) p->tasks.clear();
 }
 
-int World::add_node(const std::string& name, Clock clock) {
+std::unique_ptr<Process> World::new_process(const std::string& name, Clock clock) const {
   auto p = std::make_unique<Process>();
   p->id = static_cast<int>(procs_.size());
   p->name = name;
-  p->is_node = true;
   p->clock = clock;
-  p->rng = Rng(seed_, name);
+  p->rng = Rng(seed_, name);  // named streams: adding a process shifts no one else's draws
+  return p;
+}
+
+int World::add_redis(const std::string& name, Clock clock, Persistence persistence, int shard) {
+  auto p = new_process(name, clock);
+  p->is_node = true;
   p->redis = std::make_unique<RedisNode>();
-  p->node_index = static_cast<int>(node_pids_.size());
+  p->node_index = static_cast<int>(redis_pids_.size());
+  p->shard = shard;
+  p->persistence = persistence;
+  p->master_link.is_master_link = true;
   const int index = p->node_index;
   const int pid = p->id;
   p->redis->set_observer([this, index](const KeyChange& c) {
@@ -29,19 +40,34 @@ int World::add_node(const std::string& name, Clock clock) {
   p->redis->set_publisher([this, pid](ClientState& target, const std::string& channel, const std::string& msg) {
     publish(pid, target, channel, msg);
   });
+  p->redis->set_propagator([this, pid](const std::vector<std::string>& argv) { replicate(pid, argv); });
   procs_.push_back(std::move(p));
-  node_pids_.push_back(pid);
+  redis_pids_.push_back(pid);
   schedule_active_expire(pid);
+  if (persistence == Persistence::AofEverysec) schedule_fsync(pid);
+  return pid;
+}
+
+int World::add_node(const std::string& name, Clock clock, Persistence persistence) {
+  const int shard = static_cast<int>(shards_.size());
+  shards_.push_back({});
+  const int pid = add_redis(name, clock, persistence, shard);
+  shards_[shard].members.push_back(pid);
+  shards_[shard].master = pid;
+  return pid;
+}
+
+int World::add_replica(int shard, const std::string& name, Clock clock, Persistence persistence) {
+  const int pid = add_redis(name, clock, persistence, shard);
+  shards_[shard].members.push_back(pid);
+  procs_[pid]->redis->set_replica(true);
+  resync(pid, shards_[shard].master);
   return pid;
 }
 
 int World::add_client(const std::string& name, int64_t history_id, Clock clock) {
-  auto p = std::make_unique<Process>();
-  p->id = static_cast<int>(procs_.size());
-  p->name = name;
+  auto p = new_process(name, clock);
   p->history_id = history_id;
-  p->clock = clock;
-  p->rng = Rng(seed_, name);
   procs_.push_back(std::move(p));
   const int pid = procs_.back()->id;
   procs_.back()->env = std::make_unique<SimEnv>(*this, pid);
@@ -97,7 +123,14 @@ void World::crash(int pid) {
   ++p.epoch;
   p.paused_until_ns = 0;
   p.deferred.clear();
-  if (p.is_node) return;
+  if (p.is_node) {
+    // Whatever was fsynced survives; the memory does not. Reporting the loss as deletes
+    // keeps the ground truth honest while the node is down.
+    if (p.persistence == Persistence::AofAlways) p.durable = p.redis->snapshot();
+    p.redis->flush_all();
+    waiters_.erase(pid);
+    return;
+  }
   // Destroying the frames cancels every in-flight call, sleep and watchdog at once.
   p.tasks.clear();
   p.env->reset_connections();
@@ -107,12 +140,115 @@ void World::restart(int pid) {
   Process& p = *procs_[pid];
   if (!p.crashed) return;
   p.crashed = false;
-  if (p.is_node) {
-    p.redis->flush_all();
-    schedule_active_expire(pid);
+  if (!p.is_node) {
+    if (on_client_restart) on_client_restart(pid);
     return;
   }
-  if (on_client_restart) on_client_restart(pid);
+  if (p.persistence != Persistence::None) p.redis->restore(p.durable);
+  p.repl_offset = 0;
+  p.acked.clear();
+  const int master = shards_[p.shard].master;
+  if (master != pid) {
+    // A failed-over master, or a replica: it rejoins the current master and takes its
+    // data, dropping whatever it had that the master never saw.
+    p.redis->set_replica(true);
+    p.master_link = ClientState{};
+    p.master_link.is_master_link = true;
+    resync(pid, master);
+  }
+  schedule_active_expire(pid);
+  if (p.persistence == Persistence::AofEverysec) schedule_fsync(pid);
+  if (on_node_reloaded) on_node_reloaded(pid);
+}
+
+void World::schedule_fsync(int pid) {
+  post(pid, sched_.now() + options_.fsync_period_ns, [this, pid] {
+    procs_[pid]->durable = procs_[pid]->redis->snapshot();
+    schedule_fsync(pid);
+  });
+}
+
+void World::resync(int replica_pid, int master_pid) {
+  Process& r = *procs_[replica_pid];
+  Process& m = *procs_[master_pid];
+  r.master_pid = master_pid;
+  r.redis->restore(m.redis->snapshot());
+  r.applied = m.repl_offset;
+  m.acked[replica_pid] = m.repl_offset;
+}
+
+void World::replicate(int master_pid, const std::vector<std::string>& argv) {
+  const uint64_t offset = ++procs_[master_pid]->repl_offset;
+  if (options_.replication_lag_ns <= 0) {
+    send_replicated(master_pid, offset, argv);
+    return;
+  }
+  // The lag is time the write spends in the master's replication buffer: a master that
+  // crashes within it takes the write with it, which is how a failover loses a lock.
+  post(master_pid, sched_.now() + options_.replication_lag_ns,
+       [this, master_pid, offset, argv] { send_replicated(master_pid, offset, argv); });
+}
+
+void World::send_replicated(int master_pid, uint64_t offset, const std::vector<std::string>& argv) {
+  Process& m = *procs_[master_pid];
+  for (int r : shards_[m.shard].members) {
+    Process& rp = *procs_[r];
+    if (r == master_pid || rp.master_pid != master_pid || rp.crashed) continue;
+    auto arrival = net_.transit(master_pid, r, sched_.now());
+    if (!arrival) continue;  // the replica will be behind; WAIT will say so
+    post(r, *arrival, [this, r, master_pid, offset, argv] { apply_replicated(r, master_pid, offset, argv); });
+  }
+}
+
+void World::apply_replicated(int replica_pid, int master_pid, uint64_t offset, const std::vector<std::string>& argv) {
+  Process& r = *procs_[replica_pid];
+  if (r.master_pid != master_pid || offset <= r.applied) return;  // re-pointed, or stale
+  r.redis->execute(r.master_link, argv, node_wall_ms(replica_pid));
+  r.applied = offset;
+  auto arrival = net_.transit(replica_pid, master_pid, sched_.now());
+  if (!arrival) return;
+  post(master_pid, *arrival, [this, replica_pid, master_pid, offset] {
+    uint64_t& acked = procs_[master_pid]->acked[replica_pid];
+    acked = std::max(acked, offset);
+    check_waits(master_pid);
+  });
+}
+
+bool World::failover(int shard) {
+  Shard& sh = shards_[shard];
+  const int old_master = sh.master;
+  int best = -1;
+  for (int r : sh.members) {
+    const Process& p = *procs_[r];
+    if (r == old_master || p.crashed || p.master_pid != old_master) continue;
+    if (best < 0 || p.applied > procs_[best]->applied) best = r;
+  }
+  if (best < 0) return false;
+  Process& nm = *procs_[best];
+  nm.redis->set_replica(false);
+  nm.master_pid = -1;
+  nm.repl_offset = 0;
+  nm.acked.clear();
+  sh.master = best;
+  for (int r : sh.members) {
+    if (r == best || r == old_master || procs_[r]->crashed) continue;
+    resync(r, best);
+    if (on_node_reloaded) on_node_reloaded(r);
+  }
+  Process& om = *procs_[old_master];
+  om.master_pid = best;
+  waiters_.erase(old_master);
+  if (!om.crashed) {
+    // Sentinel reconfigures the old master once it can reach it: after a pause, only
+    // when the pause is over — what it accepted meanwhile is thrown away then.
+    post(old_master, sched_.now(), [this, old_master, best] {
+      procs_[old_master]->redis->set_replica(true);
+      resync(old_master, best);
+      if (on_node_reloaded) on_node_reloaded(old_master);
+    });
+  }
+  if (on_failover) on_failover(shard, old_master, best);
+  return true;
 }
 
 void World::schedule_active_expire(int pid) {
@@ -148,6 +284,7 @@ void World::execute_on_node(std::shared_ptr<Request> req) {
     reply_to_client(req, Reply::io_error("connection reset by peer"), sched_.now());
     return;
   }
+  if (try_wait(req)) return;
   Reply reply = node.redis->execute(conn.state, req->argv, node_wall_ms(req->node_pid));
   reply_to_client(req, std::move(reply), sched_.now());
 }
@@ -188,6 +325,70 @@ void World::publish(int node_pid, ClientState& target, const std::string& channe
     auto sub = subscribers_.find(id);
     if (sub != subscribers_.end()) sub->second.deliver(channel, msg);
   });
+}
+
+}  // namespace lockstep::sim
+
+namespace lockstep::sim {
+
+namespace {
+bool parse_i64(const std::string& s, int64_t& out) {
+  if (s.empty() || s.size() > 18) return false;
+  size_t i = s[0] == '-' ? 1 : 0;
+  if (i == s.size()) return false;
+  for (size_t k = i; k < s.size(); ++k) {
+    if (s[k] < '0' || s[k] > '9') return false;
+  }
+  out = std::stoll(s);
+  return true;
+}
+
+bool is_wait(const std::vector<std::string>& argv) {
+  if (argv.size() != 3 || argv[0].size() != 4) return false;
+  std::string name = argv[0];
+  for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return name == "wait";
+}
+}  // namespace
+
+// WAIT blocks the client until enough replicas confirmed every write the master had
+// propagated when WAIT arrived, or the timeout passes; either way it answers with the
+// number that confirmed. Malformed calls, WAIT inside MULTI and WAIT on a replica are
+// left to the node, which answers them as Redis does.
+bool World::try_wait(const std::shared_ptr<Request>& req) {
+  Process& m = *procs_[req->node_pid];
+  int64_t replicas_min = 0, timeout_ms = 0;
+  if (!is_wait(req->argv) || req->conn->state.in_multi || m.redis->is_replica()) return false;
+  if (!parse_i64(req->argv[1], replicas_min) || !parse_i64(req->argv[2], timeout_ms) || timeout_ms < 0) return false;
+  auto w = std::make_shared<Waiter>(Waiter{req, replicas_min, m.repl_offset});
+  waiters_[req->node_pid].push_back(w);
+  check_waits(req->node_pid);
+  if (!w->done && timeout_ms > 0) {
+    const int master = req->node_pid;
+    post(master, sched_.now() + timeout_ms * 1'000'000, [this, master, w] {
+      if (w->done) return;
+      w->done = true;
+      int64_t acks = 0;
+      for (const auto& [r, off] : procs_[master]->acked) acks += off >= w->offset ? 1 : 0;
+      reply_to_client(w->req, Reply::integer_of(acks), sched_.now());
+    });
+  }
+  return true;
+}
+
+void World::check_waits(int master_pid) {
+  auto it = waiters_.find(master_pid);
+  if (it == waiters_.end()) return;
+  const auto& acked = procs_[master_pid]->acked;
+  for (auto& w : it->second) {
+    if (w->done) continue;
+    int64_t acks = 0;
+    for (const auto& [r, off] : acked) acks += off >= w->offset ? 1 : 0;
+    if (acks < w->replicas_min) continue;
+    w->done = true;
+    reply_to_client(w->req, Reply::integer_of(acks), sched_.now());
+  }
+  std::erase_if(it->second, [](const auto& w) { return w->done; });
 }
 
 }  // namespace lockstep::sim

@@ -18,6 +18,7 @@ namespace lockstep::sim {
 // fails with "connection reset" and reconnects, as a real client library would.
 struct ConnState {
   ClientState state;
+  int node_pid = -1;  // the server it is connected to (a failover moves clients)
   uint64_t node_epoch = 0;
 };
 

@@ -21,7 +21,7 @@ struct Reply {
     Array,     // *2 ...
     NilArray,  // *-1 (null array, e.g. EXEC aborted by WATCH)
     Timeout,   // no reply within the caller's timeout: outcome unknown
-    IoError,   // connection refused or lost before a reply
+    IoError,   // connection refused or reset: in the simulator the command did not run
   };
 
   Type type = Type::Nil;

@@ -51,6 +51,11 @@ struct TopologySpec {
   int nodes = 1;     // independent masters (RedLock uses several)
   int replicas = 0;  // replicas per master
   std::string persistence = "none";  // none | aof-everysec | aof-always
+  // Extra delay of the replication stream on top of the network's latency.
+  int64_t replication_lag_ms = 0;
+  // Sentinel-style failure detector: a master that has not answered a PING for this
+  // long is replaced by its most up-to-date replica. 0 = no automatic failover.
+  int64_t down_after_ms = 0;
   bool operator==(const TopologySpec&) const = default;
 };
 

@@ -44,7 +44,8 @@ struct KeyChange {
   enum class Kind { Set, Del, Expire };
   Kind kind = Kind::Set;
   std::string key;
-  std::string value;          // new value for Set of a string key, old value otherwise
+  std::string value;          // Set: the new string value; Del/Expire: the old one
+                              // (empty when the key holds a hash, list or zset)
   int64_t writer = -1;        // Set: the new writer; Del/Expire: whose value was removed
   int64_t by_process = -1;    // the process whose command caused it (-1 for expiry)
 };
@@ -92,7 +93,9 @@ class RedisNode {
   Snapshot snapshot() const;
   void restore(const Snapshot& snapshot);
 
-  // Called on every key set / delete / expiry, for ground truth.
+  // Called on every key set / delete / expiry, for ground truth. Any change to a value
+  // (SET, INCR, HSET, LPUSH...) is a Set and makes the command's process the writer;
+  // a command that empties a hash/list/zset deletes the key (Del). EXPIRE changes no value.
   void set_observer(std::function<void(const KeyChange&)> observer);
 
   // Called for every PUBLISH receiver, in the order the connections subscribed: the

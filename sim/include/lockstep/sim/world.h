@@ -35,6 +35,8 @@ namespace lockstep::sim {
 class SimEnv;
 class World;
 
+enum class Persistence { None, AofEverysec, AofAlways };
+
 struct Process {
   int id = 0;
   std::string name;
@@ -53,7 +55,16 @@ struct Process {
 
   // Node processes.
   std::unique_ptr<RedisNode> redis;
-  int node_index = -1;
+  int node_index = -1;   // among all Redis processes, in creation order
+  int shard = -1;        // which logical node (master and its replicas) it belongs to
+  int master_pid = -1;   // replicas: whom they replicate from
+  Persistence persistence = Persistence::None;
+  Snapshot durable;      // what survives a crash (the fsynced AOF)
+  uint64_t repl_offset = 0;             // master: writes propagated so far
+  std::map<int, uint64_t> acked;        // master: replica pid -> offset it confirmed
+  uint64_t applied = 0;                 // replica: offset applied from its master
+  ClientState master_link;              // replica: the replication connection
+  bool demote_on_restart = false;       // failed over while down: returns as a replica
 };
 
 struct WorldOptions {
@@ -61,6 +72,8 @@ struct WorldOptions {
   Latency latency;
   double loss = 0.0;
   int64_t active_expire_period_ns = 100'000'000;  // Redis's default hz 10
+  int64_t replication_lag_ns = 0;                  // buffered at the master before sending
+  int64_t fsync_period_ns = 1'000'000'000;         // appendfsync everysec
 };
 
 class World {
@@ -75,21 +88,33 @@ class World {
   int64_t now() const { return sched_.now(); }
   uint64_t seed() const { return seed_; }
 
-  int add_node(const std::string& name, Clock clock);
+  // A master: a logical node of its own (index = node count so far).
+  int add_node(const std::string& name, Clock clock, Persistence persistence = Persistence::None);
+  // A replica of logical node `shard`'s current master; starts as a full copy.
+  int add_replica(int shard, const std::string& name, Clock clock, Persistence persistence = Persistence::None);
   int add_client(const std::string& name, int64_t history_id, Clock clock);
   Process& process(int id) { return *procs_[id]; }
   int process_count() const { return static_cast<int>(procs_.size()); }
   int find(const std::string& name) const;  // -1 if none
-  int node_process(int node_index) const { return node_pids_[node_index]; }
-  int node_count() const { return static_cast<int>(node_pids_.size()); }
+  // The current master of logical node `shard` (changes at failover).
+  int node_process(int shard) const { return shards_[shard].master; }
+  int node_count() const { return static_cast<int>(shards_.size()); }
+  const std::vector<int>& shard_members(int shard) const { return shards_[shard].members; }
   SimEnv& env(int client_pid) { return *procs_[client_pid]->env; }
-  RedisNode& redis(int node_index) { return *procs_[node_pids_[node_index]]->redis; }
+  RedisNode& redis(int shard) { return *procs_[shards_[shard].master]->redis; }
   int64_t node_wall_ms(int node_pid) const;
 
   // Faults.
   void pause(int pid, int64_t duration_ns);
   void crash(int pid);
   void restart(int pid);
+  // Promotes the most up-to-date live replica of `shard` to master, as Sentinel does;
+  // writes it had not received are lost. The old master comes back as a replica and
+  // drops what diverged. Returns false when there is no replica to promote.
+  bool failover(int shard);
+  // Starts a Sentinel-like process that PINGs every master every period and fails it
+  // over after down_after of silence. Runs until `until_ns`.
+  void start_failure_detector(int64_t down_after_ns, int64_t period_ns, int64_t until_ns);
 
   // Runs fn in process pid at true time t, unless the process has crashed by then; while
   // the process is paused, fn waits for the pause to end.
@@ -100,6 +125,9 @@ class World {
   // Hooks for the runner's ground truth.
   std::function<void(int node_index, const KeyChange&)> on_key_change;
   std::function<void(int client_pid)> on_client_restart;
+  // A node's keyspace was replaced wholesale (restart from AOF, resync after failover).
+  std::function<void(int node_pid)> on_node_reloaded;
+  std::function<void(int shard, int old_master, int new_master)> on_failover;
 
   // Used by connections (sim_env.cc).
   struct Request;
@@ -115,13 +143,36 @@ class World {
   void reply_to_client(const std::shared_ptr<Request>& req, Reply reply, int64_t send_ns);
   void schedule_active_expire(int pid);
   void publish(int node_pid, ClientState& target, const std::string& channel, const std::string& msg);
+  std::unique_ptr<Process> new_process(const std::string& name, Clock clock) const;
+  int add_redis(const std::string& name, Clock clock, Persistence persistence, int shard);
+  void replicate(int master_pid, const std::vector<std::string>& argv);
+  void send_replicated(int master_pid, uint64_t offset, const std::vector<std::string>& argv);
+  void apply_replicated(int replica_pid, int master_pid, uint64_t offset, const std::vector<std::string>& argv);
+  void resync(int replica_pid, int master_pid);
+  void schedule_fsync(int pid);
+  // WAIT numreplicas timeout: answered here, since only the world sees replica acks.
+  bool try_wait(const std::shared_ptr<Request>& req);
+  void check_waits(int master_pid);
+
+  struct Shard {
+    std::vector<int> members;  // master first at creation; order never changes
+    int master = -1;
+  };
+  struct Waiter {
+    std::shared_ptr<Request> req;
+    int64_t replicas_min;
+    uint64_t offset;
+    bool done = false;
+  };
+  std::vector<Shard> shards_;
+  std::map<int, std::vector<std::shared_ptr<Waiter>>> waiters_;  // master pid -> WAITs
 
   uint64_t seed_;
   WorldOptions options_;
   Scheduler sched_;
   Network net_;
   std::vector<std::unique_ptr<Process>> procs_;
-  std::vector<int> node_pids_;
+  std::vector<int> redis_pids_;
   struct Subscriber {
     std::function<void(std::string, std::string)> deliver;
     int client_pid;

@@ -1,0 +1,86 @@
+// The linearizability checker: is there a total order of the history's operations, each
+// placed between its invocation and completion, that the model accepts?
+//
+// The search is Wing & Gong's with Lowe's just-in-time linearization (the algorithm of
+// Porcupine and Knossos "linear"): operations are tried in invocation order, an operation
+// is "lifted" when it is linearized, and each (set of linearized operations, model state)
+// configuration is memoized so it is explored once. The history is first split by
+// Event::key and each key is checked alone (P-compositionality). Beyond Lowe's algorithm,
+// and without changing any verdict: a configuration is skipped when one with the same ok
+// operations and state but a subset of its info operations was already explored; info
+// operations are tried only after ok ones fail to get further; and of several identical
+// info operations only the earliest unlinearized one is tried.
+//
+// Semantics of the history:
+//  - invoke + ok: took effect exactly once, between the two events.
+//  - invoke + fail: never took effect; dropped.
+//  - invoke + info, or an invoke never completed: may take effect at any point after the
+//    invocation, or never; the search succeeds once every ok operation is linearized.
+//  - truth events are ignored. Invocations and completions pair by (process, thread).
+//  - Real-time order is the order of events in the history (not time_ns, which is only
+//    used to describe things to people).
+//
+// Bounds: the search stops with Unknown when the time limit passes or when the bytes it
+// holds (memo cache and stacks) exceed the memory limit; it never hangs or exhausts memory.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lockstep/checker/history.h"
+#include "lockstep/checker/model.h"
+
+namespace lockstep::checker {
+
+enum class Verdict { Valid, Invalid, Unknown };
+const char* to_string(Verdict v);
+
+struct Limits {
+  double time_limit_s = 10.0;
+  size_t memory_limit_bytes = size_t{1024} << 20;
+};
+
+// What the search explored, summed over keys (peak is the maximum over keys).
+struct SearchStats {
+  uint64_t states_visited = 0;  // configurations entered (lifts that were not cache hits)
+  size_t cache_entries = 0;     // memoized configurations
+  size_t peak_bytes = 0;        // most bytes held at once by cache and stacks
+  size_t max_depth = 0;         // most operations linearized at once (deepest linearization)
+  size_t keys = 0;              // partitions checked
+};
+
+struct LinResult {
+  Verdict verdict = Verdict::Unknown;
+  size_t ops = 0;            // operations (invocations) in the history
+  std::string error;         // malformed history (e.g. a completion with no invocation): then
+                             // verdict is Unknown and nothing was checked
+  std::string unknown_reason;  // "time limit" or "memory limit" when Unknown for that reason
+  SearchStats stats;
+
+  // Set when Invalid. The failing operation is the first whose completion no order of the
+  // operations before it can reach.
+  std::string explanation_sentence;
+  std::string key;                 // the key (partition) that failed
+  size_t failed_event_index = 0;   // that completion's position in History::events
+  std::vector<Event> prefix;       // events[0 .. failed_event_index]: smallest invalid prefix
+  std::vector<Event> involved;     // invoke and completion events of the failing operation,
+                                   // the operations concurrent with it, and the operation
+                                   // that last changed the state, in history order
+  std::vector<size_t> involved_indices;  // their positions in History::events
+  // The linearization that got furthest, one event per operation: its completion, or its
+  // invocation when it never completed.
+  std::vector<Event> partial_linearization;
+  std::string final_state;         // the model state after that linearization, in words
+};
+
+LinResult check_linearizable(const History& history, const Model& model, const Limits& limits);
+
+// Pairs invocations with completions (by process and thread); fail ops are included with
+// outcome Fail. Truth events are skipped. Returns false with `error` on a completion with
+// no pending invocation or a second invocation while one is pending.
+bool collect_operations(const History& history, std::vector<Operation>& out, std::string& error);
+
+}  // namespace lockstep::checker

@@ -1,0 +1,183 @@
+#include "lockstep/checker/linearizability.h"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+#include "search.h"
+
+namespace lockstep::checker {
+
+const char* to_string(Verdict v) {
+  switch (v) {
+    case Verdict::Valid: return "valid";
+    case Verdict::Invalid: return "invalid";
+    case Verdict::Unknown: return "unknown";
+  }
+  return "?";
+}
+
+namespace {
+// "event 12: process 3 thread 1", built only when there is an error to report.
+std::string where(size_t i, const Event& e) {
+  return "event " + std::to_string(i + 1) + ": process " + std::to_string(e.process) +
+         (e.thread ? " thread " + std::to_string(e.thread) : "");
+}
+}  // namespace
+
+bool collect_operations(const History& history, std::vector<Operation>& out, std::string& error) {
+  out.clear();
+  out.reserve(history.events.size() / 2 + 1);
+  std::map<std::pair<int64_t, int64_t>, size_t> open;  // (process, thread) -> op
+  for (size_t i = 0; i < history.events.size(); ++i) {
+    const Event& e = history.events[i];
+    if (e.type == EventType::Truth) continue;
+    auto who = std::make_pair(e.process, e.thread);
+    auto it = open.find(who);
+    if (e.type == EventType::Invoke) {
+      if (it != open.end()) {
+        error = where(i, e) + " invoked " + e.f + " while its " + out[it->second].f + " (event " +
+                std::to_string(out[it->second].invoke_index + 1) + ") was still pending";
+        return false;
+      }
+      Operation op;
+      op.process = e.process;
+      op.thread = e.thread;
+      op.f = e.f;
+      op.key = e.key;
+      op.input = e.value;
+      op.pending = true;
+      op.invoke_index = op.complete_index = i;
+      op.invoke_ns = op.complete_ns = e.time_ns;
+      open.emplace(who, out.size());
+      out.push_back(std::move(op));
+      continue;
+    }
+    if (it == open.end()) {
+      error = where(i, e) + " completed (" + to_string(e.type) + ") with no pending invocation";
+      return false;
+    }
+    Operation& op = out[it->second];
+    open.erase(it);
+    op.pending = false;
+    op.outcome = e.type;
+    op.complete_index = i;
+    op.complete_ns = e.time_ns;
+    if (e.type == EventType::Ok) op.output = e.value;
+  }
+  return true;
+}
+
+namespace {
+
+bool has_times(const History& h) {
+  return std::any_of(h.events.begin(), h.events.end(), [](const Event& e) { return e.time_ns != 0; });
+}
+
+// The failure found on one key, kept until all keys are checked so the earliest is reported.
+struct Failure {
+  std::string key;
+  std::vector<size_t> key_ops;  // op indexes of the key's searched operations, by op id
+  detail::SearchOutput out;
+  Interner values;
+};
+
+void add_op_events(const Operation& op, std::vector<size_t>& idx) {
+  idx.push_back(op.invoke_index);
+  if (!op.pending) idx.push_back(op.complete_index);
+}
+
+void explain(const History& h, const std::vector<Operation>& ops, const Model& model, const Failure& f,
+             LinResult& r) {
+  const Operation& x = ops[f.key_ops[f.out.stuck_op]];
+  r.key = f.key;
+  r.failed_event_index = x.complete_index;
+  r.prefix.assign(h.events.begin(), h.events.begin() + static_cast<std::ptrdiff_t>(x.complete_index + 1));
+  std::vector<const Operation*> lin;
+  for (int32_t id : f.out.partial) {
+    const Operation& op = ops[f.key_ops[id]];
+    lin.push_back(&op);
+    r.partial_linearization.push_back(h.events[op.pending ? op.invoke_index : op.complete_index]);
+  }
+  std::vector<size_t> idx;
+  for (size_t k : f.key_ops) {
+    const Operation& y = ops[k];
+    bool open_past_x = y.pending || y.outcome != EventType::Ok || y.complete_index > x.invoke_index;
+    if (y.invoke_index < x.complete_index && open_past_x) add_op_events(y, idx);
+  }
+  if (!lin.empty()) add_op_events(*lin.back(), idx);
+  std::sort(idx.begin(), idx.end());
+  idx.erase(std::unique(idx.begin(), idx.end()), idx.end());
+  for (size_t i : idx) r.involved.push_back(h.events[i]);
+  r.involved_indices = idx;
+  std::vector<Operation> all;
+  for (size_t k : f.key_ops) all.push_back(ops[k]);
+  ExplainContext ctx{x, f.out.partial_state, lin, all, f.values, has_times(h)};
+  r.explanation_sentence = model.explain(ctx);
+  r.final_state = model.show(f.out.partial_state, f.values);
+}
+
+}  // namespace
+
+LinResult check_linearizable(const History& history, const Model& model, const Limits& limits) {
+  LinResult r;
+  std::vector<Operation> ops;
+  if (!collect_operations(history, ops, r.error)) return r;
+  r.ops = ops.size();
+  std::map<std::string, std::vector<size_t>> by_key;  // ordered: keys are checked in a fixed order
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].outcome != EventType::Fail) by_key[ops[i].key].push_back(i);
+  }
+  detail::SearchBudget budget;
+  auto span = std::chrono::duration<double>(std::max(0.0, limits.time_limit_s));
+  budget.deadline = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::nanoseconds>(span);
+  budget.memory_limit_bytes = limits.memory_limit_bytes;
+  bool unknown = false;
+  std::unique_ptr<Failure> first;
+  for (const auto& [key, members] : by_key) {
+    auto f = std::make_unique<Failure>();
+    f->key = key;
+    detail::SearchInput in;
+    in.model = &model;
+    for (size_t k : members) {
+      const Operation& op = ops[k];
+      Step st;
+      bool drop = false;
+      std::string why;
+      if (!model.prepare(op, f->values, st, drop, why)) {
+        r.error = "event " + std::to_string(op.invoke_index + 1) + ": " + why;
+        r.verdict = Verdict::Unknown;
+        return r;
+      }
+      if (drop) continue;
+      f->key_ops.push_back(k);
+      in.steps.push_back(std::move(st));
+      in.must.push_back(op.outcome == EventType::Ok ? 1 : 0);
+      in.call_pos.push_back(op.invoke_index);
+      in.ret_pos.push_back(op.outcome == EventType::Ok ? op.complete_index : detail::kNever);
+    }
+    f->out = detail::search(in, budget);
+    ++r.stats.keys;
+    r.stats.states_visited += f->out.states_visited;
+    r.stats.cache_entries += f->out.cache_entries;
+    r.stats.peak_bytes = std::max(r.stats.peak_bytes, f->out.peak_bytes);
+    r.stats.max_depth = std::max(r.stats.max_depth, f->out.max_depth);
+    if (f->out.verdict == Verdict::Unknown) {
+      unknown = true;
+      if (r.unknown_reason.empty()) r.unknown_reason = f->out.unknown_reason;
+    }
+    if (f->out.verdict != Verdict::Invalid) continue;
+    size_t at = ops[f->key_ops[f->out.stuck_op]].complete_index;
+    if (!first || at < ops[first->key_ops[first->out.stuck_op]].complete_index) first = std::move(f);
+  }
+  if (first) {
+    r.verdict = Verdict::Invalid;
+    r.unknown_reason.clear();
+    explain(history, ops, model, *first, r);
+  } else {
+    r.verdict = unknown ? Verdict::Unknown : Verdict::Valid;
+  }
+  return r;
+}
+
+}  // namespace lockstep::checker

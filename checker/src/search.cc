@@ -1,0 +1,423 @@
+#include "search.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <tuple>
+#include <utility>
+
+namespace lockstep::checker::detail {
+
+namespace {
+constexpr size_t kBlockWords = size_t{1} << 18;  // 1 MiB of uint32_t
+constexpr uint64_t kMul = 0x9E3779B97F4A7C15ULL;
+constexpr size_t kScanRecords = 64;
+}  // namespace
+
+uint64_t hash_words(const std::vector<uint32_t>& key) {
+  uint64_t h = kMul ^ key.size();
+  size_t i = 0;
+  for (; i + 1 < key.size(); i += 2) {
+    uint64_t w = (uint64_t{key[i]} << 32) | key[i + 1];
+    h = (h ^ w) * 0xff51afd7ed558ccdULL;
+    h ^= h >> 29;
+  }
+  if (i < key.size()) h = ((h ^ key[i]) * 0xc4ceb9fe1a85ec53ULL) ^ (h >> 31);
+  h ^= h >> 33;
+  return h | 1;  // 0 marks empty slots
+}
+
+bool MemoCache::equal(const Slot& s, const std::vector<uint32_t>& key) const {
+  const uint32_t* p = keys_[s.block].data() + s.offset;
+  return p[0] == key.size() && std::equal(key.begin(), key.end(), p + 1);
+}
+
+bool MemoCache::store(const std::vector<uint32_t>& key, Slot& slot, size_t budget_bytes) {
+  size_t need = key.size() + 1;
+  if (keys_.empty() || keys_.back().size() + need > keys_.back().capacity()) {
+    // Blocks grow from 4 KiB to 1 MiB so tiny searches stay tiny: a check that allocates
+    // and frees much more than 128 KiB makes malloc return and re-fetch pages every time.
+    size_t words = std::max(std::min(kBlockWords, std::max<size_t>(1024, key_bytes_ / 4)), need);
+    if (bytes() + words * 4 > budget_bytes) return false;
+    keys_.emplace_back();
+    keys_.back().reserve(words);
+    key_bytes_ += words * 4;
+  }
+  auto& b = keys_.back();
+  slot.block = static_cast<uint32_t>(keys_.size() - 1);
+  slot.offset = static_cast<uint32_t>(b.size());
+  b.push_back(static_cast<uint32_t>(key.size()));
+  b.insert(b.end(), key.begin(), key.end());
+  return true;
+}
+
+bool MemoCache::grow(size_t budget_bytes) {
+  // Quadrupling while small saves rehashes; doubling later keeps steps well under the limit.
+  size_t n = slots_.empty() ? 1024 : slots_.size() * (slots_.size() < (size_t{1} << 20) ? 4 : 2);
+  if (bytes() + n * sizeof(Slot) > budget_bytes) return false;
+  std::vector<Slot> old;
+  old.swap(slots_);
+  slots_.resize(n);
+  for (const Slot& s : old) {
+    if (s.hash == 0) continue;
+    size_t i = s.hash & (n - 1);
+    while (slots_[i].hash != 0) i = (i + 1) & (n - 1);
+    slots_[i] = s;
+  }
+  return true;
+}
+
+uint64_t* MemoCache::record(uint32_t id, size_t words) {
+  return sets_[id / records_per_block_].data() + (id % records_per_block_) * (words + 1);
+}
+
+MemoCache::Insert MemoCache::add_set(Slot& slot, const uint64_t* optional, size_t words, size_t budget_bytes) {
+  // Only the newest kScanRecords sets are compared, so one insert costs O(1) even when a
+  // key has collected thousands of incomparable sets (pathological histories). Missing an
+  // older dominating set only costs re-exploration, never a wrong verdict.
+  size_t scanned = 0;
+  for (uint32_t id = slot.sets; id != 0 && scanned < kScanRecords; ++scanned) {
+    const uint64_t* r = record(id - 1, words);
+    bool subset = true;
+    for (size_t w = 0; w < words && subset; ++w) subset = (r[1 + w] & ~optional[w]) == 0;
+    if (subset) return Insert::Dominated;
+    id = static_cast<uint32_t>(r[0]);
+  }
+  // 8 KiB blocks: small enough that a tiny search stays tiny, large enough to be few.
+  if (records_per_block_ == 0) records_per_block_ = std::max<size_t>(1, 1024 / (words + 1));
+  if (count_ >= (size_t{1} << 32) - 1) return Insert::Full;
+  if (count_ % records_per_block_ == 0) {
+    size_t block_words = records_per_block_ * (words + 1);
+    if (bytes() + block_words * 8 > budget_bytes) return Insert::Full;
+    sets_.emplace_back(block_words, 0);
+    set_bytes_ += block_words * 8;
+  }
+  auto id = static_cast<uint32_t>(count_++);
+  uint64_t* r = record(id, words);
+  r[0] = slot.sets;
+  std::copy(optional, optional + words, r + 1);
+  slot.sets = id + 1;
+  return Insert::Added;
+}
+
+MemoCache::Insert MemoCache::insert(const std::vector<uint32_t>& key, uint64_t hash, const uint64_t* optional,
+                                    size_t words, size_t budget_bytes) {
+  if ((key_count_ + 1) * 2 > slots_.size() && !grow(budget_bytes)) return Insert::Full;
+  size_t mask = slots_.size() - 1;
+  // Slots keep 32 bits of the hash; probing starts from them too, as grow() does.
+  auto h32 = static_cast<uint32_t>(hash ^ (hash >> 32)) | 1;
+  // Probing ends: the load factor stays <= 1/2, so an empty slot exists.
+  for (size_t i = h32 & mask;; i = (i + 1) & mask) {
+    Slot& s = slots_[i];
+    if (s.hash == 0) {
+      if (!store(key, s, budget_bytes)) return Insert::Full;
+      s.hash = h32;
+      ++key_count_;
+      return add_set(s, optional, words, budget_bytes);
+    }
+    if (s.hash == h32 && equal(s, key)) return add_set(s, optional, words, budget_bytes);
+  }
+}
+
+namespace {
+
+struct Node {
+  int32_t op = -1;
+  bool call = false;
+  int32_t match = -1;
+  int32_t prev = -1;
+  int32_t next = -1;
+};
+
+struct Frame {
+  int32_t node;
+  int32_t prev_hi;
+  int32_t phase;  // the scan phase the node was lifted in, to resume there
+  State state;
+};
+
+class Searcher {
+ public:
+  Searcher(const SearchInput& in, const SearchBudget& budget) : in_(in), budget_(budget) {
+    build_list();
+    has_optional_ = std::find(in_.must.begin(), in_.must.end(), uint8_t{0}) != in_.must.end();
+    find_twins();
+  }
+
+  SearchOutput run() {
+    state_ = in_.model->initial();
+    remaining_ = static_cast<size_t>(std::count(in_.must.begin(), in_.must.end(), uint8_t{1}));
+    entry_ = nodes_[0].next;
+    for (uint64_t iter = 0;; ++iter) {
+      if (remaining_ == 0) return finish(Verdict::Valid, "");
+      // Checked every 64 steps: each step is bounded (a dominance scan compares at most
+      // kScanRecords sets), so the limits are never overshot by much, and clock reads
+      // stay a small part of the work.
+      if ((iter & 63) == 0 && !within_limits()) return finish(Verdict::Unknown, limit_reason_);
+      const Node& n = nodes_[entry_];
+      if (n.call) {
+        if (try_lift(n) == MemoCache::Insert::Full) return finish(Verdict::Unknown, "memory limit");
+      } else if (phase_ == 0 && has_optional_) {
+        // Each configuration scans the calls before its first return twice: phase 0 tries
+        // ok ops, phase 1 optional (info) ones. Trying optional ops only when the ok ones
+        // cannot get past the return keeps them from leading the search astray; the
+        // search stays exhaustive because the two phases together try every candidate.
+        phase_ = 1;
+        entry_ = nodes_[0].next;
+      } else {
+        note_frontier(n.op);
+        if (frames_.empty()) return finish(Verdict::Invalid, "");
+        backtrack();
+      }
+    }
+  }
+
+ private:
+  // Linearizes the op of call node `n` if it is a candidate, the model allows it and the
+  // resulting configuration is new; otherwise moves on to the next node.
+  MemoCache::Insert try_lift(const Node& n) {
+    if (!candidate(n.op, phase_) || !in_.model->step(state_, in_.steps[n.op], next_)) {
+      entry_ = n.next;
+      return MemoCache::Insert::Dominated;
+    }
+    int32_t call = entry_;
+    lift(call);
+    int32_t new_hi = in_.must[n.op] ? std::max(hi_, n.op + 1) : hi_;
+    build_key(new_hi, next_);
+    size_t used = stack_bytes();
+    size_t room = budget_.memory_limit_bytes > used ? budget_.memory_limit_bytes - used : 0;
+    auto added = cache_.insert(key_, hash_words(key_), opt_bits_.data(), opt_bits_.size(), room);
+    if (added != MemoCache::Insert::Added) {
+      unlift(call);
+      entry_ = n.next;
+      return added;
+    }
+    frame_state_bytes_ += state_.size();
+    frames_.push_back(Frame{call, hi_, phase_, std::move(state_)});
+    state_ = std::move(next_);
+    hi_ = new_hi;
+    remaining_ -= in_.must[n.op];
+    ++out_.states_visited;
+    out_.max_depth = std::max(out_.max_depth, frames_.size());
+    entry_ = nodes_[0].next;
+    phase_ = 0;
+    return added;
+  }
+
+  // Undoes the latest linearization and resumes the scan after its call node.
+  void backtrack() {
+    Frame& f = frames_.back();
+    state_ = std::move(f.state);
+    hi_ = f.prev_hi;
+    phase_ = f.phase;
+    unlift(f.node);
+    remaining_ += in_.must[nodes_[f.node].op];
+    entry_ = nodes_[f.node].next;
+    frame_state_bytes_ -= state_.size();
+    frames_.pop_back();
+    low_water_ = std::min(low_water_, frames_.size());
+  }
+
+  // Optional ops with equal steps are interchangeable, and the earlier-invoked one can
+  // stand wherever the later one could: so only the earliest unlinearized one of a group is
+  // tried. This prunes the subsets of identical crashed ops without losing a linearization.
+  void find_twins() {
+    opt_index_.assign(in_.steps.size(), -1);
+    int32_t k = 0;
+    for (size_t i = 0; i < in_.steps.size(); ++i) {
+      if (!in_.must[i]) opt_index_[i] = k++;
+    }
+    opt_bits_.assign((static_cast<size_t>(k) + 63) / 64, 0);
+    twin_.assign(in_.steps.size(), -1);
+    lifted_.assign(in_.steps.size(), 0);
+    std::map<std::tuple<int32_t, int64_t, int64_t, int64_t, std::string>, int32_t> last;
+    for (size_t i = 0; i < in_.steps.size(); ++i) {
+      if (in_.must[i]) continue;
+      const Step& st = in_.steps[i];
+      auto [it, fresh] = last.try_emplace(std::make_tuple(st.code, st.process, st.a, st.b, st.s), static_cast<int32_t>(i));
+      if (!fresh) twin_[i] = std::exchange(it->second, static_cast<int32_t>(i));
+    }
+  }
+
+  bool candidate(int32_t op, int32_t phase) const {
+    if (in_.must[op]) return phase == 0;
+    return phase == 1 && (twin_[op] < 0 || lifted_[twin_[op]]);
+  }
+
+  void build_list() {
+    struct Ev {
+      size_t pos;
+      int32_t op;
+      bool call;
+    };
+    std::vector<Ev> evs;
+    size_t n = in_.steps.size();
+    evs.reserve(2 * n);
+    for (size_t i = 0; i < n; ++i) {
+      evs.push_back({in_.call_pos[i], static_cast<int32_t>(i), true});
+      // Info and pending returns go after everything, in op order.
+      evs.push_back({in_.ret_pos[i] == kNever ? kNever - n + i : in_.ret_pos[i], static_cast<int32_t>(i), false});
+    }
+    std::stable_sort(evs.begin(), evs.end(), [](const Ev& a, const Ev& b) { return a.pos < b.pos; });
+    nodes_.resize(evs.size() + 1);
+    std::vector<int32_t> call_node(n, -1);
+    for (size_t i = 0; i < evs.size(); ++i) {
+      Node& nd = nodes_[i + 1];
+      nd.op = evs[i].op;
+      nd.call = evs[i].call;
+      nd.prev = static_cast<int32_t>(i);
+      nd.next = i + 1 < evs.size() ? static_cast<int32_t>(i + 2) : -1;
+      if (nd.call) {
+        call_node[nd.op] = static_cast<int32_t>(i + 1);
+      } else {
+        nd.match = call_node[nd.op];
+        nodes_[nd.match].match = static_cast<int32_t>(i + 1);
+      }
+    }
+    nodes_[0].next = evs.empty() ? -1 : 1;
+    // The ok ops not yet linearized, in id order, as a circular list with sentinel 0 and op
+    // i at i + 1: the holes of a configuration are its prefix below hi.
+    ok_next_.assign(n + 1, 0);
+    ok_prev_.assign(n + 1, 0);
+    int32_t last = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (!in_.must[i]) continue;
+      ok_next_[last] = static_cast<int32_t>(i + 1);
+      ok_prev_[i + 1] = last;
+      last = static_cast<int32_t>(i + 1);
+    }
+    ok_next_[last] = 0;
+    ok_prev_[0] = last;
+  }
+
+  void unlink(int32_t i) {
+    nodes_[nodes_[i].prev].next = nodes_[i].next;
+    if (nodes_[i].next != -1) nodes_[nodes_[i].next].prev = nodes_[i].prev;
+  }
+  void relink(int32_t i) {
+    nodes_[nodes_[i].prev].next = i;
+    if (nodes_[i].next != -1) nodes_[nodes_[i].next].prev = i;
+  }
+  void ok_unlink(int32_t op) {
+    int32_t i = op + 1;
+    ok_next_[ok_prev_[i]] = ok_next_[i];
+    ok_prev_[ok_next_[i]] = ok_prev_[i];
+  }
+  void ok_relink(int32_t op) {
+    int32_t i = op + 1;
+    ok_next_[ok_prev_[i]] = i;
+    ok_prev_[ok_next_[i]] = i;
+  }
+  void flip_optional(int32_t op) {
+    if (int32_t k = opt_index_[op]; k >= 0) opt_bits_[static_cast<size_t>(k) / 64] ^= uint64_t{1} << (k % 64);
+  }
+  void lift(int32_t call) {
+    int32_t op = nodes_[call].op;
+    lifted_[op] = 1;
+    if (in_.must[op]) ok_unlink(op);
+    else flip_optional(op);
+    unlink(call);
+    unlink(nodes_[call].match);
+  }
+  void unlift(int32_t call) {
+    int32_t op = nodes_[call].op;
+    lifted_[op] = 0;
+    if (in_.must[op]) ok_relink(op);
+    else flip_optional(op);
+    relink(nodes_[call].match);
+    relink(call);
+  }
+
+  // Key: [hi, number of holes, holes..., state length, state bytes packed in words], where
+  // hi and holes are over ok ops only; the optional set is kept beside it.
+  void build_key(int32_t hi, const State& state) {
+    key_.clear();
+    key_.push_back(static_cast<uint32_t>(hi));
+    key_.push_back(0);
+    for (int32_t op = ok_next_[0]; op != 0 && op - 1 < hi; op = ok_next_[op]) {
+      key_.push_back(static_cast<uint32_t>(op - 1));
+    }
+    key_[1] = static_cast<uint32_t>(key_.size() - 2);
+    key_.push_back(static_cast<uint32_t>(state.size()));
+    size_t at = key_.size();
+    key_.resize(at + (state.size() + 3) / 4, 0);
+    if (!state.empty()) std::memcpy(key_.data() + at, state.data(), state.size());
+  }
+
+  // The furthest return reached so far marks the first completion that cannot be reached.
+  void note_frontier(int32_t op) {
+    size_t pos = in_.ret_pos[op];
+    if (out_.stuck_op >= 0 && (pos < best_pos_ || (pos == best_pos_ && frames_.size() <= out_.partial.size()))) return;
+    best_pos_ = pos;
+    out_.stuck_op = op;
+    // Only the frames above the low-water mark changed since the last snapshot.
+    out_.partial.resize(std::min(low_water_, out_.partial.size()));
+    for (size_t i = out_.partial.size(); i < frames_.size(); ++i) out_.partial.push_back(nodes_[frames_[i].node].op);
+    low_water_ = frames_.size();
+    out_.partial_state = state_;
+  }
+
+  size_t stack_bytes() const {
+    return frames_.capacity() * sizeof(Frame) + frame_state_bytes_ + out_.partial.capacity() * 4 +
+           nodes_.size() * (sizeof(Node) + 16) + key_.capacity() * 4;
+  }
+
+  bool within_limits() {
+    size_t bytes = cache_.bytes() + stack_bytes();
+    out_.peak_bytes = std::max(out_.peak_bytes, bytes);
+    if (bytes > budget_.memory_limit_bytes) {
+      limit_reason_ = "memory limit";
+      return false;
+    }
+    if (std::chrono::steady_clock::now() >= budget_.deadline) {
+      limit_reason_ = "time limit";
+      return false;
+    }
+    return true;
+  }
+
+  SearchOutput finish(Verdict v, const std::string& reason) {
+    out_.verdict = v;
+    out_.unknown_reason = reason;
+    out_.cache_entries = cache_.size();
+    out_.peak_bytes = std::max(out_.peak_bytes, cache_.bytes() + stack_bytes());
+    return std::move(out_);
+  }
+
+  const SearchInput& in_;
+  SearchBudget budget_;
+  // The search cursor: current configuration and the node being considered.
+  State state_, next_;
+  int32_t hi_ = 0;           // 1 + the largest linearized ok op id
+  int32_t entry_ = -1;
+  int32_t phase_ = 0;
+  size_t remaining_ = 0;     // ok ops not yet linearized
+  std::vector<Node> nodes_;  // [0] is the head sentinel
+  std::vector<Frame> frames_;
+  std::vector<uint32_t> key_;
+  MemoCache cache_;
+  SearchOutput out_;
+  size_t best_pos_ = 0;
+  size_t low_water_ = 0;
+  size_t frame_state_bytes_ = 0;
+  std::string limit_reason_;
+  bool has_optional_ = false;
+  std::vector<int32_t> twin_;    // the previous optional op with an equal step, or -1
+  std::vector<uint8_t> lifted_;  // 1 while the op is linearized
+  std::vector<int32_t> opt_index_;  // position among optional ops, or -1 for ok ops
+  std::vector<uint64_t> opt_bits_;  // the linearized optional ops
+  std::vector<int32_t> ok_next_, ok_prev_;
+};
+
+}  // namespace
+
+SearchOutput search(const SearchInput& in, const SearchBudget& budget) {
+  if (budget.memory_limit_bytes == 0) {
+    SearchOutput out;
+    out.unknown_reason = "memory limit";
+    return out;
+  }
+  return Searcher(in, budget).run();
+}
+
+}  // namespace lockstep::checker::detail

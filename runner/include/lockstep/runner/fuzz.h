@@ -1,0 +1,67 @@
+// Fuzzing: RapidCheck generators over the scenario space (algorithm, clients, lease,
+// hold time, and a fault schedule drawn from the fault kinds the user allows), a driver
+// that runs generated scenarios until one violates a property, and shrinking — RapidCheck's
+// own shrink tree, walked greedily — down to a small scenario that still fails.
+//
+// Generated scenarios are ordinary Scenario values: a counterexample is written as a
+// scenario file and replays with `lockstep run`.
+//
+// Targets: pause and crash hit clients (a node crash without persistence loses every
+// lock by design); clock faults, delay, jitter and partitions hit clients or nodes.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lockstep/runner/scenario.h"
+#include "lockstep/runner/sim_runner.h"
+
+namespace lockstep::runner {
+
+struct FuzzSpace {
+  std::vector<std::string> algorithms;   // drawn from these
+  std::vector<std::string> fault_kinds;  // empty: no faults
+  int64_t duration_ms = 6000;
+  int clients_max = 4;
+  int faults_max = 6;
+};
+
+// The fault kinds the generator knows how to place.
+const std::vector<std::string>& fuzzable_fault_kinds();
+
+// One generated scenario for run `index` of a campaign with this base seed (pure: the
+// same arguments give the same scenario).
+Scenario generate_scenario(const FuzzSpace& space, uint64_t campaign_seed, uint64_t index);
+
+struct FuzzFinding {
+  Scenario original;
+  Scenario shrunk;
+  RunOutcome outcome;  // of the shrunk scenario
+  uint64_t index = 0;  // which run found it
+  int shrink_steps = 0;
+};
+
+struct FuzzOptions {
+  uint64_t seed = 1;
+  uint64_t runs = 100;
+  double time_limit_s = 0;  // > 0: stop after this much wall time instead
+  int shard = 0, shards = 1;
+  int shrink_runs_max = 300;  // bound on scenario runs spent shrinking
+};
+
+struct FuzzSummary {
+  uint64_t runs = 0;
+  uint64_t violations = 0;
+  double seconds = 0;
+  std::optional<FuzzFinding> finding;
+};
+
+// Runs generated scenarios until one shows a violation (then shrinks it) or the budget
+// is spent. `progress(done, total)` is called after every run.
+FuzzSummary fuzz(const FuzzSpace& space, const FuzzOptions& options,
+                 const std::function<void(uint64_t, uint64_t)>& progress = {});
+
+}  // namespace lockstep::runner

@@ -1,0 +1,323 @@
+// Hand-written histories for the classic linearizability cases, per model, and the
+// explanations the checker gives for them.
+#include <chrono>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "lockstep/checker/linearizability.h"
+
+namespace lockstep::checker {
+namespace {
+
+using nlohmann::json;
+
+// Builds a history event by event; times are in milliseconds for readable sentences.
+class Builder {
+ public:
+  Builder& at(int64_t ms) {
+    ms_ = ms;
+    return *this;
+  }
+  Builder& invoke(int64_t p, const std::string& f, json v = nullptr, const std::string& key = "") {
+    return add(EventType::Invoke, p, f, std::move(v), key);
+  }
+  Builder& ok(int64_t p, const std::string& f, json v = nullptr, const std::string& key = "") {
+    return add(EventType::Ok, p, f, std::move(v), key);
+  }
+  Builder& fail(int64_t p, const std::string& f, const std::string& key = "") {
+    return add(EventType::Fail, p, f, nullptr, key);
+  }
+  Builder& info(int64_t p, const std::string& f, const std::string& key = "") {
+    return add(EventType::Info, p, f, nullptr, key);
+  }
+  // An invoke immediately followed by its ok completion.
+  Builder& op(int64_t p, const std::string& f, json in = nullptr, json out = nullptr, const std::string& key = "") {
+    invoke(p, f, in, key);
+    return ok(p, f, out.is_null() ? in : out, key);
+  }
+  Builder& truth(const std::string& f) { return add(EventType::Truth, -1, f, nullptr, ""); }
+  const History& history() const { return h_; }
+
+ private:
+  Builder& add(EventType t, int64_t p, const std::string& f, json v, const std::string& key) {
+    Event e;
+    e.type = t;
+    e.process = p;
+    e.f = f;
+    e.key = key;
+    e.value = std::move(v);
+    e.time_ns = (ms_ += 10) * 1000000;
+    h_.events.push_back(std::move(e));
+    return *this;
+  }
+  History h_;
+  int64_t ms_ = 0;
+};
+
+LinResult check(const Builder& b, const std::string& model, double time_limit_s = 5.0) {
+  auto m = make_model(model);
+  EXPECT_NE(m, nullptr) << model;
+  return check_linearizable(b.history(), *m, Limits{time_limit_s, size_t{256} << 20});
+}
+
+TEST(CheckerMutex, TwoOwnersIsInvalidAndSaysWhoHeldTheLock) {
+  Builder b;
+  b.at(900).invoke(1, "acquire").at(940).ok(1, "acquire").at(1100).invoke(3, "acquire").at(1194).ok(3, "acquire");
+  LinResult r = check(b, "mutex");
+  ASSERT_EQ(r.verdict, Verdict::Invalid);
+  EXPECT_EQ(r.explanation_sentence,
+            "process 3's acquire completed at t=1.204s while process 1 still held the lock since t=0.950s "
+            "(acquired, never released)");
+  EXPECT_EQ(r.failed_event_index, 3u);
+  EXPECT_EQ(r.prefix.size(), 4u);
+  ASSERT_EQ(r.partial_linearization.size(), 1u);
+  EXPECT_EQ(r.partial_linearization[0].process, 1);
+  EXPECT_EQ(r.involved.size(), 4u);
+  EXPECT_EQ(r.final_state, "held by process 1");
+}
+
+TEST(CheckerMutex, ForeignReleaseIsInvalid) {
+  Builder b;
+  b.op(1, "acquire").op(2, "release");
+  LinResult r = check(b, "mutex");
+  ASSERT_EQ(r.verdict, Verdict::Invalid);
+  EXPECT_NE(r.explanation_sentence.find("process 2's release"), std::string::npos) << r.explanation_sentence;
+  EXPECT_NE(r.explanation_sentence.find("process 2 did not own it"), std::string::npos) << r.explanation_sentence;
+}
+
+TEST(CheckerMutex, ReleaseOfAFreeLockIsInvalid) {
+  Builder b;
+  b.op(1, "acquire").op(1, "release").op(1, "release");
+  LinResult r = check(b, "mutex");
+  ASSERT_EQ(r.verdict, Verdict::Invalid);
+  EXPECT_NE(r.explanation_sentence.find("the lock was free (last released by process 1"), std::string::npos)
+      << r.explanation_sentence;
+}
+
+TEST(CheckerMutex, ConcurrentAcquiresWithOneWinnerAreValid) {
+  Builder b;
+  b.invoke(1, "acquire").invoke(2, "acquire").ok(2, "acquire").fail(1, "acquire");
+  b.invoke(1, "acquire").invoke(2, "release").ok(1, "acquire").ok(2, "release").op(1, "release");
+  EXPECT_EQ(check(b, "mutex").verdict, Verdict::Valid);
+}
+
+TEST(CheckerMutex, InfoAcquireMayNeverHaveTakenEffect) {
+  Builder b;
+  b.invoke(1, "acquire").info(1, "acquire").op(2, "acquire").op(2, "release");
+  EXPECT_EQ(check(b, "mutex").verdict, Verdict::Valid);
+}
+
+TEST(CheckerMutex, InfoAcquireMayHaveTakenEffect) {
+  Builder b;
+  b.invoke(1, "acquire").info(1, "acquire").invoke(1, "release").ok(1, "release");
+  EXPECT_EQ(check(b, "mutex").verdict, Verdict::Valid);
+}
+
+TEST(CheckerMutex, PendingInvokeCountsAsInfoAndTruthIsIgnored) {
+  Builder b;
+  b.truth("cs-enter").op(1, "acquire").invoke(2, "acquire").invoke(1, "release").ok(1, "release").truth("crash");
+  LinResult r = check(b, "mutex");
+  EXPECT_EQ(r.verdict, Verdict::Valid);
+  EXPECT_EQ(r.ops, 3u);
+}
+
+TEST(CheckerMutex, FailedAcquireIsDropped) {
+  Builder b;
+  b.op(1, "acquire").invoke(2, "acquire").fail(2, "acquire").op(1, "release");
+  EXPECT_EQ(check(b, "mutex").verdict, Verdict::Valid);
+}
+
+TEST(CheckerMutex, UnknownOpIsAnError) {
+  Builder b;
+  b.op(1, "lock");
+  LinResult r = check(b, "mutex");
+  EXPECT_EQ(r.verdict, Verdict::Unknown);
+  EXPECT_NE(r.error.find("unknown f \"lock\""), std::string::npos) << r.error;
+}
+
+TEST(CheckerHistory, CompletionWithoutInvocationIsAnError) {
+  Builder b;
+  b.ok(1, "acquire");
+  LinResult r = check(b, "mutex");
+  EXPECT_NE(r.error.find("event 1: process 1 completed (ok) with no pending invocation"), std::string::npos)
+      << r.error;
+}
+
+TEST(CheckerHistory, SecondInvocationWhilePendingIsAnError) {
+  Builder b;
+  b.invoke(1, "acquire").invoke(1, "release");
+  EXPECT_FALSE(check(b, "mutex").error.empty());
+}
+
+TEST(CheckerHistory, EmptyHistoryIsValid) {
+  EXPECT_EQ(check(Builder{}, "mutex").verdict, Verdict::Valid);
+}
+
+TEST(CheckerMutex, LocksOnDifferentKeysAreIndependent) {
+  Builder b;
+  b.op(1, "acquire", nullptr, nullptr, "a").op(2, "acquire", nullptr, nullptr, "b");
+  EXPECT_EQ(check(b, "mutex").verdict, Verdict::Valid);
+  b.op(3, "acquire", nullptr, nullptr, "b");
+  LinResult r = check(b, "mutex");
+  EXPECT_EQ(r.verdict, Verdict::Invalid);
+  EXPECT_EQ(r.key, "b");
+}
+
+TEST(CheckerReentrantMutex, CountsAcquisitions) {
+  Builder b;
+  b.op(1, "acquire").op(1, "acquire").op(1, "release").op(2, "acquire");
+  LinResult r = check(b, "reentrant-mutex");
+  ASSERT_EQ(r.verdict, Verdict::Invalid);
+  EXPECT_NE(r.explanation_sentence.find("held the lock 1 time(s)"), std::string::npos) << r.explanation_sentence;
+  Builder v;
+  v.op(1, "acquire").op(1, "acquire").op(1, "release").op(1, "release").op(2, "acquire");
+  EXPECT_EQ(check(v, "reentrant-mutex").verdict, Verdict::Valid);
+}
+
+TEST(CheckerRwLock, WriterWhileReaderHoldsIsInvalid) {
+  Builder b;
+  b.op(1, "acquire-read").op(2, "acquire-read").op(3, "acquire-write");
+  LinResult r = check(b, "rw-lock");
+  ASSERT_EQ(r.verdict, Verdict::Invalid);
+  EXPECT_NE(r.explanation_sentence.find("process 3's acquire-write"), std::string::npos);
+  EXPECT_NE(r.explanation_sentence.find("held a read lock"), std::string::npos) << r.explanation_sentence;
+}
+
+TEST(CheckerRwLock, WriterMayAlsoReadAndReadersShare) {
+  Builder b;
+  b.op(1, "acquire-write").op(1, "acquire-read").op(1, "release-write").op(2, "acquire-read");
+  b.op(1, "release-read").op(2, "release-read").op(3, "acquire-write");
+  EXPECT_EQ(check(b, "rw-lock").verdict, Verdict::Valid);
+  Builder r;
+  r.op(1, "acquire-write").op(2, "acquire-read");
+  EXPECT_EQ(check(r, "rw-lock").verdict, Verdict::Invalid);
+}
+
+TEST(CheckerRegister, StaleReadIsInvalid) {
+  Builder b;
+  b.op(1, "write", 1).op(1, "write", 2).op(2, "read", nullptr, 1);
+  LinResult r = check(b, "register");
+  ASSERT_EQ(r.verdict, Verdict::Invalid);
+  EXPECT_NE(r.explanation_sentence.find("process 2 read 1"), std::string::npos) << r.explanation_sentence;
+  EXPECT_NE(r.explanation_sentence.find("the register held 2 (set by process 1's write 2"), std::string::npos)
+      << r.explanation_sentence;
+}
+
+TEST(CheckerRegister, ReadConcurrentWithWriteMaySeeEither) {
+  for (int seen : {1, 2}) {
+    Builder b;
+    b.op(1, "write", 1).invoke(1, "write", 2).invoke(2, "read").ok(2, "read", seen).ok(1, "write", 2);
+    EXPECT_EQ(check(b, "register").verdict, Verdict::Valid) << seen;
+  }
+}
+
+TEST(CheckerRegister, InfoWriteMayTakeEffectLate) {
+  Builder b;
+  b.invoke(1, "write", 1).info(1, "write").op(2, "read", nullptr, nullptr).op(2, "read", nullptr, 1);
+  EXPECT_EQ(check(b, "register").verdict, Verdict::Valid);
+  Builder early;  // read 1 completes before the write is even invoked
+  early.op(2, "read", nullptr, 1).invoke(1, "write", 1).info(1, "write");
+  EXPECT_EQ(check(early, "register").verdict, Verdict::Invalid);
+}
+
+TEST(CheckerCasRegister, LostCasIsInvalid) {
+  Builder b;
+  b.op(1, "write", 0).op(1, "cas", json::array({0, 1})).op(2, "cas", json::array({0, 2}));
+  LinResult r = check(b, "cas-register");
+  ASSERT_EQ(r.verdict, Verdict::Invalid);
+  EXPECT_NE(r.explanation_sentence.find("process 2's cas [0 2] succeeded"), std::string::npos)
+      << r.explanation_sentence;
+  EXPECT_NE(r.explanation_sentence.find("held 1"), std::string::npos) << r.explanation_sentence;
+}
+
+TEST(CheckerCasRegister, FailedCasIsDroppedAndConcurrentCasesOrder) {
+  Builder b;
+  b.op(1, "write", 0).invoke(1, "cas", json::array({0, 1})).invoke(2, "cas", json::array({1, 2}));
+  b.ok(2, "cas", json::array({1, 2})).ok(1, "cas", json::array({0, 1})).invoke(3, "cas", json::array({0, 3}));
+  b.fail(3, "cas").op(3, "read", nullptr, 2);
+  EXPECT_EQ(check(b, "cas-register").verdict, Verdict::Valid);
+}
+
+TEST(CheckerCounter, ReadMustMatchSomeSetOfAdds) {
+  Builder b;
+  b.invoke(1, "add", 1).invoke(2, "add", 2).op(3, "read", nullptr, 2).ok(1, "add", 1).ok(2, "add", 2);
+  b.op(3, "read", nullptr, 3);
+  EXPECT_EQ(check(b, "counter").verdict, Verdict::Valid);
+  Builder bad;
+  bad.op(1, "add", 1).op(2, "add", 2).op(3, "read", nullptr, 2);
+  LinResult r = check(bad, "counter");
+  ASSERT_EQ(r.verdict, Verdict::Invalid);
+  EXPECT_NE(r.explanation_sentence.find("process 3 read 2"), std::string::npos) << r.explanation_sentence;
+  EXPECT_NE(r.explanation_sentence.find("sum to 3 and none could be in flight"), std::string::npos)
+      << r.explanation_sentence;
+}
+
+TEST(CheckerKv, AppendsConcatenateAndKeysAreIndependent) {
+  Builder b;
+  b.op(1, "append", "x", nullptr, "k").op(2, "append", "y", nullptr, "k").op(1, "put", "z", nullptr, "j");
+  b.op(3, "get", nullptr, "x y", "k").op(3, "get", nullptr, json::array({"x", "y"}), "k");
+  b.op(3, "get", nullptr, "z", "j").op(3, "get", nullptr, nullptr, "absent");
+  EXPECT_EQ(check(b, "kv").verdict, Verdict::Valid);
+  b.op(3, "get", nullptr, "y x", "k");
+  LinResult r = check(b, "kv");
+  ASSERT_EQ(r.verdict, Verdict::Invalid);
+  EXPECT_EQ(r.key, "k");
+  EXPECT_EQ(r.explanation_sentence.find("process 3's get of key \"k\" returned \"y x\""), 0u)
+      << r.explanation_sentence;
+}
+
+TEST(CheckerExplanation, InvolvedOpsAreThoseConcurrentWithTheFailure) {
+  Builder b;
+  b.op(1, "write", 1).invoke(4, "write", 3).op(2, "write", 2).invoke(3, "read").ok(3, "read", 1).ok(4, "write", 3);
+  LinResult r = check(b, "register");
+  ASSERT_EQ(r.verdict, Verdict::Invalid);
+  // The failing read, the concurrent write 3 (still open), and write 2 which set the state.
+  std::vector<int64_t> procs;
+  for (const Event& e : r.involved) procs.push_back(e.process);
+  EXPECT_EQ(procs, (std::vector<int64_t>{4, 2, 2, 3, 3, 4}));
+  EXPECT_EQ(r.failed_event_index, 6u);
+}
+
+// Many concurrent writes of unknown outcome followed by an impossible read: every subset
+// and order of the writes is a distinct configuration, so the search must give up.
+Builder pathological(int writes) {
+  Builder b;
+  for (int p = 0; p < writes; ++p) b.invoke(p, "write", p + 1);
+  for (int p = 0; p < writes; ++p) b.info(p, "write");
+  b.op(writes, "read", nullptr, 1).op(writes, "read", nullptr, 2).op(writes, "read", nullptr, 999);
+  return b;
+}
+
+TEST(CheckerLimits, PathologicalHistoryEndsUnknownOnTime) {
+  auto start = std::chrono::steady_clock::now();
+  LinResult r = check(pathological(40), "cas-register", 0.2);
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(r.verdict, Verdict::Unknown);
+  EXPECT_EQ(r.unknown_reason, "time limit");
+  EXPECT_GT(r.stats.states_visited, 0u);
+  EXPECT_GT(r.stats.cache_entries, 0u);
+  EXPECT_LT(s, 10.0);  // bounded, with plenty of slack for sanitizers
+}
+
+TEST(CheckerLimits, MemoryLimitEndsUnknown) {
+  auto m = make_model("cas-register");
+  LinResult r = check_linearizable(pathological(40).history(), *m, Limits{60.0, size_t{512} << 10});
+  EXPECT_EQ(r.verdict, Verdict::Unknown);
+  EXPECT_EQ(r.unknown_reason, "memory limit");
+  EXPECT_LE(r.stats.peak_bytes, size_t{512} << 10);
+}
+
+TEST(CheckerLimits, ManyConcurrentMutexOpsEndUnknown) {
+  Builder b;
+  for (int p = 0; p < 60; ++p) b.invoke(p, "acquire");
+  for (int p = 0; p < 60; ++p) b.info(p, "acquire");
+  for (int p = 0; p < 60; ++p) b.invoke(p, "release");
+  b.op(99, "release");  // never acquired: no configuration gets past it
+  for (int p = 0; p < 60; ++p) b.ok(p, "release");
+  LinResult r = check(b, "mutex", 0.2);
+  EXPECT_EQ(r.verdict, Verdict::Unknown);
+}
+
+}  // namespace
+}  // namespace lockstep::checker

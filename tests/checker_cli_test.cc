@@ -1,0 +1,128 @@
+// `lockstep check` end to end: runs the built binary on fixture files and asserts its
+// output lines and exit codes.
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+const std::string kData = std::string(LOCKSTEP_SOURCE_DIR) + "/tests/data/histories/";
+
+struct CliRun {
+  int code = -1;
+  std::vector<std::string> lines;  // stdout and stderr, merged
+};
+
+CliRun lockstep(const std::string& args) {
+  CliRun r;
+  std::string cmd = "cd '" + kData + "' && '" + std::string(LOCKSTEP_BINARY) + "' " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf;
+  std::string out;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+  int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  size_t start = 0;
+  for (size_t nl; (nl = out.find('\n', start)) != std::string::npos; start = nl + 1) {
+    r.lines.push_back(out.substr(start, nl - start));
+  }
+  return r;
+}
+
+// The verdict line without its timing, which varies.
+std::string verdict(const std::string& line) { return line.substr(0, line.find("  ms=")); }
+
+TEST(CheckerCli, ValidFilesExitZero) {
+  CliRun r = lockstep("check mutex-valid.jsonl mutex-valid.jsonl");
+  EXPECT_EQ(r.code, 0);
+  ASSERT_EQ(r.lines.size(), 2u);
+  EXPECT_EQ(verdict(r.lines[0]), "mutex-valid.jsonl: valid  ops=4");
+}
+
+TEST(CheckerCli, InvalidFileIsExplainedAndExitsOne) {
+  CliRun r = lockstep("check mutex-valid.jsonl mutex-two-owners.jsonl");
+  EXPECT_EQ(r.code, 1);
+  ASSERT_GE(r.lines.size(), 9u);
+  EXPECT_EQ(verdict(r.lines[0]), "mutex-valid.jsonl: valid  ops=4");
+  EXPECT_EQ(verdict(r.lines[1]), "mutex-two-owners.jsonl: invalid  ops=3");
+  EXPECT_EQ(r.lines[2],
+            "  process 3's acquire completed at t=1.204s while process 1 still held the lock since t=0.950s "
+            "(not released until t=1.300s)");
+  EXPECT_EQ(r.lines[3], "  smallest invalid prefix: events 1-4 of 6");
+  EXPECT_EQ(r.lines[4], "  involved:");
+  EXPECT_EQ(r.lines[5], "    event 1: process 1 invoke acquire  (t=0.900s)");
+  EXPECT_EQ(r.lines[9], "  longest partial linearization (1 ops): p1 acquire");
+  EXPECT_EQ(r.lines[10], "  state after it: held by process 1");
+}
+
+TEST(CheckerCli, JsonOutputHasOneObjectPerFile) {
+  CliRun r = lockstep("check --json --model cas-register cas-register-valid.edn cas-register-invalid.log");
+  EXPECT_EQ(r.code, 1);
+  ASSERT_EQ(r.lines.size(), 2u);
+  auto a = nlohmann::json::parse(r.lines[0]);
+  auto b = nlohmann::json::parse(r.lines[1]);
+  EXPECT_EQ(a["file"], "cas-register-valid.edn");
+  EXPECT_EQ(a["verdict"], "valid");
+  EXPECT_EQ(a["ops"], 5);
+  EXPECT_TRUE(a["ms"].is_number_integer());
+  EXPECT_EQ(b["verdict"], "invalid");
+  EXPECT_EQ(b["failed_event"], 6);
+  EXPECT_EQ(b["prefix_events"], 6);
+  EXPECT_EQ(b["involved"].size(), 4u);
+  EXPECT_EQ(b["partial_linearization"].size(), 2u);
+  EXPECT_EQ(b["final_state"], "value 2");
+  EXPECT_EQ(b["explanation"].get<std::string>().rfind("process 2 read 1", 0), 0u);
+}
+
+TEST(CheckerCli, UnknownModelOrFormatIsAUsageError) {
+  EXPECT_EQ(lockstep("check --model paxos mutex-valid.jsonl").code, 64);
+  EXPECT_EQ(lockstep("check --format xml mutex-valid.jsonl").code, 64);
+  EXPECT_EQ(lockstep("check").code, 64);
+  CliRun r = lockstep("check --model paxos mutex-valid.jsonl");
+  ASSERT_FALSE(r.lines.empty());
+  EXPECT_NE(r.lines[0].find("unknown model 'paxos' (known: cas-register"), std::string::npos);
+}
+
+TEST(CheckerCli, MalformedInputExits65WithFileAndLine) {
+  CliRun r = lockstep("check --model cas-register malformed.edn cas-register-valid.edn");
+  EXPECT_EQ(r.code, 65);
+  ASSERT_EQ(r.lines.size(), 2u);
+  EXPECT_EQ(r.lines[0], "lockstep check: malformed.edn:3: column 47: unexpected character '}'");
+  EXPECT_EQ(verdict(r.lines[1]), "cas-register-valid.edn: valid  ops=5");
+  EXPECT_EQ(lockstep("check malformed.jsonl").code, 65);
+  CliRun u = lockstep("check mutex-unpaired.jsonl");
+  EXPECT_EQ(u.code, 65);
+  ASSERT_FALSE(u.lines.empty());
+  EXPECT_EQ(u.lines[0], "lockstep check: mutex-unpaired.jsonl: event 1: process 1 completed (ok) with no pending invocation");
+}
+
+TEST(CheckerCli, TimeLimitGivesUnknownAndExitTwo) {
+  auto path = std::filesystem::temp_directory_path() / "lockstep-checker-cli-unknown.edn";
+  {
+    std::ofstream out(path);
+    for (int p = 0; p < 40; ++p) out << "{:process " << p << ", :type :invoke, :f :write, :value " << p + 1 << "}\n";
+    for (int p = 0; p < 40; ++p) out << "{:process " << p << ", :type :info, :f :write, :value " << p + 1 << "}\n";
+    for (int v : {1, 2, 999}) {
+      out << "{:process 40, :type :invoke, :f :read, :value nil}\n";
+      out << "{:process 40, :type :ok, :f :read, :value " << v << "}\n";
+    }
+  }
+  CliRun r = lockstep("check --model cas-register --time-limit 0.2 '" + path.string() + "' cas-register-valid.edn");
+  std::filesystem::remove(path);
+  EXPECT_EQ(r.code, 2);
+  ASSERT_EQ(r.lines.size(), 2u);
+  EXPECT_NE(r.lines[0].find(": unknown  ops=43  ms="), std::string::npos) << r.lines[0];
+  EXPECT_NE(r.lines[0].find("(time limit; explored "), std::string::npos) << r.lines[0];
+}
+
+}  // namespace
