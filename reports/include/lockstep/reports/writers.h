@@ -1,0 +1,63 @@
+// Report writers: the files a person reads after a run. For each scenario, report.html
+// (one self-contained page with an SVG timeline of the run) and report.md (the same
+// facts for a pull-request comment) beside report.json; for a whole run, index.html
+// linking every scenario and a JUnit XML file for CI. Also the reader for a run
+// directory, so `lockstep report DIR` can redraw reports without running anything.
+//
+// Every writer is a pure function of its inputs: the same report and history give the
+// same bytes, so reports can be diffed and committed.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "lockstep/checker/history.h"
+#include "lockstep/reports/report.h"
+#include "lockstep/reports/timeline.h"
+
+namespace lockstep::reports {
+
+struct HtmlOptions {
+  size_t max_bytes = 3'000'000;  // above this, detail is dropped step by step
+  size_t excerpt_lines = 60;
+  TimelineOptions timeline;
+};
+
+std::string render_html(const RunReport& r, const checker::History& h, const HtmlOptions& o = {});
+std::string render_markdown(const RunReport& r, const checker::History& h);
+// index.html for a run: every scenario with its verdict, linking to <scenario>/report.html.
+std::string render_index(const std::vector<RunReport>& reports);
+// JUnit XML: one testcase per scenario, a failure when the verdict is unknown or differs
+// from the expectation. classname is the algorithm (or `suite` when there is none).
+std::string render_junit(const std::vector<RunReport>& reports, const std::string& suite);
+
+// "as expected", "MISMATCH" or "UNKNOWN": how a run compares with its scenario.
+std::string outcome(const RunReport& r);
+// The scenario's parameters as (name, value) rows, and its faults as table rows.
+std::vector<std::pair<std::string, std::string>> parameter_rows(const RunReport& r);
+struct FaultRow {
+  std::string kind, target, at, duration, details;
+};
+std::vector<FaultRow> fault_rows(const RunReport& r);
+
+// Writes report.json, report.md and report.html into `dir` (created if needed).
+bool write_scenario_reports(const std::filesystem::path& dir, const RunReport& r, const checker::History& h,
+                            std::string& error);
+// Writes only report.md and report.html: what `lockstep report` regenerates.
+bool write_readable_reports(const std::filesystem::path& dir, const RunReport& r, const checker::History& h,
+                            std::string& error);
+bool write_index(const std::filesystem::path& out_dir, const std::vector<RunReport>& reports, std::string& error);
+bool write_junit(const std::vector<RunReport>& reports, const std::string& suite, const std::filesystem::path& path,
+                 std::string& error);
+bool write_junit(const std::vector<RunReport>& reports, const std::string& suite, const std::filesystem::path& path);
+
+// Reads <scenario_dir>/report.json and history.jsonl back. Errors name the file and say
+// what is wrong with it ("…/report.json: \"seed\" must be a non-negative integer").
+bool load_run_dir(const std::filesystem::path& scenario_dir, RunReport& r, checker::History& h, std::string& error);
+// Parses report.json's content; `error` says which field is wrong.
+bool report_from_json(const nlohmann::json& j, RunReport& r, std::string& error);
+
+}  // namespace lockstep::reports

@@ -1,0 +1,205 @@
+// Run directories on disk: writing each scenario's reports and the run's index and JUnit
+// file, and reading report.json + history.jsonl back for `lockstep report`.
+#include <fstream>
+#include <sstream>
+
+#include "lockstep/reports/writers.h"
+
+namespace lockstep::reports {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+bool write_file(const fs::path& path, const std::string& data, std::string& error) {
+  std::ofstream f(path, std::ios::binary);
+  f << data;
+  f.close();
+  if (!f) {
+    error = path.string() + ": cannot write";
+    return false;
+  }
+  return true;
+}
+
+bool make_dir(const fs::path& dir, std::string& error) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) error = dir.string() + ": cannot create directory (" + ec.message() + ")";
+  return !ec;
+}
+
+bool read_file(const fs::path& path, std::string& out, std::string& error) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) {
+    error = path.string() + ": cannot read (missing?)";
+    return false;
+  }
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  out = ss.str();
+  return true;
+}
+
+// Field readers for report.json: each says which field is wrong and what it should be.
+struct Fields {
+  const json& j;
+  std::string& error;
+
+  bool fail(const std::string& name, const char* what) {
+    error = "\"" + name + "\" must be " + what;
+    return false;
+  }
+  bool string(const char* name, std::string& out, bool required) {
+    auto it = j.find(name);
+    if (it == j.end()) return !required || fail(name, "present (a string)");
+    if (!it->is_string()) return fail(name, "a string");
+    out = it->get<std::string>();
+    return true;
+  }
+  bool seed(uint64_t& out) {
+    auto it = j.find("seed");
+    if (it == j.end() || !it->is_number_unsigned()) return fail("seed", "a non-negative integer");
+    out = it->get<uint64_t>();
+    return true;
+  }
+  bool names(const char* name, std::set<std::string>& out) {
+    auto it = j.find(name);
+    if (it == j.end()) return true;
+    if (!it->is_array()) return fail(name, "an array of property names");
+    for (const auto& x : *it) {
+      if (!x.is_string()) return fail(name, "an array of property names");
+      out.insert(x.get<std::string>());
+    }
+    return true;
+  }
+};
+
+bool violation_from_json(const json& o, size_t i, checker::Violation& v, std::string& error) {
+  const std::string at = "violations[" + std::to_string(i) + "]";
+  if (!o.is_object()) {
+    error = "\"" + at + "\" must be an object";
+    return false;
+  }
+  Fields f{o, error};
+  if (!f.string("property", v.property, true) || !f.string("explanation", v.explanation, false)) {
+    error = at + "." + error.substr(1);
+    error.insert(0, "\"");
+    return false;
+  }
+  auto ints_ok = [&](const char* name, int64_t& dst) {
+    auto it = o.find(name);
+    if (it == o.end()) return true;
+    if (!it->is_number_integer()) return error = "\"" + at + "." + name + "\" must be an integer", false;
+    dst = it->get<int64_t>();
+    return true;
+  };
+  if (!ints_ok("at_ns", v.at_ns) || !ints_ok("count", v.count)) return false;
+  if (auto it = o.find("processes"); it != o.end()) {
+    if (!it->is_array()) return error = "\"" + at + ".processes\" must be an array of integers", false;
+    for (const auto& p : *it) {
+      if (!p.is_number_integer()) return error = "\"" + at + ".processes\" must be an array of integers", false;
+      v.processes.push_back(p.get<int64_t>());
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool report_from_json(const json& j, RunReport& r, std::string& error) {
+  if (!j.is_object()) {
+    error = "expected a JSON object";
+    return false;
+  }
+  RunReport out;
+  Fields f{j, error};
+  if (!f.string("scenario", out.scenario, true) || !f.string("description", out.description, false) ||
+      !f.string("world", out.world, false) || !f.string("algorithm", out.algorithm, false) || !f.seed(out.seed) ||
+      !f.names("expected_violations", out.expected_violations) || !f.string("verdict", out.verdict, true) ||
+      !f.string("history_sha256", out.history_sha256, false) || !f.string("replay", out.replay, false)) {
+    return false;
+  }
+  if (out.verdict != "violation" && out.verdict != "safe" && out.verdict != "unknown") {
+    return f.fail("verdict", "one of violation, safe, unknown");
+  }
+  auto vs = j.find("violations");
+  if (vs == j.end() || !vs->is_array()) return f.fail("violations", "an array");
+  for (size_t i = 0; i < vs->size(); ++i) {
+    checker::Violation v;
+    if (!violation_from_json((*vs)[i], i, v, error)) return false;
+    out.violations.push_back(std::move(v));
+  }
+  if (auto it = j.find("faults"); it != j.end()) {
+    if (!it->is_array()) return f.fail("faults", "an array");
+    out.faults = *it;
+  }
+  if (auto it = j.find("stats"); it != j.end() && it->is_object()) out.stats = *it;
+  if (auto it = j.find("scenario_definition"); it != j.end()) out.scenario_json = *it;
+  r = std::move(out);
+  return true;
+}
+
+bool load_run_dir(const fs::path& dir, RunReport& r, checker::History& h, std::string& error) {
+  const fs::path report_path = dir / "report.json", history_path = dir / "history.jsonl";
+  std::string text;
+  if (!read_file(report_path, text, error)) return false;
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    error = report_path.string() + ": not valid JSON (" + e.what() + ")";
+    return false;
+  }
+  if (!report_from_json(j, r, error)) {
+    error = report_path.string() + ": " + error;
+    return false;
+  }
+  if (!read_file(history_path, text, error)) return false;
+  checker::History out;
+  std::istringstream lines(text);
+  std::string line;
+  for (size_t n = 1; std::getline(lines, line); ++n) {
+    if (line.empty()) continue;
+    checker::Event e;
+    try {
+      if (checker::from_json(json::parse(line), e, error)) {
+        out.events.push_back(std::move(e));
+        continue;
+      }
+    } catch (const json::parse_error& ex) {
+      error = std::string("not valid JSON (") + ex.what() + ")";
+    }
+    error = history_path.string() + ":" + std::to_string(n) + ": " + error;
+    return false;
+  }
+  h = std::move(out);
+  return true;
+}
+
+bool write_readable_reports(const fs::path& dir, const RunReport& r, const checker::History& h, std::string& error) {
+  return make_dir(dir, error) && write_file(dir / "report.md", render_markdown(r, h), error) &&
+         write_file(dir / "report.html", render_html(r, h), error);
+}
+
+bool write_scenario_reports(const fs::path& dir, const RunReport& r, const checker::History& h, std::string& error) {
+  return make_dir(dir, error) && write_file(dir / "report.json", to_json(r).dump(2) + "\n", error) &&
+         write_readable_reports(dir, r, h, error);
+}
+
+bool write_index(const fs::path& out_dir, const std::vector<RunReport>& reports, std::string& error) {
+  return make_dir(out_dir, error) && write_file(out_dir / "index.html", render_index(reports), error);
+}
+
+bool write_junit(const std::vector<RunReport>& reports, const std::string& suite, const fs::path& path,
+                 std::string& error) {
+  if (path.has_parent_path() && !make_dir(path.parent_path(), error)) return false;
+  return write_file(path, render_junit(reports, suite), error);
+}
+
+bool write_junit(const std::vector<RunReport>& reports, const std::string& suite, const fs::path& path) {
+  std::string error;
+  return write_junit(reports, suite, path, error);
+}
+
+}  // namespace lockstep::reports

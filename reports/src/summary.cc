@@ -1,0 +1,100 @@
+// Facts about a run that every readable report states the same way: the outcome against
+// the expectation, the scenario's parameters and its faults.
+#include "lockstep/reports/text.h"
+#include "lockstep/reports/writers.h"
+
+namespace lockstep::reports {
+namespace {
+
+using json = nlohmann::json;
+
+std::string ms(const json& j, const char* key) {
+  if (!j.contains(key) || !j[key].is_number()) return "";
+  return format_duration(static_cast<int64_t>(j[key].get<double>() * 1e6));
+}
+
+std::string latency_text(const json& l) {
+  const std::string dist = l.value("dist", std::string("constant"));
+  if (dist == "uniform") return "uniform " + ms(l, "min_ms") + "–" + ms(l, "max_ms");
+  if (dist == "normal") return "normal, mean " + ms(l, "mean_ms") + ", stddev " + ms(l, "stddev_ms");
+  if (dist == "long-tail") {
+    return ms(l, "ms") + ", " + l.value("tail_probability", json(0)).dump() + " chance of +" + ms(l, "tail_ms");
+  }
+  return "constant " + ms(l, "ms");
+}
+
+std::string join_names(const json& list) {
+  std::string out;
+  for (const auto& x : list) out += (out.empty() ? "" : ",") + (x.is_string() ? x.get<std::string>() : x.dump());
+  return out;
+}
+
+}  // namespace
+
+std::string outcome(const RunReport& r) {
+  if (r.verdict == "unknown") return "UNKNOWN";
+  return r.as_expected() ? "as expected" : "MISMATCH";
+}
+
+std::vector<std::pair<std::string, std::string>> parameter_rows(const RunReport& r) {
+  std::vector<std::pair<std::string, std::string>> rows;
+  rows.push_back({"algorithm", r.algorithm});
+  const json& s = r.scenario_json;
+  if (s.is_object() && s.contains("lock")) {
+    const json& l = s["lock"];
+    rows.push_back({"lease", ms(l, "lease_ms")});
+    if (l.contains("retry")) {
+      const json& rt = l["retry"];
+      rows.push_back({"retry", "up to " + rt.value("count_max", json(0)).dump() + " times, every " + ms(rt, "delay_ms") +
+                                   " + up to " + ms(rt, "jitter_ms") + " jitter"});
+    }
+    rows.push_back({"command timeout", ms(l, "command_timeout_ms")});
+    rows.push_back({"lock key", l.value("key", std::string())});
+  }
+  if (s.is_object() && s.contains("workload")) {
+    const json& w = s["workload"];
+    rows.push_back({"workload", w.value("kind", std::string("stock")) + ": " + w.value("clients", json(0)).dump() +
+                                    " clients, " + w.value("attempts_per_client", json(1)).dump() +
+                                    " attempt(s) each, " + w.value("initial_stock", json(0)).dump() + " in stock"});
+    rows.push_back({"hold / wait", ms(w, "hold_ms") + " in the critical section, " + ms(w, "wait_ms") + " acquire budget"});
+    rows.push_back({"start stagger", ms(w, "start_stagger_ms")});
+  }
+  if (s.is_object() && s.contains("network")) {
+    const json& n = s["network"];
+    rows.push_back({"network", latency_text(n.value("latency", json::object())) + ", loss " +
+                                   n.value("loss", json(0)).dump()});
+  }
+  if (s.is_object() && s.contains("topology")) {
+    rows.push_back({"topology", s["topology"].value("nodes", json(1)).dump() + " node(s)"});
+  }
+  if (s.is_object() && s.contains("duration_ms")) rows.push_back({"duration", ms(s, "duration_ms")});
+  rows.push_back({"world", r.world});
+  rows.push_back({"seed", std::to_string(r.seed)});
+  std::erase_if(rows, [](const auto& row) { return row.second.empty(); });
+  return rows;
+}
+
+std::vector<FaultRow> fault_rows(const RunReport& r) {
+  std::vector<FaultRow> rows;
+  if (!r.faults.is_array()) return rows;
+  for (const auto& f : r.faults) {
+    FaultRow row;
+    row.kind = f.value("kind", std::string("?"));
+    if (f.contains("target") && f["target"].is_string()) row.target = f["target"].get<std::string>();
+    if (f.contains("groups") && f["groups"].is_array() && f["groups"].size() == 2) {
+      row.target = join_names(f["groups"][0]) + (f.value("one_way", false) ? " → " : " | ") + join_names(f["groups"][1]);
+    }
+    row.at = ms(f, "at_ms");
+    row.duration = ms(f, "duration_ms");
+    for (auto it = f.begin(); it != f.end(); ++it) {
+      static const char* kShown[] = {"kind", "target", "groups", "at_ms", "duration_ms", "one_way"};
+      bool shown = false;
+      for (const char* k : kShown) shown = shown || it.key() == k;
+      if (!shown) row.details += (row.details.empty() ? "" : ", ") + it.key() + " " + it.value().dump();
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+}  // namespace lockstep::reports

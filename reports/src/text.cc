@@ -1,0 +1,58 @@
+#include "lockstep/reports/text.h"
+
+#include <cstdio>
+
+namespace lockstep::reports {
+
+std::string xml_escape(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') break;
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string md_cell(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|' || c == '\\' || c == '<' || c == '`') out += '\\';
+    out += (c == '\n' || c == '\r') ? ' ' : c;
+  }
+  return out;
+}
+
+std::string format_duration(int64_t ns) {
+  char buf[48];
+  const double ms = static_cast<double>(ns) / 1e6;
+  if (ns != 0 && ns % 1'000'000'000 == 0) {
+    std::snprintf(buf, sizeof buf, "%llds", static_cast<long long>(ns / 1'000'000'000));
+  } else if (ns >= 1'000'000'000 || ns <= -1'000'000'000) {
+    std::snprintf(buf, sizeof buf, "%.3gs", ms / 1e3);
+  } else if (ns % 1'000'000 == 0) {
+    std::snprintf(buf, sizeof buf, "%lldms", static_cast<long long>(ns / 1'000'000));
+  } else {
+    std::snprintf(buf, sizeof buf, "%.3gms", ms);
+  }
+  return buf;
+}
+
+std::string node_label(int64_t node_index) { return "node-" + std::to_string(node_index + 1); }
+
+std::string truncate_text(const std::string& s, size_t max) {
+  if (s.size() <= max) return s;
+  size_t cut = max;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+  return s.substr(0, cut) + "…";
+}
+
+}  // namespace lockstep::reports
