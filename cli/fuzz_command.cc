@@ -11,6 +11,7 @@
 
 #include "commands.h"
 #include "lockstep/algorithms.h"
+#include "lockstep/reports/writers.h"
 #include "lockstep/runner/fuzz.h"
 
 namespace lockstep::cli {
@@ -99,34 +100,18 @@ bool write(const fs::path& p, const std::string& data) {
   return static_cast<bool>(f);
 }
 
-std::string xml_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
-// One testcase: "no violation found"; the failure carries the sentences and the replay.
-std::string junit(const FuzzArgs& a, const runner::FuzzSummary& s, const std::string& replay) {
-  std::string name = "fuzz " + (a.algorithm.empty() ? std::string("all algorithms") : a.algorithm) + " faults=" + a.faults;
-  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n<testsuite name=\"lockstep fuzz\" tests=\"1\" failures=\"" +
-                    std::string(s.finding ? "1" : "0") + "\" time=\"" + std::to_string(s.seconds) + "\">\n";
-  out += "  <testcase classname=\"lockstep.fuzz\" name=\"" + xml_escape(name) + "\" time=\"" + std::to_string(s.seconds) + "\">\n";
-  if (s.finding) {
-    std::string text;
-    for (const auto& v : s.finding->outcome.report.violations) text += v.property + ": " + v.explanation + "\n";
-    out += "    <failure message=\"violation found after " + std::to_string(s.runs) + " runs\">" + xml_escape(text) +
-           "replay: " + xml_escape(replay) + "</failure>\n";
-  }
-  out += "  </testcase>\n</testsuite>\n</testsuites>\n";
-  return out;
+// The campaign as one JUnit test case: it passes when nothing was found; a finding fails
+// it with the counterexample's sentences and replay command (the shared JUnit writer).
+reports::RunReport campaign_report(const FuzzArgs& a, const runner::FuzzSummary& s) {
+  reports::RunReport r;
+  if (s.finding) r = s.finding->outcome.report;
+  r.scenario = "fuzz " + (a.algorithm.empty() ? std::string("all algorithms") : a.algorithm) + " faults=" + a.faults;
+  r.algorithm = a.algorithm.empty() ? "fuzz" : a.algorithm;
+  r.expected_violations.clear();  // the campaign expects safety
+  if (!s.finding) r.verdict = "safe";
+  r.stats["runs"] = s.runs;
+  r.stats["seconds"] = s.seconds;
+  return r;
 }
 
 nlohmann::ordered_json summary_json(const FuzzArgs& a, const runner::FuzzSummary& s, const std::string& counterexample) {
@@ -191,10 +176,11 @@ int fuzz(const FuzzArgs& a) {
     const fs::path dir = fs::path(a.out) / "counterexample-1";
     fs::create_directories(dir, ec);
     auto outcome = runner::run_in_sim(f.shrunk, {std::nullopt, example});
+    std::string error;
     if (!write(example, runner::to_json(f.shrunk).dump(2) + "\n") ||
         !write(dir / "history.jsonl", outcome.history_jsonl) ||
-        !write(dir / "report.json", reports::to_json(outcome.report).dump(2) + "\n")) {
-      std::fprintf(stderr, "lockstep fuzz: cannot write to %s\n", a.out.c_str());
+        !reports::write_scenario_reports(dir, outcome.report, outcome.history, error)) {
+      std::fprintf(stderr, "lockstep fuzz: cannot write to %s %s\n", a.out.c_str(), error.c_str());
       return kExitDataErr;
     }
     std::printf("violation after %llu runs: %zu fault(s) after shrinking (%d steps)\n",
@@ -203,8 +189,9 @@ int fuzz(const FuzzArgs& a) {
     std::printf("counterexample: %s\nreplay: %s\n", example.c_str(), replay.c_str());
   }
   write(fs::path(a.out) / "summary.json", summary_json(a, s, example).dump(2) + "\n");
-  if (!a.junit.empty() && !write(a.junit, junit(a, s, replay))) {
-    std::fprintf(stderr, "lockstep fuzz: cannot write %s\n", a.junit.c_str());
+  std::string error;
+  if (!a.junit.empty() && !reports::write_junit({campaign_report(a, s)}, "lockstep fuzz", a.junit, error)) {
+    std::fprintf(stderr, "lockstep fuzz: %s\n", error.c_str());
     return kExitDataErr;
   }
   std::printf("%llu runs, %llu violations, %.1fs\n", static_cast<unsigned long long>(s.runs),

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "commands.h"
+#include "lockstep/reports/writers.h"
 #include "lockstep/runner/sim_runner.h"
 #include "scenario_files.h"
 
@@ -18,6 +19,7 @@ namespace fs = std::filesystem;
 struct RunArgs {
   std::optional<uint64_t> seed;
   std::string out = "lockstep-out";
+  std::string junit;
   std::vector<std::string> paths;
 };
 
@@ -71,20 +73,28 @@ int run(const RunArgs& args) {
     const fs::path dir = fs::path(args.out) / s.name;
     std::error_code ec;
     fs::create_directories(dir, ec);
+    std::string error;
     if (ec || !write_file(dir / "history.jsonl", outcome.history_jsonl) ||
-        !write_file(dir / "report.json", reports::to_json(outcome.report).dump(2) + "\n")) {
-      std::fprintf(stderr, "lockstep run: cannot write to %s\n", dir.string().c_str());
+        !reports::write_scenario_reports(dir, outcome.report, outcome.history, error)) {
+      std::fprintf(stderr, "lockstep run: cannot write to %s%s%s\n", dir.string().c_str(), error.empty() ? "" : ": ",
+                   error.c_str());
       return kExitDataErr;
     }
     rows.push_back(std::move(outcome.report));
   }
   print_table(rows);
+  std::string error;
+  if (!reports::write_index(args.out, rows, error) ||
+      (!args.junit.empty() && !reports::write_junit(rows, "lockstep", args.junit, error))) {
+    std::fprintf(stderr, "lockstep run: %s\n", error.c_str());
+    return kExitDataErr;
+  }
   int mismatches = 0;
   for (const auto& r : rows) {
     if (r.verdict == "unknown" || !r.as_expected()) ++mismatches;
   }
-  std::printf("\n%zu scenarios, %d as expected, %d mismatched; reports in %s/\n", rows.size(),
-              int(rows.size()) - mismatches, mismatches, args.out.c_str());
+  std::printf("\n%zu scenarios, %d as expected, %d mismatched; reports in %s/ (open %s/index.html)\n",
+              rows.size(), int(rows.size()) - mismatches, mismatches, args.out.c_str(), args.out.c_str());
   for (const auto& r : rows) {
     if (r.verdict == "unknown" || !r.as_expected()) std::printf("  replay: %s\n", r.replay.c_str());
   }
@@ -98,6 +108,7 @@ CommandRunner add_run_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("run", "Run scenario files in the simulator and print a verdict table");
   cmd->add_option("--seed", args->seed, "Override every scenario's seed");
   cmd->add_option("--out", args->out, "Directory for histories and reports")->capture_default_str();
+  cmd->add_option("--junit", args->junit, "Also write JUnit XML (one test case per scenario) for CI");
   cmd->add_option("paths", args->paths, "Scenario files or directories of them")->required();
   return [args] { return run(*args); };
 }
