@@ -56,7 +56,7 @@ bool parse_space(const FuzzArgs& a, runner::FuzzSpace& sp, runner::FuzzOptions& 
       const auto& known = runner::fuzzable_fault_kinds();
       if (std::find(known.begin(), known.end(), k) == known.end()) {
         return usage_error("unknown fault kind \"" + k + "\" (use none or some of pause, crash, clock-jump, "
-                           "clock-drift, delay, jitter, partition)");
+                           "clock-drift, delay, jitter, partition, failover)");
       }
       sp.fault_kinds.push_back(k);
     }

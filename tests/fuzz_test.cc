@@ -37,7 +37,8 @@ TEST_P(FuzzFinds, ViolationWithinBudgetShrunkAndReplayable) {
 
 INSTANTIATE_TEST_SUITE_P(Races, FuzzFinds,
                          ::testing::Values(Race{"set-px-lua", "pause"}, Race{"set-px-del", "pause"},
-                                           Race{"set-px-get-del", "pause"}, Race{"setnx", "crash"}),
+                                           Race{"set-px-get-del", "pause"}, Race{"setnx", "crash"},
+                                           Race{"set-px-lua", "failover"}),
                          [](const auto& info) {
                            std::string n = std::string(info.param.algorithm) + "_" + info.param.fault_kind;
                            std::replace(n.begin(), n.end(), '-', '_');
@@ -68,7 +69,7 @@ TEST(Fuzz, GenerationIsDeterministicAndShardsDiffer) {
 }
 
 TEST(Fuzz, GeneratedScenariosAreValidFiles) {
-  FuzzSpace space{{"set-px-lua", "setnx"}, fuzzable_fault_kinds()};
+  FuzzSpace space{{"set-px-lua", "setnx", "redlock", "redisson"}, fuzzable_fault_kinds()};
   for (uint64_t i = 0; i < 200; ++i) {
     Scenario s = generate_scenario(space, 11, i);
     auto parsed = parse_scenario(to_json(s).dump(), "generated.json");

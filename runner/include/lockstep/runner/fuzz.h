@@ -6,8 +6,10 @@
 // Generated scenarios are ordinary Scenario values: a counterexample is written as a
 // scenario file and replays with `lockstep run`.
 //
-// Targets: pause and crash hit clients (a node crash without persistence loses every
-// lock by design); clock faults, delay, jitter and partitions hit clients or nodes.
+// Topology: one master (three for redlock and multilock), with a replica when failover
+// is among the allowed faults. Targets: pause and crash hit clients (a node crash
+// without persistence loses every lock by design); clock faults, delay, jitter and
+// partitions hit clients or nodes; failover promotes a master's replica.
 #pragma once
 
 #include <cstdint>
