@@ -7,6 +7,9 @@
 #include <array>
 #include <cstdio>
 #include <fstream>
+#include <string>
+
+#include <unistd.h>
 
 #include "lockstep/reports/example.h"
 #include "lockstep/reports/writers.h"
@@ -49,7 +52,11 @@ class ReportBrowser : public ::testing::Test {
   void SetUp() override {
     browser_ = chromium();
     if (browser_.empty()) GTEST_SKIP() << "chromium is not installed (scripts/setup installs it); browser test skipped";
-    dir_ = fs::temp_directory_path() / "lockstep-report-browser-test";
+    // ctest runs the two browser tests at once: each needs a folder of its own, or one
+    // wipes the page (and Chromium's profile) out from under the other.
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() /
+           ("lockstep-report-browser-" + std::string(info->name()) + "-" + std::to_string(::getpid()));
     fs::remove_all(dir_);
     auto [r, h] = example_run();
     std::string error;
@@ -70,6 +77,10 @@ class ReportBrowser : public ::testing::Test {
     EXPECT_EQ(log.find("Uncaught"), std::string::npos) << log;
     EXPECT_EQ(log.find("CONSOLE("), std::string::npos) << "the page wrote to the console:\n" << log;
     EXPECT_EQ(log.find("ERR_FILE_NOT_FOUND"), std::string::npos) << log;
+  }
+
+  void TearDown() override {
+    if (!dir_.empty() && !HasFailure()) fs::remove_all(dir_);
   }
 
   std::string browser_;
