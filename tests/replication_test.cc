@@ -96,6 +96,32 @@ TEST(Replication, SilenceLongerThanDownAfterFailsOver) {
   EXPECT_EQ(h.world.node_process(0), h.replica);
 }
 
+TEST(Replication, MinReplicasToWriteRefusesWritesWithoutAGoodReplica) {
+  SimHarness h(0, 0);
+  auto o = SimHarness::options(1);
+  o.min_replicas_to_write = 1;
+  sim::World w(o);
+  w.add_node("node-1", sim::Clock());
+  const int replica = w.add_replica(0, "node-1-replica-1", sim::Clock());
+  const int c = w.add_client("client-1", 1, sim::Clock());
+  auto before = slot<Reply>(), during = slot<Reply>(), read = slot<Reply>();
+  auto start = [&](int64_t at_ms, std::shared_ptr<std::optional<Reply>> out, std::vector<std::string> argv) {
+    w.scheduler().at(at_ms * kMs, [&w, c, out, argv] {
+      w.env(c).spawn([](Env& e, std::shared_ptr<std::optional<Reply>> out, std::vector<std::string> argv) -> Task<void> {
+        out->emplace(co_await e.node(0).call(std::move(argv), 1s));
+      }(w.env(c), out, argv));
+    });
+  };
+  start(0, before, {"SET", "k", "1"});
+  w.scheduler().at(10 * kMs, [&w, replica] { w.crash(replica); });
+  start(20, during, {"SET", "k", "2"});
+  start(20, read, {"GET", "k"});
+  w.scheduler().run_until(100 * kMs);
+  EXPECT_TRUE((*before)->is_ok());
+  EXPECT_EQ(**during, Reply::error("NOREPLICAS Not enough good replicas to write."));
+  EXPECT_EQ(**read, Reply::bulk("1"));
+}
+
 struct Persisted {
   static std::optional<std::string> after_restart(sim::Persistence p, int64_t crash_ms) {
     SimHarness h(1, 0);

@@ -355,6 +355,7 @@ TopologySpec read_topology(const Obj& top) {
   t.persistence = o.choice("persistence", kPersistence, t.persistence);
   t.replication_lag_ms = o.integer("replication_lag_ms", 0, kMaxMs, t.replication_lag_ms);
   t.down_after_ms = o.integer("down_after_ms", 0, kMaxMs, t.down_after_ms);
+  t.min_replicas_to_write = static_cast<int>(o.integer("min_replicas_to_write", 0, 4, t.min_replicas_to_write));
   return t;
 }
 
@@ -627,7 +628,8 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& scenario_ke
       {"$",
        {"name", "description", "seed", "duration_ms", "worlds", "topology", "network", "clocks", "lock", "workload",
         "faults", "expect", "checks"}},
-      {"$.topology", {"nodes", "replicas", "persistence", "replication_lag_ms", "down_after_ms"}},
+      {"$.topology", {"nodes", "replicas", "persistence", "replication_lag_ms", "down_after_ms",
+                      "min_replicas_to_write"}},
       {"$.network", {"latency", "loss"}},
       {"$.network.latency", union_keys("dist", latency_shapes())},
       {"$.clocks[]", {"process", "offset_ms", "drift_ppm"}},

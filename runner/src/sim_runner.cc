@@ -85,6 +85,7 @@ class SimRun {
     o.latency = to_latency(s.network.latency);
     o.loss = s.network.loss;
     o.replication_lag_ns = s.topology.replication_lag_ms * kMs;
+    o.min_replicas_to_write = s.topology.min_replicas_to_write;
     return o;
   }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <set>
 
 #include "world_internal.h"
 
@@ -284,7 +285,7 @@ void World::execute_on_node(std::shared_ptr<Request> req) {
     reply_to_client(req, Reply::io_error("connection reset by peer"), sched_.now());
     return;
   }
-  if (try_wait(req)) return;
+  if (try_wait(req) || refuse_write(req)) return;
   Reply reply = node.redis->execute(conn.state, req->argv, node_wall_ms(req->node_pid));
   reply_to_client(req, std::move(reply), sched_.now());
 }
@@ -389,6 +390,39 @@ void World::check_waits(int master_pid) {
     reply_to_client(w->req, Reply::integer_of(acks), sched_.now());
   }
   std::erase_if(it->second, [](const auto& w) { return w->done; });
+}
+
+namespace {
+// Commands that change data; scripts count as writes (Redis 7 would refuse at the
+// script's first write instead: the same outcome for the lock scripts, which all write).
+bool is_write(const std::vector<std::string>& argv) {
+  static const std::set<std::string> kWrites = {
+      "set",    "setnx",   "del",  "expire", "pexpire", "expireat", "pexpireat", "persist", "incr",  "decr",
+      "incrby", "decrby",  "hset", "hsetnx", "hincrby", "hdel",     "lpush",     "rpush",   "lpop",  "rpop",
+      "lrem",   "zadd",    "zrem", "zincrby", "getdel", "eval",     "evalsha"};
+  if (argv.empty()) return false;
+  std::string name = argv[0];
+  for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return kWrites.count(name) > 0;
+}
+}  // namespace
+
+// A replica is good while it replicates from this master, is up, is not paused, and
+// the link between them is not cut — Redis's "connected, lag below max-lag".
+bool World::refuse_write(const std::shared_ptr<Request>& req) {
+  Process& m = *procs_[req->node_pid];
+  if (options_.min_replicas_to_write <= 0 || m.redis->is_replica() || req->conn->state.in_multi) return false;
+  if (!is_write(req->argv)) return false;
+  int good = 0;
+  for (int r : shards_[m.shard].members) {
+    const Process& rp = *procs_[r];
+    if (r == m.id || rp.master_pid != m.id || rp.crashed || sched_.now() < rp.paused_until_ns) continue;
+    if (net_.blocked(m.id, r) || net_.blocked(r, m.id)) continue;
+    ++good;
+  }
+  if (good >= options_.min_replicas_to_write) return false;
+  reply_to_client(req, Reply::error("NOREPLICAS Not enough good replicas to write."), sched_.now());
+  return true;
 }
 
 }  // namespace lockstep::sim

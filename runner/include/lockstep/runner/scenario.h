@@ -56,6 +56,9 @@ struct TopologySpec {
   // Sentinel-style failure detector: a master that has not answered a PING for this
   // long is replaced by its most up-to-date replica. 0 = no automatic failover.
   int64_t down_after_ms = 0;
+  // A master refuses writes (NOREPLICAS) unless this many replicas are connected and
+  // reachable: Redis's min-replicas-to-write. 0 = off.
+  int min_replicas_to_write = 0;
   bool operator==(const TopologySpec&) const = default;
 };
 

@@ -34,6 +34,7 @@ class Network {
   void add_extra_delay(int process, int64_t delay_ns);
   void add_jitter(int process, int64_t jitter_ns);
   void block(int from, int to, int delta);  // +1 to block, -1 to heal
+  bool blocked(int from, int to) const { return blocked_.count({from, to}) > 0; }
 
  private:
   int64_t draw_delay(int from, int to);

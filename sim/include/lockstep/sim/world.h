@@ -74,6 +74,7 @@ struct WorldOptions {
   int64_t active_expire_period_ns = 100'000'000;  // Redis's default hz 10
   int64_t replication_lag_ns = 0;                  // buffered at the master before sending
   int64_t fsync_period_ns = 1'000'000'000;         // appendfsync everysec
+  int min_replicas_to_write = 0;                   // Redis's min-replicas-to-write
 };
 
 class World {
@@ -152,6 +153,8 @@ class World {
   void schedule_fsync(int pid);
   // WAIT numreplicas timeout: answered here, since only the world sees replica acks.
   bool try_wait(const std::shared_ptr<Request>& req);
+  // min-replicas-to-write: true (and the NOREPLICAS reply sent) when refused.
+  bool refuse_write(const std::shared_ptr<Request>& req);
   void check_waits(int master_pid);
 
   struct Shard {
