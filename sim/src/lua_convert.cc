@@ -53,29 +53,24 @@ Reply error_from_text(const std::string& text) {
   return Reply::error(s.substr(1));
 }
 
-Reply table_to_reply(lua_State* L) {
+// A table that is a special reply ({err=...}, {ok=...}, {double=...}) converts on its own;
+// any other table is an array of its elements 1..n up to the first nil.
+bool special_table_reply(lua_State* L, Reply& out) {
   std::string s;
-  if (table_string_field(L, "err", s)) return error_from_text(s);
-  if (table_string_field(L, "ok", s)) return Reply::status(map_crlf(s));
+  if (table_string_field(L, "err", s)) {
+    out = error_from_text(s);
+    return true;
+  }
+  if (table_string_field(L, "ok", s)) {
+    out = Reply::status(map_crlf(s));
+    return true;
+  }
   lua_pushstring(L, "double");
   lua_rawget(L, -2);
-  if (lua_type(L, -1) == LUA_TNUMBER) {
-    const double d = lua_tonumber(L, -1);
-    lua_pop(L, 1);
-    return Reply::bulk(format_double(d));
-  }
+  const bool is_double = lua_type(L, -1) == LUA_TNUMBER;
+  if (is_double) out = Reply::bulk(format_double(lua_tonumber(L, -1)));
   lua_pop(L, 1);
-  std::vector<Reply> items;
-  for (int j = 1;; ++j) {
-    lua_rawgeti(L, -1, j);
-    if (lua_type(L, -1) == LUA_TNIL) {
-      lua_pop(L, 1);
-      break;
-    }
-    items.push_back(lua_to_reply(L));
-    lua_pop(L, 1);
-  }
-  return Reply::array(std::move(items));
+  return is_double;
 }
 
 }  // namespace
@@ -128,19 +123,57 @@ void push_reply(lua_State* L, const Reply& r) {
   }
 }
 
+// luaReplyToRedisReply recurses into nested tables; here the nesting lives in `open`, so
+// a script returning thousands of levels cannot exhaust the C stack (sanitizer builds have
+// much larger frames). Each open table stays on the Lua stack exactly as in the recursive
+// version, so the depth where Lua's stack runs out, and the reply there, are Redis's own.
 Reply lua_to_reply(lua_State* L) {
-  // Deeply nested tables end where Lua's stack does, as in luaReplyToRedisReply.
-  if (!lua_checkstack(L, 4)) return Reply::error("ERR reached lua stack limit");
-  switch (lua_type(L, -1)) {
-    case LUA_TSTRING: {
-      size_t len = 0;
-      const char* s = lua_tolstring(L, -1, &len);
-      return Reply::bulk(std::string(s, len));
+  struct OpenTable {
+    std::vector<Reply> items;
+    int next = 1;
+  };
+  std::vector<OpenTable> open;
+  for (;;) {
+    // Convert the value on top of the Lua stack, or open it when it is an array.
+    Reply value;
+    bool converted = true;
+    if (!lua_checkstack(L, 4)) {
+      value = Reply::error("ERR reached lua stack limit");
+    } else {
+      switch (lua_type(L, -1)) {
+        case LUA_TSTRING: {
+          size_t len = 0;
+          const char* s = lua_tolstring(L, -1, &len);
+          value = Reply::bulk(std::string(s, len));
+          break;
+        }
+        case LUA_TBOOLEAN: value = lua_toboolean(L, -1) ? Reply::integer_of(1) : Reply::nil(); break;
+        case LUA_TNUMBER: value = Reply::integer_of(truncate_number(lua_tonumber(L, -1))); break;
+        case LUA_TTABLE:
+          if (!special_table_reply(L, value)) {
+            open.emplace_back();
+            converted = false;
+          }
+          break;
+        default: value = Reply::nil(); break;
+      }
     }
-    case LUA_TBOOLEAN: return lua_toboolean(L, -1) ? Reply::integer_of(1) : Reply::nil();
-    case LUA_TNUMBER: return Reply::integer_of(truncate_number(lua_tonumber(L, -1)));
-    case LUA_TTABLE: return table_to_reply(L);
-    default: return Reply::nil();
+    // Hand finished values to their tables and push the next element to convert.
+    for (;;) {
+      if (converted) {
+        if (open.empty()) return value;  // the caller pops the outermost value
+        open.back().items.push_back(std::move(value));
+        lua_pop(L, 1);
+        converted = false;
+      }
+      OpenTable& t = open.back();
+      lua_rawgeti(L, -1, t.next++);
+      if (lua_type(L, -1) != LUA_TNIL) break;
+      lua_pop(L, 1);
+      value = Reply::array(std::move(t.items));
+      open.pop_back();
+      converted = true;
+    }
   }
 }
 
