@@ -5,6 +5,8 @@
 // expires and a second client enters; tryLock measures its wait on the wall clock, so a
 // clock jump shortens or stretches the wait; a failover before replication loses the
 // key. redisson-fenced adds an INCR fencing token, which only helps a store that checks it.
+// redisson-rw (RReadWriteLock) keeps a mode and per-thread hold counts in one hash:
+// readers share it, a writer has it alone; its lease fails exactly as the plain lock's.
 // redisson-fair (RedissonFairLock) queues waiters FIFO in a list + zset of give-up times
 // computed from each client's wall clock, and wakes only the first in line: a client whose
 // clock is ahead or behind expires others' places or keeps its own too long.
@@ -38,13 +40,13 @@ struct WatchdogState {
 
 // Renews the lease every lease/3 while the owner still holds the lock. Stops at unlock
 // (flag), at a failed or refused renewal, or after a bound no real hold reaches.
-Task<void> watchdog(Env& env, std::string key, std::string owner, Nanos lease, Nanos timeout,
+Task<void> watchdog(Env& env, std::string key, std::string field, Nanos lease, Nanos timeout,
                     std::shared_ptr<WatchdogState> st) {
   constexpr int kMaxRenewals = 1'000'000;
   for (int i = 0; i < kMaxRenewals; ++i) {
     co_await env.sleep(lease / 3);
     if (st->stopped) co_return;
-    Argv renew{"EVAL", script("reentrant_renew"), "1", key, ms_string(lease), owner};
+    Argv renew{"EVAL", script("reentrant_renew"), "1", key, ms_string(lease), field};
     Reply r = co_await env.node(0).call(std::move(renew), timeout);
     if (st->stopped) co_return;
     if (!r.is_integer(1)) {
@@ -56,13 +58,18 @@ Task<void> watchdog(Env& env, std::string key, std::string owner, Nanos lease, N
 
 class RedissonLock : public Lock {
  public:
-  enum class Kind { Plain, Fenced, Fair };
+  enum class Kind { Plain, Fenced, Fair, Read, Write };
 
-  RedissonLock(Env& env, LockParams params, Kind kind)
+  // `owner` is <client-uuid>:<thread>; the read and write sides of one read-write lock
+  // share it, which is what lets the writer also read.
+  RedissonLock(Env& env, LockParams params, Kind kind, std::string owner)
       : env_(env),
         p_(std::move(params)),
-        owner_(random_uuid(env) + ":1"),
-        channel_("redisson_lock__channel:{" + p_.key + "}"),
+        kind_(kind),
+        owner_(std::move(owner)),
+        field_(kind == Kind::Write ? owner_ + ":write" : owner_),
+        channel_((kind == Kind::Read || kind == Kind::Write ? "redisson_rwlock:{" : "redisson_lock__channel:{") +
+                 p_.key + "}"),
         queue_("redisson_lock_queue:{" + p_.key + "}"),
         timeouts_("redisson_lock_timeout:{" + p_.key + "}"),
         fenced_(kind == Kind::Fenced),
@@ -139,15 +146,27 @@ class RedissonLock : public Lock {
   std::string wall_ms() { return std::to_string(to_ms(env_.now_wall())); }
 
   Argv unlock_argv() {
-    if (!fair_) return {"EVAL", script("reentrant_unlock"), "2", p_.key, channel_, "0", ms_string(lease()), owner_};
-    return {"EVAL", script("fair_unlock"), "4", p_.key, queue_, timeouts_, channel_, "0", ms_string(lease()), owner_,
-            wall_ms()};
+    switch (kind_) {
+      case Kind::Fair:
+        return {"EVAL", script("fair_unlock"), "4", p_.key, queue_, timeouts_, channel_, "0", ms_string(lease()),
+                owner_, wall_ms()};
+      case Kind::Read: return {"EVAL", script("rw_read_unlock"), "2", p_.key, channel_, "0", field_};
+      case Kind::Write:
+        return {"EVAL", script("rw_write_unlock"), "2", p_.key, channel_, "0", ms_string(lease()), field_};
+      default: return {"EVAL", script("reentrant_unlock"), "2", p_.key, channel_, "0", ms_string(lease()), owner_};
+    }
   }
 
   Argv lock_argv() {
-    if (!fair_) return {"EVAL", script("reentrant_lock"), "1", p_.key, ms_string(lease()), owner_};
-    return {"EVAL", script("fair_lock"), "3", p_.key, queue_, timeouts_, ms_string(lease()), owner_,
-            std::to_string(fair_wait_ms_), wall_ms()};
+    switch (kind_) {
+      case Kind::Fair:
+        return {"EVAL", script("fair_lock"), "3", p_.key, queue_, timeouts_, ms_string(lease()), owner_,
+                std::to_string(fair_wait_ms_), wall_ms()};
+      case Kind::Read:
+        return {"EVAL", script("rw_read_lock"), "1", p_.key, ms_string(lease()), field_, owner_ + ":write"};
+      case Kind::Write: return {"EVAL", script("rw_write_lock"), "1", p_.key, ms_string(lease()), field_};
+      default: return {"EVAL", script("reentrant_lock"), "1", p_.key, ms_string(lease()), owner_};
+    }
   }
 
   // A fair-lock waiter that gives up leaves the line, or those behind it wait its turn.
@@ -193,7 +212,7 @@ class RedissonLock : public Lock {
   void start_watchdog() {
     stop_watchdog();
     dog_ = std::make_shared<WatchdogState>();
-    env_.spawn(watchdog(env_, p_.key, owner_, lease(), p_.command_timeout, dog_));
+    env_.spawn(watchdog(env_, p_.key, field_, lease(), p_.command_timeout, dog_));
   }
   void stop_watchdog() {
     if (dog_) dog_->stopped = true;
@@ -202,7 +221,9 @@ class RedissonLock : public Lock {
 
   Env& env_;
   LockParams p_;
+  Kind kind_;
   std::string owner_;
+  std::string field_;  // this side's hash field: the owner, or <owner>:write
   std::string channel_;
   std::string queue_;
   std::string timeouts_;
@@ -217,13 +238,47 @@ class RedissonLock : public Lock {
   std::shared_ptr<WatchdogState> dog_;
 };
 
+class RedissonReadWriteLock : public ReadWriteLock {
+ public:
+  RedissonReadWriteLock(Env& env, const LockParams& params, const std::string& owner)
+      : read_(env, params, RedissonLock::Kind::Read, owner), write_(env, params, RedissonLock::Kind::Write, owner) {}
+  Lock& read_lock() override { return read_; }
+  Lock& write_lock() override { return write_; }
+
+ private:
+  RedissonLock read_;
+  RedissonLock write_;
+};
+
+// What make_lock("redisson-rw") hands to code that only knows Lock: the write side, a
+// plain mutex, with the read side kept alive behind it.
+class WriteSide : public Lock {
+ public:
+  explicit WriteSide(std::unique_ptr<ReadWriteLock> rw) : rw_(std::move(rw)) {}
+  Task<AcquireOutcome> acquire(Nanos wait) override { return rw_->write_lock().acquire(wait); }
+  Task<ReleaseOutcome> release() override { return rw_->write_lock().release(); }
+  const std::string& token() const override { return rw_->write_lock().token(); }
+  int64_t fencing_token() const override { return rw_->write_lock().fencing_token(); }
+
+ private:
+  std::unique_ptr<ReadWriteLock> rw_;
+};
+
+std::string new_owner(Env& env) { return random_uuid(env) + ":1"; }
+
 }  // namespace
 
 std::unique_ptr<Lock> make_redisson_lock(const std::string& algorithm, Env& env, const LockParams& params) {
   using Kind = RedissonLock::Kind;
-  if (algorithm == "redisson") return std::make_unique<RedissonLock>(env, params, Kind::Plain);
-  if (algorithm == "redisson-fenced") return std::make_unique<RedissonLock>(env, params, Kind::Fenced);
-  if (algorithm == "redisson-fair") return std::make_unique<RedissonLock>(env, params, Kind::Fair);
+  if (algorithm == "redisson") return std::make_unique<RedissonLock>(env, params, Kind::Plain, new_owner(env));
+  if (algorithm == "redisson-fenced") return std::make_unique<RedissonLock>(env, params, Kind::Fenced, new_owner(env));
+  if (algorithm == "redisson-fair") return std::make_unique<RedissonLock>(env, params, Kind::Fair, new_owner(env));
+  if (algorithm == "redisson-rw") return std::make_unique<WriteSide>(make_rw_lock(algorithm, env, params));
+  return nullptr;
+}
+
+std::unique_ptr<ReadWriteLock> make_rw_lock(const std::string& algorithm, Env& env, const LockParams& params) {
+  if (algorithm == "redisson-rw") return std::make_unique<RedissonReadWriteLock>(env, params, new_owner(env));
   return nullptr;
 }
 

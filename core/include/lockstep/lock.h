@@ -58,8 +58,21 @@ class Lock {
   virtual int64_t fencing_token() const { return -1; }
 };
 
+// A read-write lock: one owner identity (one process's thread) with two sides. Any number
+// of owners may hold the read side at once; the write side excludes every other owner,
+// readers included. The owner of the write side may also take the read side.
+class ReadWriteLock {
+ public:
+  virtual ~ReadWriteLock() = default;
+  virtual Lock& read_lock() = 0;
+  virtual Lock& write_lock() = 0;
+};
+
 // Builds the named algorithm (see algorithms.h) for the process behind `env`. Returns
-// nullptr for an unknown name.
+// nullptr for an unknown name. For a read-write algorithm this is its write side.
 std::unique_ptr<Lock> make_lock(const std::string& algorithm, Env& env, const LockParams& params);
+
+// Builds a read-write algorithm ("redisson-rw"); nullptr for any other name.
+std::unique_ptr<ReadWriteLock> make_rw_lock(const std::string& algorithm, Env& env, const LockParams& params);
 
 }  // namespace lockstep
