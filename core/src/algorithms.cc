@@ -6,11 +6,13 @@ namespace lockstep {
 
 const std::vector<std::string>& algorithm_names() {
   static const std::vector<std::string> kNames = {
-      "setnx", "setnx-expire", "set-px-del", "set-px-get-del", "set-px-lua",
-      "redisson", "redisson-fenced", "redisson-fair", "multilock", "redlock",
+      "setnx", "setnx-expire", "set-px-del", "set-px-get-del", "set-px-lua", "watch-multi", "renewal-thread",
+      "redisson", "redisson-fenced", "redisson-fair", "redisson-rw", "multilock", "redlock",
   };
   return kNames;
 }
+
+bool is_read_write_algorithm(const std::string& name) { return name == "redisson-rw"; }
 
 bool is_algorithm(const std::string& name) {
   const auto& n = algorithm_names();

@@ -13,8 +13,17 @@
 //   set-px-lua      SET key <uuid> NX PX; unlock by an atomic Lua compare-and-delete. Only
 //                   the owner unlocks, but a pause longer than the lease still lets two
 //                   clients believe they hold the lock.
+//   watch-multi     SET key <uuid> NX PX; unlock with optimistic locking instead of Lua:
+//                   WATCH, GET and compare, then DEL inside MULTI/EXEC. A change to the key
+//                   between WATCH and EXEC (its expiry included) makes EXEC do nothing.
+//   renewal-thread  set-px-lua plus a hand-made renewal thread: every scan_ms (2 s) it
+//                   looks at the lock and extends it once the last third of the lease has
+//                   begun, judged on the wall clock; it gives up after renew_count_max
+//                   renewals. A pause freezes it with its owner, and a wall clock stepped
+//                   back makes it wait while the lease runs out.
 #include <algorithm>
 #include <functional>
+#include <memory>
 
 #include "lockstep/lock.h"
 #include "lockstep/scripts.h"
@@ -144,6 +153,102 @@ class SetPxLuaLock : public SetPxDelLock {
   }
 };
 
+// Seed 004's transaction unlock, bounded: an aborted EXEC means the key changed under the
+// WATCH, so look again; the retry count caps how often.
+class WatchMultiLock : public SetPxDelLock {
+ public:
+  using SetPxDelLock::SetPxDelLock;
+  Task<ReleaseOutcome> release() override {
+    for (int attempt = 0; attempt <= p_.retry.count_max; ++attempt) {
+      Argv watch{"WATCH", p_.key};
+      if ((co_await call(std::move(watch))).is_unknown()) co_return ReleaseOutcome::Unknown;
+      Argv get{"GET", p_.key};
+      Reply current = co_await call(std::move(get));
+      if (current.is_unknown()) co_return ReleaseOutcome::Unknown;
+      if (current.type != Reply::Type::Bulk || current.str != token_) {
+        Argv unwatch{"UNWATCH"};
+        co_await call(std::move(unwatch));
+        co_return ReleaseOutcome::NotOwner;
+      }
+      Argv multi{"MULTI"};
+      Argv del{"DEL", p_.key};
+      Argv exec{"EXEC"};
+      Reply done = Reply::timeout();
+      Reply opened = co_await call(std::move(multi));
+      if (opened.is_ok()) {
+        Reply queued = co_await call(std::move(del));
+        if (!queued.is_unknown()) done = co_await call(std::move(exec));
+      }
+      if (done.type == Reply::Type::Array && done.elements.size() == 1) co_return outcome_of_del(done.elements[0]);
+      if (done.is_nil()) continue;  // the WATCH saw the key change: look again
+      // The transaction may still be open on this connection; close it so the next
+      // command is not queued. Whether the DEL ran is unknown.
+      Argv discard{"DISCARD"};
+      co_await call(std::move(discard));
+      co_return ReleaseOutcome::Unknown;
+    }
+    co_return ReleaseOutcome::NotOwner;
+  }
+};
+
+struct RenewalState {
+  bool stopped = false;
+};
+
+// Seed 004's renewal thread for one lock: a scan every `scan`, and an extension when the
+// last third of the lease has begun (last renewal + 2/3 lease <= now, on the wall clock,
+// as System.currentTimeMillis() has it). Like the seed it checks only that the key still
+// exists, not whose it is, and extends it with a plain PEXPIRE.
+Task<void> renewal_thread(Env& env, LockParams p, Nanos scan, int64_t renew_count_max,
+                          std::shared_ptr<RenewalState> st) {
+  constexpr int kScanMax = 1'000'000;  // far beyond any run; the loop must end
+  Nanos last_renewal = env.now_wall();
+  int64_t renewals = 0;
+  for (int i = 0; i < kScanMax && !st->stopped; ++i) {
+    co_await env.sleep(scan);
+    if (st->stopped) co_return;
+    Argv get{"GET", p.key};
+    Reply r = co_await env.node(0).call(std::move(get), p.command_timeout);
+    if (st->stopped || r.is_nil() || renewals >= renew_count_max) break;
+    const Nanos now = env.now_wall();
+    if (last_renewal + p.lease * 2 / 3 > now) continue;
+    last_renewal = now;
+    Argv pexpire{"PEXPIRE", p.key, ms_string(p.lease)};
+    co_await env.node(0).call(std::move(pexpire), p.command_timeout);
+    ++renewals;
+  }
+  st->stopped = true;
+}
+
+class RenewalThreadLock : public SetPxLuaLock {
+ public:
+  using SetPxLuaLock::SetPxLuaLock;
+  ~RenewalThreadLock() override { stop(); }
+
+  Task<AcquireOutcome> acquire(Nanos wait) override {
+    AcquireOutcome o = co_await SetPxLuaLock::acquire(wait);
+    if (o == AcquireOutcome::Acquired) {
+      stop();
+      renewal_ = std::make_shared<RenewalState>();
+      env_.spawn(renewal_thread(env_, p_, Millis(option_or(p_, "scan_ms", 2000)),
+                                option_or(p_, "renew_count_max", 10), renewal_));
+    }
+    co_return o;
+  }
+
+  Task<ReleaseOutcome> release() override {
+    stop();
+    co_return co_await SetPxLuaLock::release();
+  }
+
+ private:
+  void stop() {
+    if (renewal_) renewal_->stopped = true;
+    renewal_.reset();
+  }
+  std::shared_ptr<RenewalState> renewal_;
+};
+
 }  // namespace
 
 const char* to_string(AcquireOutcome o) {
@@ -171,6 +276,8 @@ std::unique_ptr<Lock> make_set_family_lock(const std::string& algorithm, Env& en
   if (algorithm == "set-px-del") return std::make_unique<SetPxDelLock>(env, params, "1");
   if (algorithm == "set-px-get-del") return std::make_unique<SetPxGetDelLock>(env, params, random_uuid(env));
   if (algorithm == "set-px-lua") return std::make_unique<SetPxLuaLock>(env, params, random_uuid(env));
+  if (algorithm == "watch-multi") return std::make_unique<WatchMultiLock>(env, params, random_uuid(env));
+  if (algorithm == "renewal-thread") return std::make_unique<RenewalThreadLock>(env, params, random_uuid(env));
   return nullptr;
 }
 
