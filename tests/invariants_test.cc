@@ -53,6 +53,53 @@ TEST(MutualExclusion, OverlapIsReportedWithBothProcessesAndTimes) {
   EXPECT_NE(v[0].explanation.find("client-1's critical section [0.000s, 1.550s]"), std::string::npos) << v[0].explanation;
 }
 
+TEST(MutualExclusion, ReadSectionsMayOverlapButNotAWriteSection) {
+  Builder b;
+  b.truth(truth::kCsEnter, 1, 0, "lock", "read").truth(truth::kCsEnter, 2, 5, "lock", "read");
+  b.truth(truth::kCsExit, 1, 20).truth(truth::kCsExit, 2, 25);
+  EXPECT_TRUE(check_mutual_exclusion(b.h).empty()) << "two readers share a read-write lock";
+  b.truth(truth::kCsEnter, 3, 30, "lock", "read").truth(truth::kCsEnter, 4, 35).truth(truth::kCsExit, 4, 40);
+  b.truth(truth::kCsExit, 3, 50);
+  auto v = check_mutual_exclusion(b.h);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].processes, (std::vector<int64_t>{3, 4}));
+  EXPECT_NE(v[0].explanation.find("client-4's critical section [0.035s, 0.040s] began while client-3's read section"),
+            std::string::npos)
+      << v[0].explanation;
+}
+
+TEST(StaleRead, TwoReadsUnderOneReadLockMustAgree) {
+  Builder b;
+  auto read = [&](int64_t p, int64_t t, int64_t v) {
+    b.op(EventType::Invoke, p, "read", t, "stock");
+    b.op(EventType::Ok, p, "read", t + 1, "stock");
+    b.h.events.back().value = v;
+  };
+  b.truth(truth::kCsEnter, 2, 0, "lock", "read");
+  read(2, 1, 10);
+  read(2, 10, 10);
+  b.truth(truth::kCsExit, 2, 12);
+  // A writer's own read-then-write is not a read section: values may change there.
+  b.truth(truth::kCsEnter, 1, 20);
+  read(1, 21, 10);
+  read(1, 30, 9);
+  b.truth(truth::kCsExit, 1, 32);
+  EXPECT_TRUE(check_stale_read(b.h, {}).empty());
+
+  b.truth(truth::kCsEnter, 3, 40, "lock", "read");
+  read(3, 41, 9);
+  read(3, 50, 8);
+  b.truth(truth::kCsExit, 3, 52);
+  auto v = check_stale_read(b.h, {});
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].property, "stale-read");
+  EXPECT_EQ(v[0].processes, (std::vector<int64_t>{3}));
+  EXPECT_EQ(v[0].at_ns, 51 * kMs);
+  EXPECT_EQ(v[0].explanation,
+            "client-3 read \"stock\" = 9 at t=0.042s and 8 at t=0.051s under one read lock: a write landed while it "
+            "held the lock for reading.");
+}
+
 TEST(MutualExclusion, ACrashEndsTheSection) {
   Builder b;
   b.truth(truth::kCsEnter, 1, 0).truth(truth::kCrash, 1, 5).truth(truth::kCsEnter, 2, 10).truth(truth::kCsExit, 2, 20);

@@ -142,7 +142,7 @@ TEST(Scenario, EveryRegisteredAlgorithmIsAccepted) {
 
 TEST(Scenario, NamesForPropertiesAndFaults) {
   EXPECT_EQ(property_names(), (std::vector<std::string>{"mutual-exclusion", "lost-update", "foreign-unlock", "deadlock",
-                                                        "linearizability", "fencing"}));
+                                                        "linearizability", "fencing", "stale-read"}));
   EXPECT_EQ(fault_kinds(), (std::vector<std::string>{"pause", "crash", "clock-jump", "clock-drift", "delay", "jitter",
                                                      "partition", "failover"}));
 }
@@ -214,6 +214,9 @@ std::vector<Bad> bad_table() {
       {"worlds_moon", "$.worlds[1]", "one of sim, live", "\"moon\""},
       {"seed_negative", "$.seed", "a non-negative integer", "-1"},
       {"stock_key_is_lock_key", "$.workload.stock_key", "a key other than lock.key", "\"lock\""},
+      {"readers_without_read_side", "$.workload.readers",
+       "0 (lock algorithm \"set-px-lua\" has no read side; redisson-rw has)", "2"},
+      {"readers_more_than_clients", "$.workload.readers", "an integer from 0 to 3", "4"},
       {"name_not_string", "$.name", "a string", "5"},
       {"options_not_object", "$.lock.options", "an object", "an array"},
   };

@@ -13,6 +13,9 @@ const char* to_string(EventType t) {
   return "?";
 }
 
+bool is_acquire(const std::string& f) { return f == "acquire" || f.rfind("acquire-", 0) == 0; }
+bool is_release(const std::string& f) { return f == "release" || f.rfind("release-", 0) == 0; }
+
 bool parse_event_type(const std::string& s, EventType& out) {
   static const std::pair<const char*, EventType> kTypes[] = {
       {"invoke", EventType::Invoke}, {"ok", EventType::Ok},     {"fail", EventType::Fail},

@@ -26,24 +26,25 @@ struct Section {
   int64_t begin_ns;
   int64_t end_ns;
   bool ended;  // false: still open at a crash or at the end of the run
+  bool read;   // under the read side of a read-write lock (cs-enter value "read")
 };
 
 // Critical sections from cs-enter / cs-exit records; a crash ends an open section (the
 // process can no longer act), the end of the run ends the rest.
 std::vector<Section> critical_sections(const History& h) {
   std::vector<Section> done;
-  std::map<int64_t, int64_t> open;  // process -> enter time
+  std::map<int64_t, std::pair<int64_t, bool>> open;  // process -> enter time, read
   for (const auto& e : h.events) {
     if (is_truth(e, truth::kCsEnter)) {
-      open[e.process] = e.time_ns;
+      open[e.process] = {e.time_ns, e.value == "read"};
     } else if (is_truth(e, truth::kCsExit) || is_truth(e, truth::kCrash)) {
       auto it = open.find(e.process);
       if (it == open.end()) continue;
-      done.push_back({e.process, it->second, e.time_ns, e.f == truth::kCsExit});
+      done.push_back({e.process, it->second.first, e.time_ns, e.f == truth::kCsExit, it->second.second});
       open.erase(it);
     }
   }
-  for (const auto& [p, begin] : open) done.push_back({p, begin, end_time(h), false});
+  for (const auto& [p, o] : open) done.push_back({p, o.first, end_time(h), false, o.second});
   std::sort(done.begin(), done.end(), [](const Section& a, const Section& b) {
     return a.begin_ns != b.begin_ns ? a.begin_ns < b.begin_ns : a.process < b.process;
   });
@@ -51,7 +52,7 @@ std::vector<Section> critical_sections(const History& h) {
 }
 
 std::string describe(const Section& s) {
-  return process_label(s.process) + "'s critical section [" + format_seconds(s.begin_ns) + ", " +
+  return process_label(s.process) + (s.read ? "'s read section [" : "'s critical section [") + format_seconds(s.begin_ns) + ", " +
          format_seconds(s.end_ns) + (s.ended ? "]" : " (never exited)]");
 }
 
@@ -63,7 +64,7 @@ std::vector<Violation> check_mutual_exclusion(const History& h) {
   int64_t count = 0;
   for (size_t i = 0; i < sections.size(); ++i) {
     for (size_t j = i + 1; j < sections.size() && sections[j].begin_ns < sections[i].end_ns; ++j) {
-      if (sections[j].process == sections[i].process) continue;
+      if (sections[j].process == sections[i].process || (sections[i].read && sections[j].read)) continue;
       ++count;
       if (first) continue;
       const auto& a = sections[i];
@@ -163,7 +164,7 @@ std::vector<Violation> check_deadlock(const History& h, const InvariantOptions& 
   std::vector<Attempt> attempts;
   std::map<int64_t, size_t> open_attempt;
   for (const auto& e : h.events) {
-    if (e.f != "acquire" || e.type == EventType::Truth) continue;
+    if (!is_acquire(e.f) || e.type == EventType::Truth) continue;
     if (e.type == EventType::Invoke) {
       open_attempt[e.process] = attempts.size();
       attempts.push_back({e.process, e.time_ns, end_time(h)});
@@ -247,6 +248,45 @@ std::vector<Violation> check_fencing(const History& h, const InvariantOptions& o
   return {*first};
 }
 
+std::vector<Violation> check_stale_read(const History& h, const InvariantOptions& o) {
+  struct Reading {
+    int64_t first_value = 0, first_ns = 0;
+    bool has_first = false;
+  };
+  std::map<int64_t, Reading> open;  // process -> its read section so far
+  std::optional<Violation> first;
+  int64_t count = 0;
+  for (const auto& e : h.events) {
+    if (is_truth(e, truth::kCsEnter) && e.value == "read") {
+      open[e.process] = Reading{};
+    } else if (is_truth(e, truth::kCsExit) || is_truth(e, truth::kCrash)) {
+      open.erase(e.process);
+    } else if (e.type == EventType::Ok && e.f == "read" && e.key == o.resource_key && e.value.is_number_integer()) {
+      auto it = open.find(e.process);
+      if (it == open.end()) continue;
+      Reading& r = it->second;
+      const int64_t v = e.value.get<int64_t>();
+      if (!r.has_first) {
+        r = Reading{v, e.time_ns, true};
+        continue;
+      }
+      if (v == r.first_value) continue;
+      ++count;
+      if (first) continue;
+      first = Violation{"stale-read",
+                        process_label(e.process) + " read \"" + o.resource_key + "\" = " +
+                            std::to_string(r.first_value) + " at t=" + format_seconds(r.first_ns) + " and " +
+                            std::to_string(v) + " at t=" + format_seconds(e.time_ns) +
+                            " under one read lock: a write landed while it held the lock for reading.",
+                        {e.process},
+                        e.time_ns};
+    }
+  }
+  if (!first) return {};
+  first->count = count;
+  return {*first};
+}
+
 std::vector<Violation> check_invariants(const History& h, const InvariantOptions& o) {
   std::vector<Violation> all;
   for (auto&& v : check_mutual_exclusion(h)) all.push_back(std::move(v));
@@ -254,6 +294,7 @@ std::vector<Violation> check_invariants(const History& h, const InvariantOptions
   for (auto&& v : check_foreign_unlock(h, o)) all.push_back(std::move(v));
   for (auto&& v : check_deadlock(h, o)) all.push_back(std::move(v));
   for (auto&& v : check_fencing(h, o)) all.push_back(std::move(v));
+  for (auto&& v : check_stale_read(h, o)) all.push_back(std::move(v));
   return all;
 }
 

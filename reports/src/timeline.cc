@@ -107,8 +107,8 @@ class Builder {
                  std::string(to_string(e.type)) + (e.value.is_null() ? "" : " " + value_text(e.value)));
           op_open.erase(it);
         }
-        if (e.f == "acquire" && e.type == EventType::Ok) hold_open.emplace(p, e.time_ns);
-        if (e.f == "release") close_hold(p, e.time_ns, "until its release returned " + std::string(to_string(e.type)));
+        if (checker::is_acquire(e.f) && e.type == EventType::Ok) hold_open.emplace(p, e.time_ns);
+        if (checker::is_release(e.f)) close_hold(p, e.time_ns, "until its release returned " + std::string(to_string(e.type)));
       } else if (e.f == truth::kCsEnter) {
         cs_open.emplace(p, e.time_ns);
       } else if (e.f == truth::kCsExit) {

@@ -1,5 +1,7 @@
 #include "lockstep/runner/fuzz.h"
 
+#include "lockstep/algorithms.h"
+
 #include <chrono>
 #include <rapidcheck.h>
 
@@ -108,6 +110,9 @@ Scenario build(const FuzzSpace& sp, const std::string& algorithm, int clients, i
   s.workload.hold_ms = std::max<int64_t>(1, s.lock.lease_ms * hold_percent / 100);
   s.workload.wait_ms = sp.duration_ms / 2;
   s.workload.start_stagger_ms = 5;
+  // A read-write lock gets some readers too; drawn from the seed so that the generators
+  // (and every existing campaign's scenarios) stay as they were.
+  if (is_read_write_algorithm(algorithm)) s.workload.readers = static_cast<int>(seed % static_cast<uint32_t>(clients));
   for (auto& f : faults) {
     if (f.at_ms >= s.duration_ms) f.at_ms = s.duration_ms - 1;
   }

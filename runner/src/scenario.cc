@@ -446,6 +446,10 @@ WorkloadSpec read_workload(const Obj& top, const LockSpec& lock) {
   w.start_stagger_ms = o.integer("start_stagger_ms", 0, kMaxMs, w.start_stagger_ms);
   w.stock_key = o.string("stock_key", w.stock_key);
   w.fencing = o.boolean("fencing", w.fencing);
+  w.readers = static_cast<int>(o.integer("readers", 0, w.clients, w.readers));
+  if (w.readers > 0 && !is_read_write_algorithm(lock.algorithm))
+    fail(o.at("readers"), "0 (lock algorithm " + quote(lock.algorithm) + " has no read side; redisson-rw has)",
+         std::to_string(w.readers));
   // Sharing the key would make the stock update clobber the lock itself.
   if (w.stock_key == lock.key) fail(o.at("stock_key"), "a key other than lock.key", quote(w.stock_key));
   return w;
@@ -614,6 +618,7 @@ std::string one_line(std::string s) {
 const std::vector<std::string>& property_names() {
   static const std::vector<std::string> kNames = {
       "mutual-exclusion", "lost-update", "foreign-unlock", "deadlock", "linearizability", "fencing",
+      "stale-read",
   };
   return kNames;
 }
@@ -637,7 +642,7 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& scenario_ke
       {"$.lock.retry", {"count_max", "delay_ms", "jitter_ms"}},
       {"$.workload",
        {"kind", "clients", "initial_stock", "attempts_per_client", "hold_ms", "wait_ms", "start_stagger_ms",
-        "stock_key", "fencing"}},
+        "stock_key", "fencing", "readers"}},
       {"$.faults[]", union_keys("kind", fault_shapes())},
       {"$.expect", {"violations"}},
       {"$.checks", {"deadlock_bound_ms"}},

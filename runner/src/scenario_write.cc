@@ -59,7 +59,8 @@ ojson workload_json(const WorkloadSpec& w) {
           {"wait_ms", w.wait_ms},
           {"start_stagger_ms", w.start_stagger_ms},
           {"stock_key", w.stock_key},
-          {"fencing", w.fencing}};
+          {"fencing", w.fencing},
+          {"readers", w.readers}};
 }
 
 }  // namespace

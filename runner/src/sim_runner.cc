@@ -246,23 +246,24 @@ class SimRun {
 // point), which is exactly what a lease promises and no more.
 checker::History lock_operations(const checker::History& h, const std::string& lock_key) {
   checker::History out;
-  std::map<int64_t, bool> holding;
+  std::map<int64_t, std::string> holding;  // process -> the release its hold awaits
   for (const auto& e : h.events) {
     if (e.type == checker::EventType::Truth) {
-      if (e.f == checker::truth::kCrash && e.process >= 0 && holding[e.process]) {
+      auto it = holding.find(e.process);
+      if (e.f == checker::truth::kCrash && e.process >= 0 && it != holding.end()) {
         checker::Event release = e;
         release.type = checker::EventType::Invoke;
-        release.f = "release";
+        release.f = it->second;
         release.key = lock_key;
         release.value = nullptr;
         out.events.push_back(std::move(release));
-        holding[e.process] = false;
+        holding.erase(it);
       }
       continue;
     }
-    if (e.key != lock_key || (e.f != "acquire" && e.f != "release")) continue;
-    if (e.type == checker::EventType::Ok) holding[e.process] = e.f == "acquire";
-    if (e.type == checker::EventType::Invoke && e.f == "release") holding[e.process] = false;
+    if (e.key != lock_key || (!checker::is_acquire(e.f) && !checker::is_release(e.f))) continue;
+    if (e.type == checker::EventType::Ok && checker::is_acquire(e.f)) holding[e.process] = "release" + e.f.substr(7);
+    if (e.type == checker::EventType::Invoke && checker::is_release(e.f)) holding.erase(e.process);
     out.events.push_back(e);
   }
   return out;
@@ -316,7 +317,7 @@ reports::RunReport make_report(const Scenario& s, uint64_t seed, const RunOption
   for (const auto& e : h.events) {
     runaway = runaway || (e.type == checker::EventType::Truth && e.f == "runaway");
     if (e.type == checker::EventType::Ok && e.f == "write") ++sales;
-    if (e.type == checker::EventType::Ok && e.f == "acquire") ++acquired;
+    if (e.type == checker::EventType::Ok && checker::is_acquire(e.f)) ++acquired;
   }
   r.verdict = runaway ? "unknown" : (r.violations.empty() ? "safe" : "violation");
   r.history_sha256 = reports::sha256_hex(jsonl);

@@ -1,6 +1,8 @@
 #include <charconv>
+#include <optional>
 
 #include "lockstep/runner/workload.h"
+#include "lockstep/algorithms.h"
 #include "lockstep/scripts.h"
 
 namespace lockstep::runner {
@@ -60,19 +62,28 @@ Task<Reply> write_back(Connection& store, const WorkloadSpec& w, int64_t value, 
   co_return co_await store.call(std::move(set), timeout);
 }
 
-Task<void> sell_one(Env& env, Recorder& rec, int64_t process, const LockSpec& lock, const WorkloadSpec& w,
-                    int64_t token) {
-  Connection& store = env.node(0);
-  const Nanos timeout = Millis(lock.command_timeout_ms);
+// GET of the stock, recorded as a read; nullopt when no number came back.
+Task<std::optional<int64_t>> read_stock(Connection& store, Recorder& rec, int64_t process, const WorkloadSpec& w,
+                                        Nanos timeout) {
   rec.op(EventType::Invoke, process, "read", w.stock_key);
   std::vector<std::string> get{"GET", w.stock_key};
   Reply r = co_await store.call(std::move(get), timeout);
   int64_t stock = 0;
   if (r.type != Reply::Type::Bulk || !parse_int(r.str, stock)) {
     rec.op(r.is_unknown() ? EventType::Info : EventType::Fail, process, "read", w.stock_key, to_short_text(r));
-    co_return;
+    co_return std::nullopt;
   }
   rec.op(EventType::Ok, process, "read", w.stock_key, stock);
+  co_return stock;
+}
+
+Task<void> sell_one(Env& env, Recorder& rec, int64_t process, const LockSpec& lock, const WorkloadSpec& w,
+                    int64_t token) {
+  Connection& store = env.node(0);
+  const Nanos timeout = Millis(lock.command_timeout_ms);
+  std::optional<int64_t> read = co_await read_stock(store, rec, process, w, timeout);
+  if (!read) co_return;
+  const int64_t stock = *read;
   co_await env.sleep(Millis(w.hold_ms));
   if (stock <= 0) co_return;
   nlohmann::json value = stock - 1;
@@ -84,23 +95,56 @@ Task<void> sell_one(Env& env, Recorder& rec, int64_t process, const LockSpec& lo
          w.stock_key, value);
 }
 
+// Readers take the read side, read the stock, look at it for hold_ms and read it again:
+// a price page showing a consistent number. Under a working read-write lock no sale can
+// land between the two reads.
+Task<void> check_stock(Env& env, Recorder& rec, int64_t process, const LockSpec& lock, const WorkloadSpec& w) {
+  Connection& store = env.node(0);
+  const Nanos timeout = Millis(lock.command_timeout_ms);
+  co_await read_stock(store, rec, process, w, timeout);
+  co_await env.sleep(Millis(w.hold_ms));
+  co_await read_stock(store, rec, process, w, timeout);
+}
+
 }  // namespace
 
+bool is_reader(const WorkloadSpec& w, int64_t process) { return process > w.clients - w.readers; }
+
 Task<void> stock_client(Env& env, Recorder& rec, int64_t process, const LockSpec& lock, const WorkloadSpec& w) {
-  std::unique_ptr<Lock> l = make_lock(lock.algorithm, env, lock_params(lock));
+  // A read-write lock records which side each operation used, so the checker can tell
+  // readers sharing the lock from two writers at once.
+  const bool rw = is_read_write_algorithm(lock.algorithm);
+  const bool reader = is_reader(w, process);
+  std::unique_ptr<ReadWriteLock> sides;
+  std::unique_ptr<Lock> plain;
+  Lock* l = nullptr;
+  if (rw) {
+    sides = make_rw_lock(lock.algorithm, env, lock_params(lock));
+    l = reader ? &sides->read_lock() : &sides->write_lock();
+  } else {
+    plain = make_lock(lock.algorithm, env, lock_params(lock));
+    l = plain.get();
+  }
+  const std::string side = !rw ? "" : reader ? "-read" : "-write";
+  const std::string acquire_f = "acquire" + side;
+  const std::string release_f = "release" + side;
   for (int attempt = 0; attempt < w.attempts_per_client; ++attempt) {
-    rec.op(EventType::Invoke, process, "acquire", lock.key);
+    rec.op(EventType::Invoke, process, acquire_f, lock.key);
     AcquireOutcome got = co_await l->acquire(Millis(w.wait_ms));
-    rec.op(completion(got), process, "acquire", lock.key, to_string(got));
+    rec.op(completion(got), process, acquire_f, lock.key, to_string(got));
     if (got != AcquireOutcome::Acquired) continue;
 
-    rec.truth(checker::truth::kCsEnter, process, lock.key);
-    co_await sell_one(env, rec, process, lock, w, l->fencing_token());
+    rec.truth(checker::truth::kCsEnter, process, lock.key, reader ? nlohmann::json("read") : nlohmann::json());
+    if (reader) {
+      co_await check_stock(env, rec, process, lock, w);
+    } else {
+      co_await sell_one(env, rec, process, lock, w, l->fencing_token());
+    }
     rec.truth(checker::truth::kCsExit, process, lock.key);
 
-    rec.op(EventType::Invoke, process, "release", lock.key);
+    rec.op(EventType::Invoke, process, release_f, lock.key);
     ReleaseOutcome rel = co_await l->release();
-    rec.op(completion(rel), process, "release", lock.key, to_string(rel));
+    rec.op(completion(rel), process, release_f, lock.key, to_string(rel));
   }
   rec.truth(checker::truth::kFinish, process, "");
 }

@@ -56,6 +56,11 @@ inline constexpr const char* kFinish = "finish";    // a client process finished
 inline constexpr const char* kResource = "resource";  // value: {initial, final}
 }  // namespace truth
 
+// Lock operations: "acquire" / "release" of a mutex, and "acquire-read", "release-write"
+// and so on of a read-write lock's two sides.
+bool is_acquire(const std::string& f);
+bool is_release(const std::string& f);
+
 nlohmann::ordered_json to_json(const Event& e);
 // Parses one lockstep JSON object; on failure returns false and says why in `error`.
 bool from_json(const nlohmann::json& j, Event& out, std::string& error);

@@ -2,14 +2,17 @@
 // ground truth — cheaper and more direct than a linearizability search, and each one
 // names a way the lock failed the people relying on it:
 //
-//   mutual-exclusion  two processes' critical sections overlapped in true time;
+//   mutual-exclusion  two processes' critical sections overlapped in true time (two
+//                     read sections of a read-write lock may; a read and a write may not);
 //   lost-update       the protected counter ended where the successful decrements
 //                     cannot explain it (two holders read the same value), or below zero;
 //   foreign-unlock    an unlock removed the lock value another process had set;
 //   deadlock          the lock stayed with a crashed or finished process longer than a
 //                     bound while others tried to take it;
 //   fencing           the resource accepted a write carrying a lower fencing token than
-//                     one it had already accepted (a stale holder got through).
+//                     one it had already accepted (a stale holder got through);
+//   stale-read        a reader's two reads of the resource under one read lock differ: a
+//                     write landed while the read lock was held.
 //
 // Each violation comes with one sentence naming processes and times.
 #pragma once
@@ -41,6 +44,7 @@ std::vector<Violation> check_lost_update(const History& h, const InvariantOption
 std::vector<Violation> check_foreign_unlock(const History& h, const InvariantOptions& o);
 std::vector<Violation> check_deadlock(const History& h, const InvariantOptions& o);
 std::vector<Violation> check_fencing(const History& h, const InvariantOptions& o);
+std::vector<Violation> check_stale_read(const History& h, const InvariantOptions& o);
 
 // All of the above, in that order.
 std::vector<Violation> check_invariants(const History& h, const InvariantOptions& o);

@@ -91,6 +91,9 @@ struct WorkloadSpec {
   // The store checks fencing tokens: it remembers the highest token that wrote and
   // rejects writes carrying a lower one (needs a lock that hands out tokens).
   bool fencing = false;
+  // The last `readers` clients take the read side of a read-write lock and only read
+  // the stock (twice, hold_ms apart); the others sell under the write side.
+  int readers = 0;
   bool operator==(const WorkloadSpec&) const = default;
 };
 

@@ -19,8 +19,15 @@ namespace lockstep::runner {
 
 LockParams lock_params(const LockSpec& spec);
 
+// Whether client number `process` (1-based) is one of the workload's readers.
+bool is_reader(const WorkloadSpec& w, int64_t process);
+
+// With `readers` > 0 (a read-write lock), the last `readers` clients only look: they
+// take the read side, read the stock, hold, and read it again.
+//
 // One client's whole life in the stock workload: attempts_per_client rounds of
-// acquire / read / hold / write / release.
+// acquire / read / hold / write / release (or, for a reader, acquire-read / read / hold /
+// read / release-read).
 Task<void> stock_client(Env& env, Recorder& rec, int64_t process, const LockSpec& lock, const WorkloadSpec& w);
 
 }  // namespace lockstep::runner
