@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
+#include <numeric>
 
 #include "lockstep/runner/sim_runner.h"
 
@@ -59,6 +61,43 @@ TEST(Catalogue, StockDemoSellsEverythingExactlyOnce) {
   const auto& resource = out.history.events.back();
   ASSERT_EQ(resource.f, "resource");
   EXPECT_EQ(resource.value["final"], 0);
+}
+
+std::vector<int64_t> acquisition_order(const checker::History& h) {
+  std::vector<int64_t> order;
+  for (const auto& e : h.events)
+    if (e.type == checker::EventType::Ok && checker::is_acquire(e.f)) order.push_back(e.process);
+  return order;
+}
+
+// 43 and 44: the same contention; the fair lock serves clients in arrival order, the
+// plain one does not.
+TEST(Catalogue, FairLockServesInArrivalOrderAndThePlainLockDoesNot) {
+  const std::string dir = std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/";
+  const Scenario fair = load(dir + "43-redisson-fair-order-under-contention.json");
+  const Scenario plain = load(dir + "44-redisson-order-under-contention.json");
+  std::vector<int64_t> arrival(fair.workload.clients);
+  std::iota(arrival.begin(), arrival.end(), 1);
+  EXPECT_EQ(acquisition_order(run_in_sim(fair).history), arrival);
+  const auto plain_order = acquisition_order(run_in_sim(plain).history);
+  EXPECT_EQ(plain_order.size(), arrival.size());
+  EXPECT_NE(plain_order, arrival);
+}
+
+// 37: readers really share the lock (their read sections overlap) while no writer's does.
+TEST(Catalogue, ReadersShareTheReadWriteLock) {
+  const Scenario s = load(std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/37-redisson-rw-readers-and-writers.json");
+  RunOutcome out = run_in_sim(s);
+  ASSERT_EQ(out.report.verdict, "safe");
+  std::map<int64_t, int64_t> open;  // reader -> enter time
+  int max_readers = 0;
+  for (const auto& e : out.history.events) {
+    if (e.type != checker::EventType::Truth) continue;
+    if (e.f == checker::truth::kCsEnter && e.value == "read") open[e.process] = e.time_ns;
+    if (e.f == checker::truth::kCsExit) open.erase(e.process);
+    max_readers = std::max(max_readers, static_cast<int>(open.size()));
+  }
+  EXPECT_GE(max_readers, 2);
 }
 
 TEST(Catalogue, ADifferentSeedGivesADifferentHistory) {

@@ -42,7 +42,10 @@ class SetFamily : public ::testing::TestWithParam<std::string> {
     return out;
   }
   bool has_expiry() const { return GetParam() != "setnx"; }
-  bool checks_owner() const { return GetParam() == "set-px-get-del" || GetParam() == "set-px-lua"; }
+  bool checks_owner() const {
+    return GetParam() == "set-px-get-del" || GetParam() == "set-px-lua" || GetParam() == "watch-multi" ||
+           GetParam() == "renewal-thread";
+  }
 
   SimHarness h;
   Client clients[2];
@@ -130,7 +133,8 @@ TEST_P(SetFamily, UnreachableNodeMakesTheOutcomeUnknown) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Algorithms, SetFamily,
-                         ::testing::Values("setnx", "setnx-expire", "set-px-del", "set-px-get-del", "set-px-lua"),
+                         ::testing::Values("setnx", "setnx-expire", "set-px-del", "set-px-get-del", "set-px-lua",
+                                           "watch-multi", "renewal-thread"),
                          [](const auto& info) {
                            std::string n = info.param;
                            std::replace(n.begin(), n.end(), '-', '_');
@@ -145,6 +149,64 @@ TEST(SetFamilyTokens, UniqueValueRecipesUseDistinctTokensPerClient) {
   EXPECT_EQ(a->token().size(), 36u);
   EXPECT_EQ(make_lock("set-px-del", h.env(0), params())->token(), "1");
   EXPECT_EQ(make_lock("no-such-lock", h.env(0), params()), nullptr);
+}
+
+// client-1 is paused after its WATCH and GET saw its own token; its lease runs out and
+// client-2 takes the lock before client-1's MULTI/DEL/EXEC. EXEC must do nothing, and the
+// second look must find the lock is someone else's.
+TEST(WatchMulti, AnAbortedExecDeletesNothingAndLooksAgain) {
+  SimHarness h;
+  auto a = make_lock("watch-multi", h.env(0), params(1000));
+  auto b = make_lock("watch-multi", h.env(1), params(1000));
+  auto a1 = slot<AcquireOutcome>();
+  auto r1 = slot<ReleaseOutcome>();
+  auto b1 = slot<AcquireOutcome>();
+  h.start<AcquireOutcome>(0, 0, a1, [&](Env&) { return a->acquire(1s); });
+  h.start<ReleaseOutcome>(0, 100, r1, [&](Env&) { return a->release(); });  // WATCH 100-102, GET 102-104
+  h.world.scheduler().at(103 * kMs, [&] { h.world.pause(h.client[0], 1500 * kMs); });
+  h.start<AcquireOutcome>(1, 1100, b1, [&](Env&) { return b->acquire(1s); });
+  h.run_until_ms(2000);
+  EXPECT_EQ(**a1, AcquireOutcome::Acquired);
+  EXPECT_EQ(**b1, AcquireOutcome::Acquired);
+  EXPECT_EQ(**r1, ReleaseOutcome::NotOwner);
+  EXPECT_EQ(h.world.redis(0).peek_string("lock"), b->token()) << "client-2's lock must survive";
+}
+
+LockParams renewal_params(int64_t scan_ms, int64_t renew_count_max) {
+  LockParams p = params(3000);
+  p.options["scan_ms"] = scan_ms;
+  p.options["renew_count_max"] = renew_count_max;
+  return p;
+}
+
+// Lease 3 s, scans every second: the last third begins 2 s after each renewal, so it
+// renews at 2 s and 4 s (expiry 5 s, then 7 s) and gives up at the next scan after two.
+TEST(RenewalThread, ExtendsInTheLastThirdAndGivesUpAfterItsBound) {
+  SimHarness h;
+  auto a = make_lock("renewal-thread", h.env(0), renewal_params(1000, 2));
+  auto a1 = slot<AcquireOutcome>();
+  h.start<AcquireOutcome>(0, 0, a1, [&](Env&) { return a->acquire(1s); });
+  h.run_until_ms(2500);
+  EXPECT_TRUE(h.world.redis(0).peek_string("lock").has_value()) << "first renewal missing";
+  h.run_until_ms(6900);
+  EXPECT_TRUE(h.world.redis(0).peek_string("lock").has_value()) << "second renewal missing";
+  h.run_until_ms(7100);
+  EXPECT_FALSE(h.world.redis(0).peek_string("lock").has_value()) << "renewed past its bound";
+}
+
+// The renewal decision uses the wall clock: stepped back 10 s, the thread thinks the last
+// third has not begun and lets the lease run out under its owner.
+TEST(RenewalThread, AWallClockSteppedBackLetsTheLeaseRunOut) {
+  SimHarness h;
+  auto a = make_lock("renewal-thread", h.env(0), renewal_params(1000, 10));
+  auto a1 = slot<AcquireOutcome>();
+  h.start<AcquireOutcome>(0, 0, a1, [&](Env&) { return a->acquire(1s); });
+  h.world.scheduler().at(1500 * kMs, [&] { h.world.process(h.client[0]).clock.jump_wall(-10'000 * kMs); });
+  h.run_until_ms(2900);
+  EXPECT_TRUE(h.world.redis(0).peek_string("lock").has_value());
+  h.run_until_ms(3100);
+  EXPECT_EQ(**a1, AcquireOutcome::Acquired);
+  EXPECT_FALSE(h.world.redis(0).peek_string("lock").has_value()) << "renewed although the wall clock said not yet";
 }
 
 }  // namespace
