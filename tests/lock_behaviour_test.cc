@@ -1,0 +1,284 @@
+// One behavioural suite for every lock algorithm, typed over both worlds: the same test
+// runs against the simulator and against real redis-servers it starts on free loopback
+// ports. Within a test every algorithm runs at once, each on its own key, and each is
+// then judged on what it promises: exclusion, the wait budget, who may unlock,
+// reentrancy, renewal past the lease, fair order, shared reads.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "lockstep/algorithms.h"
+#include "lockstep/lock.h"
+#include "two_worlds.h"
+
+namespace lockstep::testing {
+namespace {
+
+constexpr int kA = 0, kB = 1, kC = 2, kD = 3;
+
+bool one_of(const std::string& a, std::initializer_list<const char*> names) {
+  for (const char* n : names)
+    if (a == n) return true;
+  return false;
+}
+// The naive recipes delete whatever the key holds: anyone can unlock.
+bool checks_owner(const std::string& a) { return !one_of(a, {"setnx", "setnx-expire", "set-px-del"}); }
+bool is_reentrant(const std::string& a) {
+  return one_of(a, {"redisson", "redisson-fenced", "redisson-fair", "redisson-rw"});
+}
+bool renews(const std::string& a) { return is_reentrant(a) || a == "renewal-thread"; }
+
+std::string key_of(const std::string& algorithm) { return "lock:" + algorithm; }
+
+LockParams params(const std::string& algorithm, Nanos lease = 10s) {
+  LockParams p;
+  p.key = key_of(algorithm);
+  p.lease = lease;
+  p.retry = {1000, 10ms, 10ms};
+  p.command_timeout = 500ms;
+  p.options["watchdog"] = 1;  // Redisson family: renew while held
+  p.options["scan_ms"] = 100;  // renewal-thread: scan often enough for a short lease
+  return p;
+}
+
+struct WorldName {
+  template <typename W>
+  static std::string GetName(int) {
+    return W::kName;
+  }
+};
+
+template <typename W>
+class LockBehaviour : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    world_ = W::make(4, 3, why);  // three nodes: RedLock and MultiLock use them all
+    if (!world_) GTEST_SKIP() << why;
+  }
+
+  // Client `c`'s handle on `algorithm`, made on first use with `p`.
+  Lock& lock(int c, const std::string& algorithm, const LockParams& p) {
+    auto& slot = locks_[{c, algorithm}];
+    if (!slot) slot = make_lock(algorithm, world_->env(c), p);
+    return *slot;
+  }
+  ReadWriteLock& rw(int c) {
+    auto& slot = rw_locks_[c];
+    if (!slot) slot = make_rw_lock("redisson-rw", world_->env(c), params("redisson-rw"));
+    return *slot;
+  }
+
+  auto acquire(int c, Nanos at, Lock& l, Nanos wait) {
+    return world_->template start<AcquireOutcome>(c, at, [&l, wait] { return l.acquire(wait); });
+  }
+  auto release(int c, Nanos at, Lock& l) {
+    return world_->template start<ReleaseOutcome>(c, at, [&l] { return l.release(); });
+  }
+  bool key_exists(const std::string& algorithm) { return world_->inspect(0, {"EXISTS", key_of(algorithm)}).is_integer(1); }
+
+  // Real time needs room for a loaded machine; simulated time is exact.
+  Nanos slack() const { return std::string(W::kName) == "live" ? 500ms : 50ms; }
+
+  std::unique_ptr<TestWorld> world_;
+  std::map<std::pair<int, std::string>, std::unique_ptr<Lock>> locks_;
+  std::map<int, std::unique_ptr<ReadWriteLock>> rw_locks_;
+};
+
+using Worlds = ::testing::Types<Sim, Live>;
+TYPED_TEST_SUITE(LockBehaviour, Worlds, WorldName);
+
+template <typename T>
+using Slot = std::shared_ptr<std::optional<T>>;
+
+TYPED_TEST(LockBehaviour, ExcludesASecondClientUntilReleased) {
+  struct Run {
+    Slot<AcquireOutcome> first, refused, second;
+    Slot<ReleaseOutcome> released;
+  };
+  std::map<std::string, Run> runs;
+  for (const auto& a : algorithm_names()) {
+    Lock& la = this->lock(kA, a, params(a));
+    Lock& lb = this->lock(kB, a, params(a));
+    Run& r = runs[a];
+    r.first = this->acquire(kA, 0ms, la, 1s);
+    r.refused = this->acquire(kB, 200ms, lb, 200ms);
+    r.released = this->release(kA, 600ms, la);
+    r.second = this->acquire(kB, 800ms, lb, 1s);
+  }
+  this->world_->run_for(1500ms);
+  for (const auto& [a, r] : runs) {
+    SCOPED_TRACE(a);
+    EXPECT_EQ(*r.first, AcquireOutcome::Acquired);
+    EXPECT_EQ(*r.refused, AcquireOutcome::NotAcquired);
+    EXPECT_EQ(*r.released, ReleaseOutcome::Released);
+    EXPECT_EQ(*r.second, AcquireOutcome::Acquired);
+  }
+}
+
+TYPED_TEST(LockBehaviour, WaitBudgetIsRespected) {
+  constexpr Nanos kWait = 300ms;
+  std::map<std::string, Slot<std::pair<AcquireOutcome, Nanos>>> waited;
+  for (const auto& a : algorithm_names()) {
+    this->acquire(kA, 0ms, this->lock(kA, a, params(a)), 1s);
+    Lock& lb = this->lock(kB, a, params(a));
+    Env& eb = this->world_->env(kB);
+    waited[a] = this->world_->template start<std::pair<AcquireOutcome, Nanos>>(
+        kB, 200ms, [&lb, &eb]() -> Task<std::pair<AcquireOutcome, Nanos>> {
+          const Nanos t0 = eb.now_mono();
+          AcquireOutcome o = co_await lb.acquire(kWait);
+          co_return std::make_pair(o, eb.now_mono() - t0);
+        });
+  }
+  this->world_->run_for(1500ms);
+  for (const auto& [a, w] : waited) {
+    SCOPED_TRACE(a);
+    ASSERT_TRUE(w->has_value());
+    EXPECT_EQ((*w)->first, AcquireOutcome::NotAcquired);
+    // It kept trying for most of the budget (the last retry delay may not fit) and gave
+    // up within it, give or take one round trip.
+    EXPECT_GE((*w)->second, kWait / 2);
+    EXPECT_LE((*w)->second, kWait + this->slack());
+  }
+}
+
+TYPED_TEST(LockBehaviour, OnlyTheOwnerUnlocksExceptInTheNaiveRecipes) {
+  std::map<std::string, Slot<ReleaseOutcome>> foreign, own;
+  for (const auto& a : algorithm_names()) {
+    this->acquire(kA, 0ms, this->lock(kA, a, params(a)), 1s);
+    foreign[a] = this->release(kB, 200ms, this->lock(kB, a, params(a)));
+  }
+  this->world_->run_for(400ms);
+  std::map<std::string, bool> held_after_foreign;
+  for (const auto& a : algorithm_names()) {
+    held_after_foreign[a] = this->key_exists(a);
+    own[a] = this->release(kA, 0ms, this->lock(kA, a, params(a)));
+  }
+  this->world_->run_for(300ms);
+  for (const auto& a : algorithm_names()) {
+    SCOPED_TRACE(a);
+    if (checks_owner(a)) {
+      EXPECT_EQ(*foreign[a], ReleaseOutcome::NotOwner);
+      EXPECT_TRUE(held_after_foreign[a]);
+      EXPECT_EQ(*own[a], ReleaseOutcome::Released);
+    } else {
+      EXPECT_EQ(*foreign[a], ReleaseOutcome::Released);  // the flaw the recipe is known for
+      EXPECT_FALSE(held_after_foreign[a]);
+    }
+    EXPECT_FALSE(this->key_exists(a));
+  }
+}
+
+TYPED_TEST(LockBehaviour, ReentrantAcquiresCountAndEachReleaseUncounts) {
+  struct Run {
+    Slot<AcquireOutcome> first, again, refused, other;
+    Slot<ReleaseOutcome> r1, r2;
+  };
+  std::map<std::string, Run> runs;
+  for (const auto& a : algorithm_names()) {
+    if (!is_reentrant(a)) continue;
+    Lock& la = this->lock(kA, a, params(a));
+    Lock& lb = this->lock(kB, a, params(a));
+    Run& r = runs[a];
+    r.first = this->acquire(kA, 0ms, la, 1s);
+    r.again = this->acquire(kA, 100ms, la, 1s);
+    r.r1 = this->release(kA, 250ms, la);
+    r.refused = this->acquire(kB, 350ms, lb, 200ms);
+    r.r2 = this->release(kA, 750ms, la);
+    r.other = this->acquire(kB, 900ms, lb, 1s);
+  }
+  ASSERT_FALSE(runs.empty());
+  this->world_->run_for(1400ms);
+  for (const auto& [a, r] : runs) {
+    SCOPED_TRACE(a);
+    EXPECT_EQ(*r.first, AcquireOutcome::Acquired);
+    EXPECT_EQ(*r.again, AcquireOutcome::Acquired);
+    EXPECT_EQ(*r.r1, ReleaseOutcome::Released);
+    EXPECT_EQ(*r.refused, AcquireOutcome::NotAcquired) << "one release of two holds freed the lock";
+    EXPECT_EQ(*r.r2, ReleaseOutcome::Released);
+    EXPECT_EQ(*r.other, AcquireOutcome::Acquired);
+  }
+}
+
+TYPED_TEST(LockBehaviour, RenewalKeepsTheLockPastItsLeaseWhileHeld) {
+  constexpr Nanos kLease = 600ms;
+  std::map<std::string, Slot<AcquireOutcome>> held, refused, after;
+  for (const auto& a : algorithm_names()) {
+    if (!renews(a)) continue;
+    held[a] = this->acquire(kA, 0ms, this->lock(kA, a, params(a, kLease)), 1s);
+    refused[a] = this->acquire(kB, 1500ms, this->lock(kB, a, params(a, kLease)), 200ms);
+  }
+  this->world_->run_for(1900ms);  // three leases
+  std::map<std::string, bool> exists;
+  for (const auto& [a, _] : held) {
+    exists[a] = this->key_exists(a);
+    this->release(kA, 0ms, this->lock(kA, a, params(a, kLease)));
+    after[a] = this->acquire(kB, 200ms, this->lock(kB, a, params(a, kLease)), 1s);
+  }
+  this->world_->run_for(700ms);
+  for (const auto& [a, h] : held) {
+    SCOPED_TRACE(a);
+    EXPECT_EQ(*h, AcquireOutcome::Acquired);
+    EXPECT_EQ(*refused[a], AcquireOutcome::NotAcquired);
+    EXPECT_TRUE(exists[a]) << "the lock expired although its holder was alive";
+    EXPECT_EQ(*after[a], AcquireOutcome::Acquired);
+  }
+}
+
+TYPED_TEST(LockBehaviour, FairLockServesWaitersInArrivalOrder) {
+  const std::string a = "redisson-fair";
+  auto order = std::make_shared<std::vector<int>>();
+  // Each waiter notes when it got the lock, holds it a little and lets go.
+  auto take = [&](int c, Nanos at) {
+    Lock& l = this->lock(c, a, params(a));
+    Env& e = this->world_->env(c);
+    return this->world_->template start<AcquireOutcome>(c, at, [&l, &e, order, c]() -> Task<AcquireOutcome> {
+      AcquireOutcome o = co_await l.acquire(5s);
+      if (o != AcquireOutcome::Acquired) co_return o;
+      order->push_back(c);
+      co_await e.sleep(100ms);
+      co_await l.release();
+      co_return o;
+    });
+  };
+  Lock& la = this->lock(kA, a, params(a));
+  this->acquire(kA, 0ms, la, 1s);
+  take(kB, 100ms);
+  take(kC, 200ms);
+  take(kD, 300ms);
+  this->release(kA, 600ms, la);
+  this->world_->run_for(2000ms);
+  EXPECT_EQ(*order, (std::vector<int>{kB, kC, kD}));
+}
+
+TYPED_TEST(LockBehaviour, ReadersShareWritersExcludeAndTheWriterMayRead) {
+  ReadWriteLock& a = this->rw(kA);
+  ReadWriteLock& b = this->rw(kB);
+  ReadWriteLock& c = this->rw(kC);
+  ReadWriteLock& d = this->rw(kD);
+  auto read_a = this->acquire(kA, 0ms, a.read_lock(), 1s);
+  auto read_b = this->acquire(kB, 100ms, b.read_lock(), 1s);
+  auto write_c_refused = this->acquire(kC, 200ms, c.write_lock(), 200ms);
+  this->release(kA, 500ms, a.read_lock());
+  this->release(kB, 500ms, b.read_lock());
+  auto write_c = this->acquire(kC, 650ms, c.write_lock(), 1s);
+  auto read_d_refused = this->acquire(kD, 850ms, d.read_lock(), 200ms);
+  auto read_c = this->acquire(kC, 850ms, c.read_lock(), 1s);
+  auto write_released = this->release(kC, 1200ms, c.write_lock());
+  // C still holds its read: other readers may come in, writers may not.
+  auto read_d = this->acquire(kD, 1350ms, d.read_lock(), 1s);
+  auto write_a_refused = this->acquire(kA, 1350ms, a.write_lock(), 200ms);
+  this->world_->run_for(1900ms);
+  EXPECT_EQ(*read_a, AcquireOutcome::Acquired);
+  EXPECT_EQ(*read_b, AcquireOutcome::Acquired) << "readers share the lock";
+  EXPECT_EQ(*write_c_refused, AcquireOutcome::NotAcquired) << "a writer waits for readers";
+  EXPECT_EQ(*write_c, AcquireOutcome::Acquired);
+  EXPECT_EQ(*read_d_refused, AcquireOutcome::NotAcquired) << "a reader waits for the writer";
+  EXPECT_EQ(*read_c, AcquireOutcome::Acquired) << "the writer may also read";
+  EXPECT_EQ(*write_released, ReleaseOutcome::Released);
+  EXPECT_EQ(*read_d, AcquireOutcome::Acquired);
+  EXPECT_EQ(*write_a_refused, AcquireOutcome::NotAcquired);
+}
+
+}  // namespace
+}  // namespace lockstep::testing

@@ -1,0 +1,115 @@
+// The two worlds a lock runs in, behind one small interface, so a behaviour test is
+// written once and runs against the simulator and against real redis-servers: clients
+// with an Env each, work started at an offset from now, and time that passes.
+//
+// SimWorld's time is simulated and exact. LiveWorld starts its own redis-servers on free
+// loopback ports and stops them when it is destroyed; its time is real, so tests leave
+// generous margins (the machine may be loaded) and never assert speed.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lockstep/live/live_world.h"
+#include "lockstep/live/redis_server.h"
+#include "sim_harness.h"
+
+namespace lockstep::testing {
+
+class TestWorld {
+ public:
+  virtual ~TestWorld() = default;
+  virtual Env& env(int client) = 0;
+  virtual void spawn(int client, Task<void> t) = 0;
+  // Lets `d` pass while every client's work runs.
+  virtual void run_for(Nanos d) = 0;
+  // A control-plane command on a node, outside any client (to read what the lock left).
+  virtual Reply inspect(int node, const std::vector<std::string>& argv) = 0;
+
+  // Runs make() in `client` after `at`; the result lands in the returned slot.
+  template <typename T, typename F>
+  std::shared_ptr<std::optional<T>> start(int client, Nanos at, F make) {
+    auto out = std::make_shared<std::optional<T>>();
+    spawn(client, [](Env& e, Nanos at, F make, std::shared_ptr<std::optional<T>> out) -> Task<void> {
+      if (at > Nanos(0)) co_await e.sleep(at);
+      out->emplace(co_await make());
+    }(env(client), at, std::move(make), out));
+    return out;
+  }
+};
+
+class SimTestWorld : public TestWorld {
+ public:
+  SimTestWorld(int clients, int nodes) : h_(clients, nodes) {}
+  Env& env(int client) override { return h_.env(client); }
+  void spawn(int client, Task<void> t) override { h_.env(client).spawn(std::move(t)); }
+  void run_for(Nanos d) override { h_.world.scheduler().run_until(h_.world.now() + d.count()); }
+  Reply inspect(int node, const std::vector<std::string>& argv) override {
+    sim::ClientState c;
+    return h_.world.redis(node).execute(c, argv, h_.world.node_wall_ms(h_.world.node_process(node)));
+  }
+
+ private:
+  SimHarness h_;
+};
+
+class LiveTestWorld : public TestWorld {
+ public:
+  LiveTestWorld(int clients, int nodes) : world_(7) {
+    if (live::find_redis_server().empty()) {
+      error_ = "redis-server not installed: live tests need it";
+      return;
+    }
+    for (int i = 1; i <= nodes; ++i) {
+      live::ServerConfig c;
+      c.name = "node-" + std::to_string(i);
+      live::RedisServer* s = farm_.start(c);
+      if (s == nullptr) {
+        error_ = farm_.error();
+        return;
+      }
+      world_.add_node(s->address());
+    }
+    for (int i = 1; i <= clients; ++i) world_.add_client("client-" + std::to_string(i), i);
+  }
+  ~LiveTestWorld() override { world_.stop_all(); }
+
+  // "" when the servers are up; otherwise why the live world cannot run here.
+  const std::string& error() const { return error_; }
+
+  Env& env(int client) override { return world_.env(client); }
+  void spawn(int client, Task<void> t) override { world_.spawn(client, std::move(t)); }
+  void run_for(Nanos d) override { world_.loop().run_for(d); }
+  Reply inspect(int node, const std::vector<std::string>& argv) override {
+    return live::sync_command(world_.node_address(node), argv, Millis(1000));
+  }
+
+ private:
+  live::ServerFarm farm_;  // destroyed after world_: clients disconnect before servers stop
+  live::LiveWorld world_;
+  std::string error_;
+};
+
+// Type parameters for TYPED_TEST: each builds its world, or says why it cannot.
+struct Sim {
+  static constexpr const char* kName = "sim";
+  static std::unique_ptr<TestWorld> make(int clients, int nodes, std::string&) {
+    return std::make_unique<SimTestWorld>(clients, nodes);
+  }
+};
+
+struct Live {
+  static constexpr const char* kName = "live";
+  static std::unique_ptr<TestWorld> make(int clients, int nodes, std::string& why) {
+    auto w = std::make_unique<LiveTestWorld>(clients, nodes);
+    why = w->error();
+    if (!why.empty()) return nullptr;
+    return w;
+  }
+};
+
+}  // namespace lockstep::testing
