@@ -153,7 +153,7 @@ class SetPxLuaLock : public SetPxDelLock {
   }
 };
 
-// Seed 004's transaction unlock, bounded: an aborted EXEC means the key changed under the
+// The transaction unlock of the flash-sale controller, bounded: an aborted EXEC means the key changed under the
 // WATCH, so look again; the retry count caps how often.
 class WatchMultiLock : public SetPxDelLock {
  public:
@@ -195,9 +195,9 @@ struct RenewalState {
   bool stopped = false;
 };
 
-// Seed 004's renewal thread for one lock: a scan every `scan`, and an extension when the
+// The flash-sale controller's hand-made renewal thread for one lock: a scan every `scan`, and an extension when the
 // last third of the lease has begun (last renewal + 2/3 lease <= now, on the wall clock,
-// as System.currentTimeMillis() has it). Like the seed it checks only that the key still
+// as System.currentTimeMillis() has it). Like the original it checks only that the key still
 // exists, not whose it is, and extends it with a plain PEXPIRE.
 Task<void> renewal_thread(Env& env, LockParams p, Nanos scan, int64_t renew_count_max,
                           std::shared_ptr<RenewalState> st) {
