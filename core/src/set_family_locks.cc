@@ -153,8 +153,8 @@ class SetPxLuaLock : public SetPxDelLock {
   }
 };
 
-// The transaction unlock of the flash-sale controller, bounded: an aborted EXEC means the key changed under the
-// WATCH, so look again; the retry count caps how often.
+// The flash-sale controller's transaction unlock, bounded: an aborted EXEC means the key
+// changed under the WATCH, so look again; the retry count caps how often.
 class WatchMultiLock : public SetPxDelLock {
  public:
   using SetPxDelLock::SetPxDelLock;
@@ -195,10 +195,11 @@ struct RenewalState {
   bool stopped = false;
 };
 
-// The flash-sale controller's hand-made renewal thread for one lock: a scan every `scan`, and an extension when the
-// last third of the lease has begun (last renewal + 2/3 lease <= now, on the wall clock,
-// as System.currentTimeMillis() has it). Like the original it checks only that the key still
-// exists, not whose it is, and extends it with a plain PEXPIRE.
+// The flash-sale controller's hand-made renewal thread for one lock: a scan every `scan`,
+// and an extension when the last third of the lease has begun (last renewal + 2/3 lease
+// <= now, on the wall clock, as System.currentTimeMillis() has it). Like the original it
+// checks only that the key still exists, not whose it is, and extends it with a plain
+// PEXPIRE.
 Task<void> renewal_thread(Env& env, LockParams p, Nanos scan, int64_t renew_count_max,
                           std::shared_ptr<RenewalState> st) {
   constexpr int kScanMax = 1'000'000;  // far beyond any run; the loop must end
