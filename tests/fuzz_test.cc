@@ -38,7 +38,10 @@ TEST_P(FuzzFinds, ViolationWithinBudgetShrunkAndReplayable) {
 INSTANTIATE_TEST_SUITE_P(Races, FuzzFinds,
                          ::testing::Values(Race{"set-px-lua", "pause"}, Race{"set-px-del", "pause"},
                                            Race{"set-px-get-del", "pause"}, Race{"setnx", "crash"},
-                                           Race{"set-px-lua", "failover"}),
+                                           Race{"setnx-expire", "crash"}, Race{"set-px-lua", "failover"},
+                                           Race{"watch-multi", "pause"}, Race{"renewal-thread", "clock-jump"},
+                                           Race{"redisson", "pause"}, Race{"redisson-rw", "pause"},
+                                           Race{"multilock", "pause"}, Race{"redlock", "partition"}),
                          [](const auto& info) {
                            std::string n = std::string(info.param.algorithm) + "_" + info.param.fault_kind;
                            std::replace(n.begin(), n.end(), '-', '_');
