@@ -1,10 +1,13 @@
 // One behavioural suite for every lock algorithm, typed over both worlds: the same test
 // runs against the simulator and against real redis-servers it starts on free loopback
-// ports. Within a test every algorithm runs at once, each on its own key, and each is
-// then judged on what it promises: exclusion, the wait budget, who may unlock,
-// reentrancy, renewal past the lease, fair order, shared reads.
+// ports. Within a test every algorithm runs at once, each on its own key and with its own
+// four client processes (a process has one connection per node, and a WATCH/MULTI unlock
+// must not share it with other locks' commands), and each is then judged on what it
+// promises: exclusion, the wait budget, who may unlock, reentrancy, renewal past the
+// lease, fair order, shared reads.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 #include "lockstep/algorithms.h"
@@ -15,6 +18,14 @@ namespace lockstep::testing {
 namespace {
 
 constexpr int kA = 0, kB = 1, kC = 2, kD = 3;
+constexpr int kClientsPerAlgorithm = 4;
+
+// Client `c` (kA..kD) of `algorithm`, as a process of the world.
+int client_of(int c, const std::string& algorithm) {
+  const auto& names = algorithm_names();
+  const auto i = std::find(names.begin(), names.end(), algorithm) - names.begin();
+  return static_cast<int>(i) * kClientsPerAlgorithm + c;
+}
 
 bool one_of(const std::string& a, std::initializer_list<const char*> names) {
   for (const char* n : names)
@@ -53,27 +64,42 @@ class LockBehaviour : public ::testing::Test {
  protected:
   void SetUp() override {
     std::string why;
-    world_ = W::make(4, 3, why);  // three nodes: RedLock and MultiLock use them all
+    // Three nodes: RedLock and MultiLock use them all.
+    world_ = W::make(kClientsPerAlgorithm * static_cast<int>(algorithm_names().size()), 3, why);
     if (!world_) GTEST_SKIP() << why;
   }
 
+  // A lock and the process that holds the handle.
+  struct Handle {
+    int client;
+    Lock* lock;
+  };
+
   // Client `c`'s handle on `algorithm`, made on first use with `p`.
-  Lock& lock(int c, const std::string& algorithm, const LockParams& p) {
-    auto& slot = locks_[{c, algorithm}];
-    if (!slot) slot = make_lock(algorithm, world_->env(c), p);
-    return *slot;
+  Handle lock(int c, const std::string& algorithm, const LockParams& p) {
+    const int client = client_of(c, algorithm);
+    auto& slot = locks_[client];
+    if (!slot) slot = make_lock(algorithm, world_->env(client), p);
+    return {client, slot.get()};
   }
-  ReadWriteLock& rw(int c) {
-    auto& slot = rw_locks_[c];
-    if (!slot) slot = make_rw_lock("redisson-rw", world_->env(c), params("redisson-rw"));
-    return *slot;
+  // Client `c`'s read-write lock and its two sides.
+  struct RwHandles {
+    Handle read, write;
+  };
+  RwHandles rw(int c) {
+    const int client = client_of(c, "redisson-rw");
+    auto& slot = rw_locks_[client];
+    if (!slot) slot = make_rw_lock("redisson-rw", world_->env(client), params("redisson-rw"));
+    return {{client, &slot->read_lock()}, {client, &slot->write_lock()}};
   }
 
-  auto acquire(int c, Nanos at, Lock& l, Nanos wait) {
-    return world_->template start<AcquireOutcome>(c, at, [&l, wait] { return l.acquire(wait); });
+  auto acquire(Handle h, Nanos at, Nanos wait) {
+    Lock* l = h.lock;
+    return world_->template start<AcquireOutcome>(h.client, at, [l, wait] { return l->acquire(wait); });
   }
-  auto release(int c, Nanos at, Lock& l) {
-    return world_->template start<ReleaseOutcome>(c, at, [&l] { return l.release(); });
+  auto release(Handle h, Nanos at) {
+    Lock* l = h.lock;
+    return world_->template start<ReleaseOutcome>(h.client, at, [l] { return l->release(); });
   }
   bool key_exists(const std::string& algorithm) { return world_->inspect(0, {"EXISTS", key_of(algorithm)}).is_integer(1); }
 
@@ -81,7 +107,7 @@ class LockBehaviour : public ::testing::Test {
   Nanos slack() const { return std::string(W::kName) == "live" ? 500ms : 50ms; }
 
   std::unique_ptr<TestWorld> world_;
-  std::map<std::pair<int, std::string>, std::unique_ptr<Lock>> locks_;
+  std::map<int, std::unique_ptr<Lock>> locks_;
   std::map<int, std::unique_ptr<ReadWriteLock>> rw_locks_;
 };
 
@@ -98,13 +124,13 @@ TYPED_TEST(LockBehaviour, ExcludesASecondClientUntilReleased) {
   };
   std::map<std::string, Run> runs;
   for (const auto& a : algorithm_names()) {
-    Lock& la = this->lock(kA, a, params(a));
-    Lock& lb = this->lock(kB, a, params(a));
+    auto la = this->lock(kA, a, params(a));
+    auto lb = this->lock(kB, a, params(a));
     Run& r = runs[a];
-    r.first = this->acquire(kA, 0ms, la, 1s);
-    r.refused = this->acquire(kB, 200ms, lb, 200ms);
-    r.released = this->release(kA, 600ms, la);
-    r.second = this->acquire(kB, 800ms, lb, 1s);
+    r.first = this->acquire(la, 0ms, 1s);
+    r.refused = this->acquire(lb, 200ms, 200ms);
+    r.released = this->release(la, 600ms);
+    r.second = this->acquire(lb, 800ms, 1s);
   }
   this->world_->run_for(1500ms);
   for (const auto& [a, r] : runs) {
@@ -120,13 +146,13 @@ TYPED_TEST(LockBehaviour, WaitBudgetIsRespected) {
   constexpr Nanos kWait = 300ms;
   std::map<std::string, Slot<std::pair<AcquireOutcome, Nanos>>> waited;
   for (const auto& a : algorithm_names()) {
-    this->acquire(kA, 0ms, this->lock(kA, a, params(a)), 1s);
-    Lock& lb = this->lock(kB, a, params(a));
-    Env& eb = this->world_->env(kB);
+    this->acquire(this->lock(kA, a, params(a)), 0ms, 1s);
+    auto lb = this->lock(kB, a, params(a));
+    Env& eb = this->world_->env(lb.client);
     waited[a] = this->world_->template start<std::pair<AcquireOutcome, Nanos>>(
-        kB, 200ms, [&lb, &eb]() -> Task<std::pair<AcquireOutcome, Nanos>> {
+        lb.client, 200ms, [l = lb.lock, &eb]() -> Task<std::pair<AcquireOutcome, Nanos>> {
           const Nanos t0 = eb.now_mono();
-          AcquireOutcome o = co_await lb.acquire(kWait);
+          AcquireOutcome o = co_await l->acquire(kWait);
           co_return std::make_pair(o, eb.now_mono() - t0);
         });
   }
@@ -145,14 +171,14 @@ TYPED_TEST(LockBehaviour, WaitBudgetIsRespected) {
 TYPED_TEST(LockBehaviour, OnlyTheOwnerUnlocksExceptInTheNaiveRecipes) {
   std::map<std::string, Slot<ReleaseOutcome>> foreign, own;
   for (const auto& a : algorithm_names()) {
-    this->acquire(kA, 0ms, this->lock(kA, a, params(a)), 1s);
-    foreign[a] = this->release(kB, 200ms, this->lock(kB, a, params(a)));
+    this->acquire(this->lock(kA, a, params(a)), 0ms, 1s);
+    foreign[a] = this->release(this->lock(kB, a, params(a)), 200ms);
   }
   this->world_->run_for(400ms);
   std::map<std::string, bool> held_after_foreign;
   for (const auto& a : algorithm_names()) {
     held_after_foreign[a] = this->key_exists(a);
-    own[a] = this->release(kA, 0ms, this->lock(kA, a, params(a)));
+    own[a] = this->release(this->lock(kA, a, params(a)), 0ms);
   }
   this->world_->run_for(300ms);
   for (const auto& a : algorithm_names()) {
@@ -177,15 +203,15 @@ TYPED_TEST(LockBehaviour, ReentrantAcquiresCountAndEachReleaseUncounts) {
   std::map<std::string, Run> runs;
   for (const auto& a : algorithm_names()) {
     if (!is_reentrant(a)) continue;
-    Lock& la = this->lock(kA, a, params(a));
-    Lock& lb = this->lock(kB, a, params(a));
+    auto la = this->lock(kA, a, params(a));
+    auto lb = this->lock(kB, a, params(a));
     Run& r = runs[a];
-    r.first = this->acquire(kA, 0ms, la, 1s);
-    r.again = this->acquire(kA, 100ms, la, 1s);
-    r.r1 = this->release(kA, 250ms, la);
-    r.refused = this->acquire(kB, 350ms, lb, 200ms);
-    r.r2 = this->release(kA, 750ms, la);
-    r.other = this->acquire(kB, 900ms, lb, 1s);
+    r.first = this->acquire(la, 0ms, 1s);
+    r.again = this->acquire(la, 100ms, 1s);
+    r.r1 = this->release(la, 250ms);
+    r.refused = this->acquire(lb, 350ms, 200ms);
+    r.r2 = this->release(la, 750ms);
+    r.other = this->acquire(lb, 900ms, 1s);
   }
   ASSERT_FALSE(runs.empty());
   this->world_->run_for(1400ms);
@@ -205,15 +231,15 @@ TYPED_TEST(LockBehaviour, RenewalKeepsTheLockPastItsLeaseWhileHeld) {
   std::map<std::string, Slot<AcquireOutcome>> held, refused, after;
   for (const auto& a : algorithm_names()) {
     if (!renews(a)) continue;
-    held[a] = this->acquire(kA, 0ms, this->lock(kA, a, params(a, kLease)), 1s);
-    refused[a] = this->acquire(kB, 1500ms, this->lock(kB, a, params(a, kLease)), 200ms);
+    held[a] = this->acquire(this->lock(kA, a, params(a, kLease)), 0ms, 1s);
+    refused[a] = this->acquire(this->lock(kB, a, params(a, kLease)), 1500ms, 200ms);
   }
   this->world_->run_for(1900ms);  // three leases
   std::map<std::string, bool> exists;
   for (const auto& [a, _] : held) {
     exists[a] = this->key_exists(a);
-    this->release(kA, 0ms, this->lock(kA, a, params(a, kLease)));
-    after[a] = this->acquire(kB, 200ms, this->lock(kB, a, params(a, kLease)), 1s);
+    this->release(this->lock(kA, a, params(a, kLease)), 0ms);
+    after[a] = this->acquire(this->lock(kB, a, params(a, kLease)), 200ms, 1s);
   }
   this->world_->run_for(700ms);
   for (const auto& [a, h] : held) {
@@ -230,44 +256,45 @@ TYPED_TEST(LockBehaviour, FairLockServesWaitersInArrivalOrder) {
   auto order = std::make_shared<std::vector<int>>();
   // Each waiter notes when it got the lock, holds it a little and lets go.
   auto take = [&](int c, Nanos at) {
-    Lock& l = this->lock(c, a, params(a));
-    Env& e = this->world_->env(c);
-    return this->world_->template start<AcquireOutcome>(c, at, [&l, &e, order, c]() -> Task<AcquireOutcome> {
-      AcquireOutcome o = co_await l.acquire(5s);
-      if (o != AcquireOutcome::Acquired) co_return o;
-      order->push_back(c);
-      co_await e.sleep(100ms);
-      co_await l.release();
-      co_return o;
-    });
+    auto h = this->lock(c, a, params(a));
+    Env& e = this->world_->env(h.client);
+    return this->world_->template start<AcquireOutcome>(
+        h.client, at, [l = h.lock, &e, order, c]() -> Task<AcquireOutcome> {
+          AcquireOutcome o = co_await l->acquire(5s);
+          if (o != AcquireOutcome::Acquired) co_return o;
+          order->push_back(c);
+          co_await e.sleep(100ms);
+          co_await l->release();
+          co_return o;
+        });
   };
-  Lock& la = this->lock(kA, a, params(a));
-  this->acquire(kA, 0ms, la, 1s);
+  auto la = this->lock(kA, a, params(a));
+  this->acquire(la, 0ms, 1s);
   take(kB, 100ms);
   take(kC, 200ms);
   take(kD, 300ms);
-  this->release(kA, 600ms, la);
+  this->release(la, 600ms);
   this->world_->run_for(2000ms);
   EXPECT_EQ(*order, (std::vector<int>{kB, kC, kD}));
 }
 
 TYPED_TEST(LockBehaviour, ReadersShareWritersExcludeAndTheWriterMayRead) {
-  ReadWriteLock& a = this->rw(kA);
-  ReadWriteLock& b = this->rw(kB);
-  ReadWriteLock& c = this->rw(kC);
-  ReadWriteLock& d = this->rw(kD);
-  auto read_a = this->acquire(kA, 0ms, a.read_lock(), 1s);
-  auto read_b = this->acquire(kB, 100ms, b.read_lock(), 1s);
-  auto write_c_refused = this->acquire(kC, 200ms, c.write_lock(), 200ms);
-  this->release(kA, 500ms, a.read_lock());
-  this->release(kB, 500ms, b.read_lock());
-  auto write_c = this->acquire(kC, 650ms, c.write_lock(), 1s);
-  auto read_d_refused = this->acquire(kD, 850ms, d.read_lock(), 200ms);
-  auto read_c = this->acquire(kC, 850ms, c.read_lock(), 1s);
-  auto write_released = this->release(kC, 1200ms, c.write_lock());
+  auto a = this->rw(kA);
+  auto b = this->rw(kB);
+  auto c = this->rw(kC);
+  auto d = this->rw(kD);
+  auto read_a = this->acquire(a.read, 0ms, 1s);
+  auto read_b = this->acquire(b.read, 100ms, 1s);
+  auto write_c_refused = this->acquire(c.write, 200ms, 200ms);
+  this->release(a.read, 500ms);
+  this->release(b.read, 500ms);
+  auto write_c = this->acquire(c.write, 650ms, 1s);
+  auto read_d_refused = this->acquire(d.read, 850ms, 200ms);
+  auto read_c = this->acquire(c.read, 850ms, 1s);
+  auto write_released = this->release(c.write, 1200ms);
   // C still holds its read: other readers may come in, writers may not.
-  auto read_d = this->acquire(kD, 1350ms, d.read_lock(), 1s);
-  auto write_a_refused = this->acquire(kA, 1350ms, a.write_lock(), 200ms);
+  auto read_d = this->acquire(d.read, 1350ms, 1s);
+  auto write_a_refused = this->acquire(a.write, 1350ms, 200ms);
   this->world_->run_for(1900ms);
   EXPECT_EQ(*read_a, AcquireOutcome::Acquired);
   EXPECT_EQ(*read_b, AcquireOutcome::Acquired) << "readers share the lock";
