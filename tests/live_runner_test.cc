@@ -41,7 +41,7 @@ TEST(LiveRunner, GcPauseRaceReproducesLive) {
   RunOutcome o = run_live(load("set-px-lua-gc-pause.json"));
   EXPECT_EQ(o.report.world, "live");
   ASSERT_FALSE(o.report.stats.contains("error")) << o.report.stats.dump();
-  EXPECT_EQ(found(o), (std::set<std::string>{"lost-update", "mutual-exclusion"})) << o.history_jsonl;
+  EXPECT_EQ(found(o), (std::set<std::string>{"linearizability", "lost-update", "mutual-exclusion"})) << o.history_jsonl;
   EXPECT_TRUE(o.report.as_expected());
   EXPECT_TRUE(lists(o.report.stats["checkable"], "mutual-exclusion"));
   EXPECT_TRUE(lists(o.report.stats["checkable"], "lost-update"));
