@@ -134,6 +134,10 @@ TEST(LiveRunner, RefusesWhatLiveCannotDo) {
   crash.target = "node-1";
   node_fault.faults = {crash};
   EXPECT_NE(live_unsupported(node_fault, external).find("refusing"), std::string::npos);
+  Scenario detector = s;
+  detector.topology.replicas = 1;
+  detector.topology.down_after_ms = 500;
+  EXPECT_NE(live_unsupported(detector, {}).find("sentinels"), std::string::npos);
   Scenario three = s;
   three.topology.nodes = 3;
   EXPECT_NE(live_unsupported(three, external), "");
