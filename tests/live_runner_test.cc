@@ -184,5 +184,21 @@ TEST(LiveRunner, CliSkipsScenariosNotMeantForLive) {
   EXPECT_NE(ss.str().find("skipped 09-set-px-lua-gc-pause"), std::string::npos) << ss.str();
 }
 
+// The catalogue directory takes in its subdirectories: `lockstep live scenarios` runs
+// what scenarios/live/ holds, and `lockstep run scenarios` keeps those verdicts in check.
+TEST(LiveRunner, CliReadsScenarioSubdirectories) {
+  const std::string out_dir = ::testing::TempDir() + "/lockstep-run-recursive";
+  const std::string cmd = std::string(LOCKSTEP_BINARY) + " run --out " + out_dir + " " + LOCKSTEP_SOURCE_DIR +
+                          "/scenarios > " + out_dir + ".txt 2>&1";
+  const int rc = std::system(cmd.c_str());
+  std::ifstream f(out_dir + ".txt");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  EXPECT_EQ(WEXITSTATUS(rc), 0) << ss.str();
+  EXPECT_NE(ss.str().find("[09-set-px-lua-gc-pause]"), std::string::npos) << ss.str();
+  EXPECT_NE(ss.str().find("[set-px-lua-sentinel-failover]"), std::string::npos) << ss.str();
+  EXPECT_EQ(ss.str().find("schema"), std::string::npos) << ss.str();
+}
+
 }  // namespace
 }  // namespace lockstep::runner
