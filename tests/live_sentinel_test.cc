@@ -2,12 +2,21 @@
 // redis-sentinel processes started on free loopback ports: the lag relay holds the
 // replication stream, so a master crash loses a write its client saw succeed; clients
 // follow Sentinel's +switch-master; the catalogue's failover race loses the lock live and
-// its counterpart stays safe; nothing the suite started is left running.
+// its counterpart stays safe; nothing the suite started is left running, not even when
+// a run is interrupted.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cerrno>
+#include <filesystem>
+#include <fstream>
 #include <optional>
+#include <sstream>
+#include <thread>
 
 #include "lockstep/live/lag_relay.h"
 #include "lockstep/live/live_world.h"
@@ -219,6 +228,72 @@ TEST(LiveSentinel, FailoverAfterReplicationIsSafeLive) {
   }
   EXPECT_GT(acquired_by_2, failover->time_ns);
   expect_all_gone(live::started_server_pids());
+}
+
+// The processes whose parent is `parent`, from /proc.
+std::vector<pid_t> children_of(pid_t parent) {
+  std::vector<pid_t> out;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string line;
+    std::getline(stat, line);
+    // "pid (comm) state ppid ...": comm may hold spaces, so read after the last ')'.
+    const auto close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 1));
+    char state = 0;
+    pid_t ppid = 0;
+    rest >> state >> ppid;
+    if (ppid == parent) out.push_back(static_cast<pid_t>(std::stol(name)));
+  }
+  return out;
+}
+
+// Gone, or a zombie waiting for whoever adopted it to reap it.
+bool gone(pid_t pid) {
+  if (::kill(pid, 0) == -1) return true;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  const auto close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z';
+}
+
+TEST(LiveSentinel, InterruptedRunLeavesNoServerOrSentinel) {
+  if (!has_redis()) GTEST_SKIP() << "redis-server not installed: live tests need it";
+  const std::string out_dir = ::testing::TempDir() + "/lockstep-live-interrupted";
+  const std::string scenario = std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/live/set-px-lua-sentinel-failover.json";
+  const pid_t lockstep = fork();
+  ASSERT_GE(lockstep, 0);
+  if (lockstep == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    const int devnull = ::open("/dev/null", O_WRONLY);
+    ::dup2(devnull, STDOUT_FILENO);
+    ::dup2(devnull, STDERR_FILENO);
+    ::execl(LOCKSTEP_BINARY, LOCKSTEP_BINARY, "live", "--out", out_dir.c_str(), scenario.c_str(), nullptr);
+    ::_exit(127);
+  }
+  // A master, a replica and three sentinels, then Ctrl-C in the middle of the run.
+  std::vector<pid_t> started;
+  for (int i = 0; i < 500 && started.size() < 5; ++i) {
+    std::this_thread::sleep_for(Millis(20));
+    started = children_of(lockstep);
+  }
+  EXPECT_EQ(started.size(), 5u);
+  ::kill(lockstep, SIGINT);
+  int status = 0;
+  ASSERT_EQ(::waitpid(lockstep, &status, 0), lockstep);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT) << status;
+  for (pid_t pid : started) {
+    bool ok = false;
+    for (int i = 0; i < 100 && !ok; ++i) {
+      ok = gone(pid);
+      if (!ok) std::this_thread::sleep_for(Millis(20));
+    }
+    EXPECT_TRUE(ok) << "pid " << pid << " outlived the interrupted run";
+  }
 }
 
 TEST(LiveSentinel, AutomaticFailoverLiveNeedsSentinels) {
