@@ -659,10 +659,10 @@ class LiveRun {
     const int n = node_index(name);
     if (f.kind == "pause") {
       at(f.at_ms, [this, name] {
-        if (auto* sv = server(name)) sv->pause();
+        if (auto* sv = server(name)) pause_server(*sv, true);
       });
       at(f.at_ms + f.duration_ms, [this, name] {
-        if (auto* sv = server(name)) sv->resume();
+        if (auto* sv = server(name)) pause_server(*sv, false);
       });
     } else if (f.kind == "crash") {
       at(f.at_ms, [this, name, n] {
@@ -683,6 +683,18 @@ class LiveRun {
       });
     } else if (f.kind == "failover") {
       at(f.at_ms, [this, n] { failover(n); });
+    }
+  }
+
+  // SIGSTOP/SIGCONT, and the replication the server had buffered in a relay stops with it.
+  void pause_server(live::RedisServer& sv, bool paused) {
+    if (paused) {
+      sv.pause();
+    } else {
+      sv.resume();
+    }
+    for (auto& relay : relays_) {
+      if (relay->upstream().port == sv.address().port) relay->hold(paused);
     }
   }
 
@@ -733,7 +745,7 @@ class LiveRun {
   void finish() {
     collect_sentinel_events();
     if (farm_) {
-      for (auto& sv : farm_->servers()) sv->resume();
+      for (auto& sv : farm_->servers()) pause_server(*sv, false);
       // A node restarted late may still be loading its AOF: the stock is read after.
       for (auto& sv : farm_->servers()) {
         if (sv->running()) sv->wait_ready(Millis(3000));

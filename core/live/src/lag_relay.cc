@@ -35,6 +35,7 @@ struct LagRelay::Pair {
   // Passes on every chunk that is due and waits for the next one.
   void flush() {
     timer = 0;
+    if (relay->held_) return;
     const Nanos now = relay->loop_.now();
     while (!held.empty() && held.front().due <= now) {
       bufferevent_write(down, held.front().bytes.data(), held.front().bytes.size());
@@ -44,7 +45,7 @@ struct LagRelay::Pair {
   }
 
   void arm() {
-    if (timer || held.empty()) return;
+    if (timer || held.empty() || relay->held_) return;
     LagRelay* r = relay;
     const uint64_t pair_id = id;
     timer = relay->loop_.after(held.front().due - relay->loop_.now(), [r, pair_id] {
@@ -141,6 +142,14 @@ void LagRelay::on_accept(evconnlistener*, int fd, sockaddr*, int, void* arg) {
   bufferevent_enable(p->up, EV_READ | EV_WRITE);
   const uint64_t id = p->id;
   self->pairs_.emplace(id, std::move(p));
+}
+
+void LagRelay::hold(bool on) {
+  held_ = on;
+  if (on) return;
+  for (auto& [id, pair] : pairs_) {
+    if (!pair->timer && pair->up) pair->flush();
+  }
 }
 
 void LagRelay::close_pair(uint64_t id, bool upstream_closed) {

@@ -12,6 +12,8 @@
 //  - When the master side closes (a crash), whatever is still held is dropped and the
 //    replica side is closed: the write dies with the master's replication buffer, as in
 //    the simulator. When the replica side closes, the master side is closed too.
+//  - While hold(true) is in force (the master is paused), nothing is passed on: a paused
+//    master sends nothing, in the simulator too.
 //  - Everything runs on the EventLoop's thread, and only while that loop runs.
 #pragma once
 
@@ -38,6 +40,9 @@ class LagRelay {
   // Starts listening. Returns "" or why it could not.
   std::string start();
   NodeAddress address() const { return NodeAddress{"127.0.0.1", port_}; }
+  const NodeAddress& upstream() const { return upstream_; }
+  // Stops (true) or resumes (false) passing bytes on; what fell due meanwhile goes at once.
+  void hold(bool on);
   Nanos lag() const { return lag_; }
   // Bytes dropped because the master side closed while they were held.
   int64_t dropped_bytes() const { return dropped_bytes_; }
@@ -56,6 +61,7 @@ class LagRelay {
   uint64_t next_id_ = 1;
   std::map<uint64_t, std::unique_ptr<Pair>> pairs_;
   int64_t dropped_bytes_ = 0;
+  bool held_ = false;
 };
 
 }  // namespace lockstep::live
