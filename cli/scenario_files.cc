@@ -15,7 +15,8 @@ std::vector<std::string> expand(const std::string& path) {
   std::error_code ec;
   if (!fs::is_directory(path, ec)) return {path};
   std::vector<std::string> files;
-  for (const auto& entry : fs::directory_iterator(path, ec)) {
+  // Recursive, so that `scenarios` also takes in scenarios/live/.
+  for (const auto& entry : fs::recursive_directory_iterator(path, ec)) {
     const std::string name = entry.path().filename().string();
     if (!entry.is_regular_file() || entry.path().extension() != ".json") continue;
     if (name.size() > 12 && name.ends_with(".schema.json")) continue;

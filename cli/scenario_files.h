@@ -1,6 +1,6 @@
 // Turns the PATH arguments of run-like commands into scenarios: files are taken as they
-// are, directories contribute their *.json files (not recursively, in name order, schema
-// files skipped). Every problem is reported, one line each, before anything runs.
+// are, directories contribute their *.json files and those of their subdirectories (in
+// path order, schema files skipped). Every problem is reported, one line each, before anything runs.
 #pragma once
 
 #include <string>

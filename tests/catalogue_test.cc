@@ -16,8 +16,10 @@ namespace fs = std::filesystem;
 
 std::vector<std::string> catalogue() {
   std::vector<std::string> files;
-  for (const auto& e : fs::directory_iterator(fs::path(LOCKSTEP_SOURCE_DIR) / "scenarios")) {
-    if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path().string());
+  // scenarios/live/ too: those scenarios must keep their verdicts in the simulator.
+  for (const auto& e : fs::recursive_directory_iterator(fs::path(LOCKSTEP_SOURCE_DIR) / "scenarios")) {
+    if (e.is_regular_file() && e.path().extension() == ".json" && !e.path().string().ends_with(".schema.json"))
+      files.push_back(e.path().string());
   }
   std::sort(files.begin(), files.end());
   return files;

@@ -41,7 +41,7 @@ TEST(LiveRunner, GcPauseRaceReproducesLive) {
   RunOutcome o = run_live(load("set-px-lua-gc-pause.json"));
   EXPECT_EQ(o.report.world, "live");
   ASSERT_FALSE(o.report.stats.contains("error")) << o.report.stats.dump();
-  EXPECT_EQ(found(o), (std::set<std::string>{"lost-update", "mutual-exclusion"})) << o.history_jsonl;
+  EXPECT_EQ(found(o), (std::set<std::string>{"linearizability", "lost-update", "mutual-exclusion"})) << o.history_jsonl;
   EXPECT_TRUE(o.report.as_expected());
   EXPECT_TRUE(lists(o.report.stats["checkable"], "mutual-exclusion"));
   EXPECT_TRUE(lists(o.report.stats["checkable"], "lost-update"));
@@ -134,6 +134,10 @@ TEST(LiveRunner, RefusesWhatLiveCannotDo) {
   crash.target = "node-1";
   node_fault.faults = {crash};
   EXPECT_NE(live_unsupported(node_fault, external).find("refusing"), std::string::npos);
+  Scenario detector = s;
+  detector.topology.replicas = 1;
+  detector.topology.down_after_ms = 500;
+  EXPECT_NE(live_unsupported(detector, {}).find("sentinels"), std::string::npos);
   Scenario three = s;
   three.topology.nodes = 3;
   EXPECT_NE(live_unsupported(three, external), "");
@@ -178,6 +182,22 @@ TEST(LiveRunner, CliSkipsScenariosNotMeantForLive) {
   std::stringstream ss;
   ss << f.rdbuf();
   EXPECT_NE(ss.str().find("skipped 09-set-px-lua-gc-pause"), std::string::npos) << ss.str();
+}
+
+// The catalogue directory takes in its subdirectories: `lockstep live scenarios` runs
+// what scenarios/live/ holds, and `lockstep run scenarios` keeps those verdicts in check.
+TEST(LiveRunner, CliReadsScenarioSubdirectories) {
+  const std::string out_dir = ::testing::TempDir() + "/lockstep-run-recursive";
+  const std::string cmd = std::string(LOCKSTEP_BINARY) + " run --out " + out_dir + " " + LOCKSTEP_SOURCE_DIR +
+                          "/scenarios > " + out_dir + ".txt 2>&1";
+  const int rc = std::system(cmd.c_str());
+  std::ifstream f(out_dir + ".txt");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  EXPECT_EQ(WEXITSTATUS(rc), 0) << ss.str();
+  EXPECT_NE(ss.str().find("[09-set-px-lua-gc-pause]"), std::string::npos) << ss.str();
+  EXPECT_NE(ss.str().find("[set-px-lua-sentinel-failover]"), std::string::npos) << ss.str();
+  EXPECT_EQ(ss.str().find("schema"), std::string::npos) << ss.str();
 }
 
 }  // namespace

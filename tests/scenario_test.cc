@@ -171,7 +171,7 @@ std::vector<Bad> bad_table() {
       {"algorithm_not_string", "$.lock.algorithm", algorithms, "5"},
       {"unknown_top_level_key", "$.duraton_ms", "a known key (did you mean \"duration_ms\"?)",
        "unknown key \"duraton_ms\""},
-      {"unknown_key_no_hint", "$.topology.zone", "one of the keys nodes, replicas, persistence, replication_lag_ms, down_after_ms, min_replicas_to_write", "unknown key \"zone\""},
+      {"unknown_key_no_hint", "$.topology.zone", "one of the keys nodes, replicas, persistence, replication_lag_ms, down_after_ms, min_replicas_to_write, sentinels", "unknown key \"zone\""},
       {"negative_at_ms", "$.faults[1].at_ms", "a non-negative integer", "-5"},
       {"at_ms_beyond_duration", "$.faults[0].at_ms", "a time before duration_ms (1000)", "1000"},
       {"string_for_integer", "$.duration_ms", "a positive integer", "\"5000\""},
@@ -219,6 +219,10 @@ std::vector<Bad> bad_table() {
       {"readers_more_than_clients", "$.workload.readers", "an integer from 0 to 3", "4"},
       {"name_not_string", "$.name", "a string", "5"},
       {"options_not_object", "$.lock.options", "an object", "an array"},
+      {"sentinels_without_replicas", "$.topology.sentinels",
+       "0 while topology.replicas is 0 (Sentinel needs a replica to promote)", "3"},
+      {"sentinels_without_down_after", "$.topology.sentinels",
+       "0 unless topology.down_after_ms is set (it is Sentinel's down-after-milliseconds)", "1"},
   };
 }
 
@@ -300,6 +304,8 @@ TEST(Scenario, RoundTripsThroughJson) {
   built.network.latency = {LatencySpec::Kind::Uniform, 1.0, 0.25, 3.125};
   built.network.loss = 0.1;
   built.topology.replicas = 1;
+  built.topology.down_after_ms = 300;
+  built.topology.sentinels = 3;
   built.clocks = {{"node-1-replica-1", 1000000000, -99999.5}};
   FaultSpec jump, failover;
   jump.kind = "clock-jump", jump.target = "node-1", jump.at_ms = 9999, jump.jump_ms = -1'000'000'000;

@@ -5,13 +5,17 @@
 #include <algorithm>
 #include <cctype>
 #include <deque>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <set>
 
 #include "lockstep/checker/invariants.h"
+#include "lockstep/live/lag_relay.h"
 #include "lockstep/live/live_world.h"
 #include "lockstep/live/redis_server.h"
+#include "lockstep/live/sentinel_follower.h"
+#include "lockstep/runner/lock_checks.h"
 #include "lockstep/runner/recorder.h"
 #include "lockstep/runner/workload.h"
 
@@ -24,6 +28,26 @@ constexpr int64_t kMs = 1'000'000;
 constexpr Nanos kPollTimeout = Millis(200);
 // How long a key change may wait for the reply that says who caused it.
 constexpr int64_t kAttributionWaitNs = 200 * kMs;
+// Bounds on setting up replication and Sentinel before the clients start.
+constexpr Nanos kSetupLimit = Millis(15000);
+// Sentinel's own timer periods, shortened (SENTINEL DEBUG) so that setting up takes well
+// under a second and a failover about down_after_ms plus one or two seconds:
+//  - info-period 200 (default 10 s): replicas are discovered through the master's INFO
+//    and must have answered INFO recently to be promoted.
+//  - publish-period 200 (default 2 s): sentinels find each other, and learn a new
+//    configuration, from each other's hello messages.
+//  - ping-period 250 (default 1 s): after +switch-master a sentinel reconnects to the
+//    new master at most once per ping period while its down-after clock already runs, so
+//    a period as long as a short down_after_ms would make it see the master it just
+//    promoted as down. Sentinel promotes a replica only if its INFO is younger than five
+//    ping periods and refreshes it every second once the master is down: 1.25 s suffices.
+// ask-period stays at 1 s: it spreads the moments at which the sentinels agree that the
+// master is down, so that one of them asks for votes first and wins the election; with
+// all asking at once, each votes for itself and no failover happens for
+// 2 * failover-timeout. Detection itself is untouched: down-after-milliseconds and the
+// quorum are the scenario's.
+const std::vector<std::string> kSentinelTimers = {"SENTINEL",       "DEBUG", "info-period", "200",
+                                                  "publish-period", "200",   "ping-period", "250"};
 
 // The lock key's state on a node in one atomic step: {type, value, pttl}. For a hash
 // (Redisson-style locks) the value is its first field, which names the owner.
@@ -113,6 +137,10 @@ class LockTruth {
     settle(node, now, false);
   }
 
+  // Node `node` now answers from another server (a failover): a key that vanishes there
+  // from now on went with the old master, not by anyone's delete.
+  void moved(int node, int64_t now) { nodes_[node].moved_at_ns = now; }
+
   void settle_all(int64_t now) {
     for (int n = 0; n < static_cast<int>(nodes_.size()); ++n) settle(n, now, true);
   }
@@ -137,6 +165,7 @@ class LockTruth {
     int64_t last_absent_ns = 0;   // when the last poll that saw no key was sent
     int64_t expires_at_ns = -1;
     int64_t holder = -1;  // writer of the last emitted key-set
+    int64_t moved_at_ns = -1;  // when the node last moved to another server
     std::deque<Change> pending;
   };
   struct Done {
@@ -224,9 +253,13 @@ class LockTruth {
     }
     if (may_wait) return false;
     // No delete reply: an expiry if the TTL had run out by then (1 ms for measurement),
-    // otherwise gone by a cause we cannot name (a lost reply, a node restart).
+    // lost with the old master if the node moved since the key was last seen, otherwise
+    // gone by a cause we cannot name (a lost reply, a node restart).
     if (c.expires_at_ns >= 0 && c.expires_at_ns <= c.at_ns + kMs) {
       insert(checker::truth::kKeyExpire, -1, c.value, node, extra, c.at_ns);
+    } else if (nodes_[node].moved_at_ns >= c.window_start_ns) {
+      extra["cause"] = "failover";
+      insert(checker::truth::kKeyDel, -1, c.value, node, extra, c.at_ns);
     } else {
       ++unattributed_dels_;
       extra["cause"] = "unknown";
@@ -286,6 +319,8 @@ class LiveRun {
     start_ = live::mono_clock();
     if (auto err = start_servers(); !err.empty()) return err;
     if (auto err = seed_resource(); !err.empty()) return err;
+    if (auto err = await_replicas(); !err.empty()) return err;
+    if (auto err = start_sentinels(); !err.empty()) return err;
     start_ = live::mono_clock();  // time 0 is when the clients may start, not server boot
     hook_commands();
     start_observer();
@@ -301,6 +336,13 @@ class LiveRun {
   const Scenario& scenario() const { return s_; }
   bool resource_read() const { return resource_read_; }
   const LockTruth& truth() const { return truth_; }
+  const std::string& sentinel_timers() const { return sentinel_timers_; }
+  const nlohmann::json& sentinel_events() const { return sentinel_events_; }
+  int64_t relay_dropped_bytes() const {
+    int64_t n = 0;
+    for (const auto& r : relays_) n += r->dropped_bytes();
+    return n;
+  }
   nlohmann::json servers_json() const {
     nlohmann::json out = nlohmann::json::array();
     if (!farm_) return out;
@@ -329,10 +371,144 @@ class LiveRun {
       world_.add_node(master->address());
       for (int r = 1; r <= s_.topology.replicas; ++r) {
         const std::string name = "node-" + std::to_string(i) + "-replica-" + std::to_string(r);
-        if (!farm_->start(config(name, master->address()))) return farm_->error();
+        NodeAddress upstream = master->address();
+        if (s_.topology.replication_lag_ms > 0) {
+          relays_.push_back(
+              std::make_unique<live::LagRelay>(world_.loop(), upstream, Millis(s_.topology.replication_lag_ms)));
+          if (auto err = relays_.back()->start(); !err.empty()) return err;
+          upstream = relays_.back()->address();
+        }
+        live::RedisServer* replica = farm_->start(config(name, upstream));
+        if (!replica) return farm_->error();
+        replicas_.push_back({i - 1, replica});
       }
     }
     return "";
+  }
+
+  // Runs the loop (relays need it) until check() holds, asking at most every 20 ms.
+  bool wait_for(const std::function<bool()>& check, Nanos limit) {
+    Nanos next{0};
+    return world_.loop().run_until(
+        [&] {
+          if (live::mono_clock() < next) return false;
+          next = live::mono_clock() + Millis(20);
+          return check();
+        },
+        limit);
+  }
+
+  // Replicas start in sync, as in the simulator: linked to their master and holding the
+  // stock the clients are about to sell.
+  std::string await_replicas() {
+    const Reply stock = Reply::bulk(std::to_string(s_.workload.initial_stock));
+    for (const auto& entry : replicas_) {
+      const int node = entry.first;
+      live::RedisServer* replica = entry.second;
+      auto synced = [&] {
+        std::vector<std::string> info{"INFO", "replication"};
+        Reply r = live::sync_command(replica->address(), info, Millis(500));
+        if (r.type != Reply::Type::Bulk || r.str.find("master_link_status:up") == std::string::npos) return false;
+        std::vector<std::string> get{"GET", s_.workload.stock_key};
+        return node != 0 || live::sync_command(replica->address(), get, Millis(500)) == stock;
+      };
+      if (!wait_for(synced, kSetupLimit)) return replica->config().name + " did not sync with its master";
+    }
+    return "";
+  }
+
+  // Sentinels watch every master with a majority quorum. The clients start only once
+  // each sentinel knows every replica and every other sentinel: a master lost before
+  // that could not be failed over.
+  std::string start_sentinels() {
+    const int count = s_.topology.sentinels;
+    if (count == 0 || !farm_) return "";
+    std::vector<live::MonitoredMaster> monitors;
+    std::vector<std::string> names;
+    for (int n = 0; n < static_cast<int>(masters_.size()); ++n) {
+      live::MonitoredMaster m;
+      m.name = "node-" + std::to_string(n + 1);
+      m.address = masters_[n]->address();
+      m.quorum = count / 2 + 1;
+      m.down_after_ms = s_.topology.down_after_ms;
+      // Sentinel rewires a replica that replicates through a lag relay to the master
+      // itself once failover-timeout has passed (+fix-slave-config); past the end of the
+      // run, the lag stays what the scenario says.
+      m.failover_timeout_ms = s_.duration_ms + 10'000;
+      monitors.push_back(m);
+      names.push_back(m.name);
+    }
+    std::vector<NodeAddress> addresses;
+    for (int k = 1; k <= count; ++k) {
+      live::ServerConfig c;
+      c.name = "sentinel-" + std::to_string(k);
+      c.monitors = monitors;
+      live::RedisServer* sentinel = farm_->start(c);
+      if (!sentinel) return farm_->error();
+      Reply r = live::sync_command(sentinel->address(), kSentinelTimers, Millis(1000));
+      sentinel_timers_ = r.is_ok() ? "shortened" : "defaults (" + to_short_text(r) + ")";
+      sentinels_.push_back(sentinel);
+      addresses.push_back(sentinel->address());
+    }
+    auto ready = [&] {
+      for (auto* sentinel : sentinels_) {
+        for (const auto& name : names) {
+          if (healthy(sentinel, {"SENTINEL", "replicas", name}, "slave", true) < s_.topology.replicas) return false;
+          if (healthy(sentinel, {"SENTINEL", "sentinels", name}, "sentinel") < count - 1) return false;
+        }
+      }
+      return true;
+    };
+    if (!wait_for(ready, kSetupLimit)) return "the sentinels did not discover every replica and each other in time";
+    follower_ = std::make_unique<live::SentinelFollower>(world_, names);
+    follower_->on_switch = [this](int node, const NodeAddress& from, const NodeAddress& to) {
+      switched(node, from, to);
+    };
+    if (auto err = follower_->follow(addresses); !err.empty()) return err;
+    if (!wait_for([&] { return follower_->subscribed(); }, kSetupLimit))
+      return "could not subscribe to the sentinels' +switch-master";
+    return "";
+  }
+
+  // How many instances a SENTINEL replicas/sentinels reply lists with exactly these
+  // flags (no s_down, no disconnected) and, for replicas, whose own INFO the sentinel has
+  // read (it says the link to the master is ok): Sentinel promotes no other replica.
+  static int healthy(live::RedisServer* sentinel, std::vector<std::string> argv, const std::string& flags,
+                     bool informed = false) {
+    Reply r = live::sync_command(sentinel->address(), argv, Millis(500));
+    if (r.type != Reply::Type::Array) return 0;
+    int n = 0;
+    for (const auto& instance : r.elements) {
+      bool flags_match = false, link_ok = false;
+      for (size_t i = 0; i + 1 < instance.elements.size(); i += 2) {
+        const std::string& field = instance.elements[i].str;
+        flags_match = flags_match || (field == "flags" && instance.elements[i + 1].str == flags);
+        link_ok = link_ok || (field == "master-link-status" && instance.elements[i + 1].str == "ok");
+      }
+      if (flags_match && (link_ok || !informed)) ++n;
+    }
+    return n;
+  }
+
+  // Sentinel announced a new master for node `n`; the follower has re-pointed the clients.
+  void switched(int n, const NodeAddress& from, const NodeAddress& to) {
+    live::RedisServer* promoted = server_at(to);
+    live::RedisServer* old = server_at(from);
+    rec_.truth("failover", -1, "",
+               {{"from", old ? old->config().name : from.text()},
+                {"to", promoted ? promoted->config().name : to.text()},
+                {"by", "sentinel"}},
+               n);
+    truth_.moved(n, rec_.now());
+    if (promoted) masters_[n] = promoted;
+  }
+
+  live::RedisServer* server_at(const NodeAddress& a) {
+    if (!farm_) return nullptr;
+    for (auto& sv : farm_->servers()) {
+      if (!sv->config().sentinel() && sv->address().port == a.port) return sv.get();
+    }
+    return nullptr;
   }
 
   live::ServerConfig config(const std::string& name, std::optional<NodeAddress> replica_of) const {
@@ -436,12 +612,9 @@ class LiveRun {
     return std::atoi(name.c_str() + 5) - 1;
   }
 
-  // The server behind a node name: a master as currently promoted, or a replica.
-  live::RedisServer* server(const std::string& name) {
-    const int n = node_index(name);
-    if (n >= 0) return masters_[n];
-    return farm_ ? farm_->find(name) : nullptr;
-  }
+  // The server started under this name, whatever its role now: as in the simulator, a
+  // fault on node-1 after a failover still hits the old master.
+  live::RedisServer* server(const std::string& name) { return farm_ ? farm_->find(name) : nullptr; }
 
   void mark(const char* f, const FaultSpec& fault) {
     const int c = client_of(fault.target);
@@ -486,10 +659,10 @@ class LiveRun {
     const int n = node_index(name);
     if (f.kind == "pause") {
       at(f.at_ms, [this, name] {
-        if (auto* sv = server(name)) sv->pause();
+        if (auto* sv = server(name)) pause_server(*sv, true);
       });
       at(f.at_ms + f.duration_ms, [this, name] {
-        if (auto* sv = server(name)) sv->resume();
+        if (auto* sv = server(name)) pause_server(*sv, false);
       });
     } else if (f.kind == "crash") {
       at(f.at_ms, [this, name, n] {
@@ -513,9 +686,30 @@ class LiveRun {
     }
   }
 
-  // Promotes the node's first replica and points every client at it.
+  // SIGSTOP/SIGCONT, and the replication the server had buffered in a relay stops with it.
+  void pause_server(live::RedisServer& sv, bool paused) {
+    if (paused) {
+      sv.pause();
+    } else {
+      sv.resume();
+    }
+    for (auto& relay : relays_) {
+      if (relay->upstream().port == sv.address().port) relay->hold(paused);
+    }
+  }
+
+  // Promotes the node's first replica and points every client at it. With sentinels, they
+  // are asked to (SENTINEL FAILOVER) and the follower re-points the clients once they
+  // announce the new master.
   void failover(int n) {
     if (n < 0 || !farm_) return;
+    if (!sentinels_.empty()) {
+      std::vector<std::string> ask{"SENTINEL", "FAILOVER", "node-" + std::to_string(n + 1)};
+      Reply r = live::sync_command(sentinels_.front()->address(), ask, Millis(500));
+      rec_.truth("failover-requested", -1, "", {{"sentinel", sentinels_.front()->config().name}, {"reply", to_short_text(r)}},
+                 n);
+      return;
+    }
     live::RedisServer* replica = farm_->find("node-" + std::to_string(n + 1) + "-replica-1");
     if (!replica) return;
     std::vector<std::string> promote{"REPLICAOF", "NO", "ONE"};
@@ -523,11 +717,35 @@ class LiveRun {
     rec_.truth("failover", -1, "", {{"promoted", replica->config().name}, {"reply", to_short_text(r)}}, n);
     masters_[n] = replica;
     world_.set_node_address(n, replica->address());
+    truth_.moved(n, rec_.now());
+  }
+
+  // Sentinel's own account (+sdown, +odown, +elected-leader, -failover-abort-..., +switch-
+  // master), so a report can say why a failover did or did not happen.
+  void collect_sentinel_events() {
+    constexpr size_t kLinesMax = 60;
+    for (auto* sentinel : sentinels_) {
+      std::ifstream log(sentinel->log_file());
+      std::deque<std::string> events;
+      std::string line;
+      while (std::getline(log, line)) {
+        // "<pid>:X <day> <month> <year> <hh:mm:ss.mmm> # +sdown master node-1 127.0.0.1 6379"
+        const auto mark = line.find(" # ");
+        if (mark == std::string::npos || mark + 3 >= line.size()) continue;
+        const char sign = line[mark + 3];
+        if (sign != '+' && sign != '-') continue;
+        const auto clock = line.rfind(' ', mark - 1);
+        events.push_back(line.substr(clock + 1, mark - clock - 1) + " " + line.substr(mark + 3));
+        if (events.size() > kLinesMax) events.pop_front();
+      }
+      sentinel_events_[sentinel->config().name] = nlohmann::json(std::vector<std::string>(events.begin(), events.end()));
+    }
   }
 
   void finish() {
+    collect_sentinel_events();
     if (farm_) {
-      for (auto& sv : farm_->servers()) sv->resume();
+      for (auto& sv : farm_->servers()) pause_server(*sv, false);
       // A node restarted late may still be loading its AOF: the stock is read after.
       for (auto& sv : farm_->servers()) {
         if (sv->running()) sv->wait_ready(Millis(3000));
@@ -566,10 +784,17 @@ class LiveRun {
   LiveOptions o_;
   std::unique_ptr<live::ServerFarm> farm_;  // declared before world_: servers outlive clients
   live::LiveWorld world_;
+  // After world_: they run on its loop and must go first.
+  std::vector<std::unique_ptr<live::LagRelay>> relays_;
+  std::unique_ptr<live::SentinelFollower> follower_;
   Nanos start_{0};
   Recorder rec_;
   LockTruth truth_;
   std::vector<live::RedisServer*> masters_;
+  std::vector<std::pair<int, live::RedisServer*>> replicas_;  // (node index, server)
+  std::vector<live::RedisServer*> sentinels_;
+  std::string sentinel_timers_;
+  nlohmann::json sentinel_events_ = nlohmann::json::object();
   std::vector<int> clients_;
   int observer_ = -1;
   int started_ = 0;
@@ -579,7 +804,9 @@ class LiveRun {
 };
 
 nlohmann::json checkable(const LiveRun& run) {
-  nlohmann::json out = {"mutual-exclusion"};
+  // The clients' own records of their operations and critical sections are as complete
+  // live as in the simulator.
+  nlohmann::json out = {"mutual-exclusion", "linearizability"};
   if (run.resource_read()) out.push_back("lost-update");
   // A key removal nobody's reply explains may have been a foreign unlock we cannot see.
   if (run.truth().unattributed_dels() == 0) out.push_back("foreign-unlock");
@@ -603,12 +830,17 @@ reports::RunReport make_report(const Scenario& original, const LiveOptions& o, c
   io.resource_key = as_run.workload.stock_key;
   io.deadlock_bound_ns = original.deadlock_bound_ms * kMs;
   r.violations = checker::check_invariants(h, io);
+  // The lock key is renamed under --redis; the operations carry the name as run.
+  Scenario checked = original;
+  checked.lock.key = as_run.lock.key;
+  bool lin_unknown = false;
+  if (auto v = check_lock_linearizability(checked, h, lin_unknown)) r.violations.push_back(std::move(*v));
   int64_t sales = 0, acquired = 0;
   for (const auto& e : h.events) {
     if (e.type == checker::EventType::Ok && e.f == "write") ++sales;
-    if (e.type == checker::EventType::Ok && e.f == "acquire") ++acquired;
+    if (e.type == checker::EventType::Ok && checker::is_acquire(e.f)) ++acquired;
   }
-  r.verdict = r.violations.empty() ? "safe" : "violation";
+  r.verdict = lin_unknown ? "unknown" : r.violations.empty() ? "safe" : "violation";
   r.history_sha256 = reports::sha256_hex(jsonl);
   const std::string path = o.replay_path.empty() ? original.file : o.replay_path;
   r.replay = "lockstep live " + (o.redis ? "--redis " + *o.redis + " " : std::string()) + path;
@@ -623,6 +855,9 @@ std::string live_unsupported(const Scenario& s, const LiveOptions& o) {
   if (std::find(s.worlds.begin(), s.worlds.end(), "live") == s.worlds.end())
     return "its worlds do not include \"live\"";
   if (s.workload.kind != "stock") return "the live world runs only the stock workload";
+  if (s.topology.down_after_ms > 0 && s.topology.replicas > 0 && s.topology.sentinels == 0)
+    return "automatic failover (topology.down_after_ms) needs redis-sentinel live: set topology.sentinels (the "
+           "simulator's failure detector stands in for them)";
   for (const auto& f : s.faults) {
     if (f.kind == "delay" || f.kind == "jitter" || f.kind == "partition")
       return "live mode cannot inject network faults (" + f.kind + ") on loopback; run it in the simulator";
@@ -655,7 +890,7 @@ RunOutcome run_live(const Scenario& scenario, const LiveOptions& options) {
   RunOutcome out;
   std::string error = live_unsupported(scenario, options);
   nlohmann::json checkable_json = nlohmann::json::array();
-  nlohmann::json truth_json, servers_json;
+  nlohmann::json truth_json, servers_json, replication_json;
   Scenario as_run = scenario;
   const Nanos wall_start = live::mono_clock();
   if (error.empty()) {
@@ -668,6 +903,16 @@ RunOutcome run_live(const Scenario& scenario, const LiveOptions& options) {
                   {"unattributed_sets", run.truth().unattributed_sets()},
                   {"unattributed_dels", run.truth().unattributed_dels()}};
     servers_json = run.servers_json();
+    if (scenario.topology.replicas > 0) {
+      replication_json = {{"lag_ms", scenario.topology.replication_lag_ms},
+                          {"lag_by", scenario.topology.replication_lag_ms > 0 ? "relay between replica and master"
+                                                                              : "none (loopback)"},
+                          {"dropped_bytes", run.relay_dropped_bytes()}};
+      if (scenario.topology.sentinels > 0) {
+        replication_json["sentinel_timers"] = run.sentinel_timers();
+        replication_json["sentinel_events"] = run.sentinel_events();
+      }
+    }
   }
   out.history_jsonl = checker::to_jsonl(out.history);
   out.report = make_report(scenario, options, out.history, out.history_jsonl, as_run);
@@ -677,6 +922,7 @@ RunOutcome run_live(const Scenario& scenario, const LiveOptions& options) {
                 " ms; writers known from unique tokens or SET replies, deleters from delete replies";
   if (!truth_json.is_null()) st["truth_counts"] = truth_json;
   if (!servers_json.is_null()) st["servers"] = servers_json;
+  if (!replication_json.is_null()) st["replication"] = replication_json;
   st["network"] = "loopback: the scenario's network latency and loss do not apply live";
   st["wall_ms"] = (live::mono_clock() - wall_start).count() / kMs;
   if (options.redis) st["redis"] = *options.redis;

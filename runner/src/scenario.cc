@@ -356,6 +356,14 @@ TopologySpec read_topology(const Obj& top) {
   t.replication_lag_ms = o.integer("replication_lag_ms", 0, kMaxMs, t.replication_lag_ms);
   t.down_after_ms = o.integer("down_after_ms", 0, kMaxMs, t.down_after_ms);
   t.min_replicas_to_write = static_cast<int>(o.integer("min_replicas_to_write", 0, 4, t.min_replicas_to_write));
+  t.sentinels = static_cast<int>(o.integer("sentinels", 0, 5, t.sentinels));
+  // A Sentinel with nothing to promote, or without a down-after, could only watch.
+  if (t.sentinels > 0 && t.replicas == 0)
+    fail(o.at("sentinels"), "0 while topology.replicas is 0 (Sentinel needs a replica to promote)",
+         describe(*o.find("sentinels")));
+  if (t.sentinels > 0 && t.down_after_ms == 0)
+    fail(o.at("sentinels"), "0 unless topology.down_after_ms is set (it is Sentinel's down-after-milliseconds)",
+         describe(*o.find("sentinels")));
   return t;
 }
 
@@ -634,7 +642,7 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& scenario_ke
        {"name", "description", "seed", "duration_ms", "worlds", "topology", "network", "clocks", "lock", "workload",
         "faults", "expect", "checks"}},
       {"$.topology", {"nodes", "replicas", "persistence", "replication_lag_ms", "down_after_ms",
-                      "min_replicas_to_write"}},
+                      "min_replicas_to_write", "sentinels"}},
       {"$.network", {"latency", "loss"}},
       {"$.network.latency", union_keys("dist", latency_shapes())},
       {"$.clocks[]", {"process", "offset_ms", "drift_ppm"}},

@@ -74,7 +74,7 @@ nlohmann::ordered_json to_json(const Scenario& s) {
   j["worlds"] = s.worlds;
   j["topology"] = {{"nodes", s.topology.nodes}, {"replicas", s.topology.replicas}, {"persistence", s.topology.persistence},
                     {"replication_lag_ms", s.topology.replication_lag_ms}, {"down_after_ms", s.topology.down_after_ms},
-                    {"min_replicas_to_write", s.topology.min_replicas_to_write}};
+                    {"min_replicas_to_write", s.topology.min_replicas_to_write}, {"sentinels", s.topology.sentinels}};
   j["network"] = {{"latency", latency_json(s.network.latency)}, {"loss", s.network.loss}};
   j["clocks"] = ojson::array();
   for (const auto& c : s.clocks)

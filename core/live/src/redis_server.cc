@@ -133,6 +133,11 @@ std::string find_redis_server() {
   return which("redis-server");
 }
 
+std::string find_redis_sentinel() {
+  if (const char* env = std::getenv("LOCKSTEP_REDIS_SENTINEL"); env && *env) return access(env, X_OK) == 0 ? env : "";
+  return which("redis-sentinel");
+}
+
 std::string find_libfaketime() {
   for (const char* p : {"/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1", "/usr/lib/faketime/libfaketime.so.1",
                         "/usr/local/lib/faketime/libfaketime.so.1", "/usr/lib64/faketime/libfaketime.so.1"}) {
@@ -222,6 +227,13 @@ RedisServer::RedisServer(std::string binary, std::string dir, ServerConfig confi
 RedisServer::~RedisServer() { kill(); }
 
 std::vector<std::string> RedisServer::args() const {
+  if (config_.sentinel()) {
+    // Sentinel reads (and rewrites) a file; the same binary under another name is
+    // Sentinel only when told so.
+    std::vector<std::string> a = {binary_, sentinel_file()};
+    if (fs::path(binary_).filename() != "redis-sentinel") a.push_back("--sentinel");
+    return a;
+  }
   std::vector<std::string> a = {binary_,  "--port",      std::to_string(port_), "--bind", "127.0.0.1",
                                 "--daemonize", "no",     "--save",              "",       "--dir",
                                 dir_,      "--logfile",  "",
@@ -239,10 +251,27 @@ std::vector<std::string> RedisServer::args() const {
   return a;
 }
 
+// Written afresh on every start: the port may have changed since the last attempt.
+std::string RedisServer::write_sentinel_config() const {
+  std::ofstream f(sentinel_file());
+  f << "port " << port_ << "\nbind 127.0.0.1\ndaemonize no\ndir " << dir_ << "\nlogfile \"\"\n";
+  for (const auto& m : config_.monitors) {
+    f << "sentinel monitor " << m.name << " " << m.address.host << " " << m.address.port << " " << m.quorum << "\n"
+      << "sentinel down-after-milliseconds " << m.name << " " << m.down_after_ms << "\n"
+      << "sentinel failover-timeout " << m.name << " " << m.failover_timeout_ms << "\n"
+      << "sentinel parallel-syncs " << m.name << " 1\n";
+  }
+  f.close();
+  return f ? "" : "cannot write " + sentinel_file();
+}
+
 std::string RedisServer::spawn() {
   std::error_code ec;
   fs::create_directories(dir_, ec);
   if (ec) return "cannot create " + dir_ + ": " + ec.message();
+  if (config_.sentinel()) {
+    if (auto err = write_sentinel_config(); !err.empty()) return err;
+  }
   if (config_.faketime) {
     std::ofstream(clock_file()) << faketime_offset(clock_offset_);
   }
@@ -266,7 +295,7 @@ std::string RedisServer::spawn() {
   std::vector<char*> envp;
   for (auto& s : env_strings) envp.push_back(s.data());
   envp.push_back(nullptr);
-  const std::string log = dir_ + "/redis.log";
+  const std::string log = log_file();
   const int log_fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (log_fd < 0) return "cannot open " + log;
 
@@ -324,7 +353,7 @@ std::string RedisServer::start() {
     if (auto err = spawn(); !err.empty()) return err;
     if (wait_ready(Millis(5000))) return "";
     kill();
-    last = tail_of(dir_ + "/redis.log");
+    last = tail_of(log_file());
     // Only a lost race for the port is worth another try.
     if (last.find("Address already in use") == std::string::npos) break;
   }
@@ -349,7 +378,7 @@ std::string RedisServer::restart(bool wait) {
     if (wait_ready(Millis(5000))) return "";
     kill();
   }
-  return config_.name + " did not restart on port " + std::to_string(port_) + ": " + tail_of(dir_ + "/redis.log");
+  return config_.name + " did not restart on port " + std::to_string(port_) + ": " + tail_of(log_file());
 }
 
 void RedisServer::pause() {
@@ -379,6 +408,8 @@ ServerFarm::ServerFarm() {
     error_ = "redis-server not found (install redis-server or set LOCKSTEP_REDIS_SERVER)";
     return;
   }
+  sentinel_binary_ = find_redis_sentinel();
+  if (sentinel_binary_.empty()) sentinel_binary_ = binary_;
   const char* tmp = std::getenv("TMPDIR");
   std::string templ = std::string(tmp && *tmp ? tmp : "/tmp") + "/lockstep-live-XXXXXX";
   if (!mkdtemp(templ.data())) {
@@ -402,7 +433,8 @@ RedisServer* ServerFarm::start(const ServerConfig& config) {
     error_ = "server clock faults need libfaketime: " + faketime_unusable_reason();
     return nullptr;
   }
-  auto s = std::make_unique<RedisServer>(binary_, dir_ + "/" + config.name, config);
+  auto s = std::make_unique<RedisServer>(config.sentinel() ? sentinel_binary_ : binary_, dir_ + "/" + config.name,
+                                         config);
   if (auto err = s->start(); !err.empty()) {
     error_ = err;
     return nullptr;

@@ -59,6 +59,11 @@ struct TopologySpec {
   // A master refuses writes (NOREPLICAS) unless this many replicas are connected and
   // reachable: Redis's min-replicas-to-write. 0 = off.
   int min_replicas_to_write = 0;
+  // Sentinel processes watching every master (live: real redis-sentinels with
+  // down-after-milliseconds = down_after_ms and a majority quorum; needs replicas and
+  // down_after_ms). The simulator's failure detector already stands for them: it fails
+  // over after down_after_ms whatever this says.
+  int sentinels = 0;
   bool operator==(const TopologySpec&) const = default;
 };
 

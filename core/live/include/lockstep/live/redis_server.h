@@ -29,26 +29,43 @@ namespace lockstep::live {
 // The redis-server binary: $LOCKSTEP_REDIS_SERVER, else the first redis-server on PATH.
 // Empty if there is none.
 std::string find_redis_server();
+// The redis-sentinel binary: $LOCKSTEP_REDIS_SENTINEL, else the first redis-sentinel on
+// PATH. Empty if there is none (redis-server --sentinel is used then).
+std::string find_redis_sentinel();
 // libfaketime's preload library, or empty if it is not installed.
 std::string find_libfaketime();
 // "" if redis-server runs under libfaketime here, else why not. Probed once (bounded to
 // 3 s) and remembered: some builds (jemalloc) hang in libfaketime's clock_gettime.
 const std::string& faketime_unusable_reason();
 
-// Every pid this process ever started as a server, for tests that check nothing was
-// left behind.
+// Every pid this process ever started as a server or sentinel, for tests that check
+// nothing was left behind.
 std::vector<pid_t> started_server_pids();
 
+// A master a sentinel watches, under the name clients ask Sentinel about.
+struct MonitoredMaster {
+  std::string name;  // "node-1"
+  NodeAddress address;
+  int quorum = 1;
+  int64_t down_after_ms = 30000;
+  int64_t failover_timeout_ms = 180000;
+};
+
 struct ServerConfig {
-  std::string name;                  // "node-1", "node-1-replica-1"
+  std::string name;                  // "node-1", "node-1-replica-1", "sentinel-1"
   std::string persistence = "none";  // none | aof-everysec | aof-always
   std::optional<NodeAddress> replica_of;
   bool faketime = false;  // start under libfaketime so the wall clock can be jumped
   Nanos initial_clock_offset{0};
+  // Non-empty: the process is a redis-sentinel watching these masters (persistence,
+  // replica_of and the clock settings do not apply).
+  std::vector<MonitoredMaster> monitors;
+  bool sentinel() const { return !monitors.empty(); }
 };
 
 class RedisServer {
  public:
+  // `binary` is redis-server, or for a sentinel redis-sentinel or redis-server.
   RedisServer(std::string binary, std::string dir, ServerConfig config);
   ~RedisServer();
   RedisServer(const RedisServer&) = delete;
@@ -75,11 +92,15 @@ class RedisServer {
   Nanos clock_offset() const { return clock_offset_; }
   // Waits until PING answers or `limit` passes.
   bool wait_ready(Nanos limit);
+  // Where the process writes its log (stdout and stderr).
+  std::string log_file() const { return dir_ + "/redis.log"; }
 
  private:
   std::string spawn();
   std::vector<std::string> args() const;
+  std::string write_sentinel_config() const;
   std::string clock_file() const { return dir_ + "/faketime"; }
+  std::string sentinel_file() const { return dir_ + "/sentinel.conf"; }
 
   std::string binary_;
   std::string dir_;
@@ -90,7 +111,7 @@ class RedisServer {
   Nanos clock_offset_{0};
 };
 
-// All servers of one run, in one temporary directory removed at the end.
+// All servers and sentinels of one run, in one temporary directory removed at the end.
 class ServerFarm {
  public:
   ServerFarm();
@@ -102,7 +123,8 @@ class ServerFarm {
   const std::string& error() const { return error_; }
   const std::string& dir() const { return dir_; }
 
-  // Adds and starts a server; nullptr (and error()) on failure.
+  // Adds and starts a server (a sentinel if config.monitors is set); nullptr (and
+  // error()) on failure.
   RedisServer* start(const ServerConfig& config);
   RedisServer* find(const std::string& name);
   std::vector<std::unique_ptr<RedisServer>>& servers() { return servers_; }
@@ -112,6 +134,7 @@ class ServerFarm {
  private:
   std::string error_;
   std::string binary_;
+  std::string sentinel_binary_;
   std::string dir_;
   std::vector<std::unique_ptr<RedisServer>> servers_;
 };

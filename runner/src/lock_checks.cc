@@ -1,0 +1,66 @@
+#include "lockstep/runner/lock_checks.h"
+
+#include <map>
+
+#include "lockstep/checker/linearizability.h"
+
+namespace lockstep::runner {
+namespace {
+
+// The lock operations of a history, as the linearizability checker should see them.
+// A process that crashed while holding the lock never releases it, yet its lease runs
+// out: that is an `info` release from the crash on (it may take effect at any later
+// point), which is exactly what a lease promises and no more.
+checker::History lock_operations(const checker::History& h, const std::string& lock_key) {
+  checker::History out;
+  std::map<int64_t, std::string> holding;  // process -> the release its hold awaits
+  for (const auto& e : h.events) {
+    if (e.type == checker::EventType::Truth) {
+      auto it = holding.find(e.process);
+      if (e.f == checker::truth::kCrash && e.process >= 0 && it != holding.end()) {
+        checker::Event release = e;
+        release.type = checker::EventType::Invoke;
+        release.f = it->second;
+        release.key = lock_key;
+        release.value = nullptr;
+        out.events.push_back(std::move(release));
+        holding.erase(it);
+      }
+      continue;
+    }
+    if (e.key != lock_key || (!checker::is_acquire(e.f) && !checker::is_release(e.f))) continue;
+    if (e.type == checker::EventType::Ok && checker::is_acquire(e.f)) holding[e.process] = "release" + e.f.substr(7);
+    if (e.type == checker::EventType::Invoke && checker::is_release(e.f)) holding.erase(e.process);
+    out.events.push_back(e);
+  }
+  return out;
+}
+
+std::string lock_model(const std::string& algorithm) {
+  if (algorithm.rfind("redisson-rw", 0) == 0) return "rw-lock";
+  if (algorithm.rfind("redisson", 0) == 0) return "reentrant-mutex";
+  return "mutex";
+}
+
+}  // namespace
+
+std::optional<checker::Violation> check_lock_linearizability(const Scenario& s, const checker::History& h,
+                                                             bool& unknown) {
+  auto model = checker::make_model(lock_model(s.lock.algorithm));
+  checker::Limits limits;
+  limits.time_limit_s = 5.0;
+  limits.memory_limit_bytes = size_t{512} << 20;
+  const checker::History ops = lock_operations(h, s.lock.key);
+  checker::LinResult r = checker::check_linearizable(ops, *model, limits);
+  unknown = r.verdict == checker::Verdict::Unknown;
+  if (r.verdict != checker::Verdict::Invalid) return std::nullopt;
+  checker::Violation v{"linearizability", std::string("the lock's operations are not linearizable as a ") + model->name() + ": " +
+                                              r.explanation_sentence + ".", {}, 0};
+  if (r.failed_event_index < ops.events.size()) {
+    v.at_ns = ops.events[r.failed_event_index].time_ns;
+    v.processes.push_back(ops.events[r.failed_event_index].process);
+  }
+  return v;
+}
+
+}  // namespace lockstep::runner
