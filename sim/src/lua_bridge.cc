@@ -25,6 +25,7 @@ LuaEngine& engine(lua_State* L) {
 // command as "0.10000000000000001", exactly as Redis 7.0 passes it.
 bool lua_args(lua_State* L, Args& out) {
   const int argc = lua_gettop(L);
+  out.reserve(static_cast<size_t>(argc));
   for (int j = 1; j <= argc; ++j) {
     if (lua_type(L, j) == LUA_TNUMBER) {
       char buf[64];
@@ -265,6 +266,10 @@ void open_redis_table(lua_State* L, LuaEngine* e) {
 // script line that raised it, skipping C frames and this file's helpers. Then globals are
 // made readonly: Redis 7.0 patches Lua with readonly tables; stock Lua gets the same
 // observable behaviour from proxy tables whose __newindex refuses every assignment.
+// The globals proxy reads through to the real table with a table __index, which the VM
+// follows without calling any function; only a miss reaches the real table's own
+// __index, which raises Redis's error. (A function on the proxy cost a Lua call for
+// every KEYS, ARGV and redis a script touched.)
 const char* kInitChunk = R"lua(
 local dbg, real = debug, _G
 local setmetatable, rawget, error, tostring, type = setmetatable, rawget, error, tostring, type
@@ -287,18 +292,14 @@ local function deny() error("Attempt to modify a readonly table", 2) end
 for _, name in ipairs({"string", "math", "table", "redis", "coroutine"}) do
   real[name] = setmetatable({}, {__index = real[name], __newindex = deny, __metatable = false})
 end
-local proxy = setmetatable({}, {
+local proxy = setmetatable({}, {__index = real, __newindex = deny, __metatable = false})
+real._G = proxy
+setmetatable(real, {
   __index = function(_, n)
-    local v = rawget(real, n)
-    if v == nil then
-      error("Script attempted to access nonexistent global variable '" .. tostring(n) .. "'", 2)
-    end
-    return v
+    error("Script attempted to access nonexistent global variable '" .. tostring(n) .. "'", 2)
   end,
-  __newindex = deny,
   __metatable = false,
 })
-real._G = proxy
 return handler, proxy, real
 )lua";
 
