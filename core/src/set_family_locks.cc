@@ -73,7 +73,7 @@ class SetFamilyLock : public Lock {
   }
 
   Task<ReleaseOutcome> plain_del() {
-    Argv del{"DEL", p_.key};
+    Argv del = make_argv("DEL", p_.key);
     co_return outcome_of_del(co_await call(std::move(del)));
   }
 
@@ -89,7 +89,7 @@ class SetnxLock : public SetFamilyLock {
 
  protected:
   Task<AcquireOutcome> try_once() override {
-    Argv setnx{"SETNX", p_.key, token_};
+    Argv setnx = make_argv("SETNX", p_.key, token_);
     co_return outcome_of_set(co_await call(std::move(setnx)));
   }
 };
@@ -103,7 +103,7 @@ class SetnxExpireLock : public SetnxLock {
     AcquireOutcome o = co_await SetnxLock::try_once();
     if (o != AcquireOutcome::Acquired) co_return o;
     // The gap the recipe is famous for: the key exists without a TTL until this lands.
-    Argv expire{"PEXPIRE", p_.key, ms_string(p_.lease)};
+    Argv expire = make_argv("PEXPIRE", p_.key, ms_string(p_.lease));
     Reply r = co_await call(std::move(expire));
     co_return r.is_unknown() ? AcquireOutcome::Unknown : AcquireOutcome::Acquired;
   }
@@ -116,7 +116,7 @@ class SetPxDelLock : public SetFamilyLock {
 
  protected:
   Task<AcquireOutcome> try_once() override {
-    Argv set{"SET", p_.key, token_, "NX", "PX", ms_string(p_.lease)};
+    Argv set = make_argv("SET", p_.key, token_, "NX", "PX", ms_string(p_.lease));
     co_return outcome_of_set(co_await call(std::move(set)));
   }
 };
@@ -125,12 +125,12 @@ class SetPxGetDelLock : public SetPxDelLock {
  public:
   using SetPxDelLock::SetPxDelLock;
   Task<ReleaseOutcome> release() override {
-    Argv get{"GET", p_.key};
+    Argv get = make_argv("GET", p_.key);
     Reply current = co_await call(std::move(get));
     if (current.is_unknown()) co_return ReleaseOutcome::Unknown;
     if (current.type != Reply::Type::Bulk || current.str != token_) co_return ReleaseOutcome::NotOwner;
     // Not atomic with the GET: the key may have expired and been taken by now.
-    Argv del{"DEL", p_.key};
+    Argv del = make_argv("DEL", p_.key);
     co_return outcome_of_del(co_await call(std::move(del)));
   }
 };
@@ -139,7 +139,7 @@ class SetPxLuaLock : public SetPxDelLock {
  public:
   using SetPxDelLock::SetPxDelLock;
   Task<ReleaseOutcome> release() override {
-    Argv eval{"EVAL", script("unlock_if_owner"), "1", p_.key, token_};
+    Argv eval = make_argv("EVAL", script("unlock_if_owner"), "1", p_.key, token_);
     co_return outcome_of_del(co_await call(std::move(eval)));
   }
 };
