@@ -3,6 +3,8 @@
 #include "lua_convert.h"
 
 #include <cmath>
+#include <optional>
+#include <vector>
 
 #include "lua.h"
 #include "redis_impl.h"
@@ -53,7 +55,8 @@ Reply error_from_text(const std::string& text) {
   return Reply::error(s.substr(1));
 }
 
-Reply table_to_reply(lua_State* L) {
+// A table that stands for one value rather than an array: {err=...}, {ok=...}, {double=...}.
+std::optional<Reply> table_as_value(lua_State* L) {
   std::string s;
   if (table_string_field(L, "err", s)) return error_from_text(s);
   if (table_string_field(L, "ok", s)) return Reply::status(map_crlf(s));
@@ -65,17 +68,20 @@ Reply table_to_reply(lua_State* L) {
     return Reply::bulk(format_double(d));
   }
   lua_pop(L, 1);
-  std::vector<Reply> items;
-  for (int j = 1;; ++j) {
-    lua_rawgeti(L, -1, j);
-    if (lua_type(L, -1) == LUA_TNIL) {
-      lua_pop(L, 1);
-      break;
+  return std::nullopt;
+}
+
+Reply scalar_to_reply(lua_State* L) {
+  switch (lua_type(L, -1)) {
+    case LUA_TSTRING: {
+      size_t len = 0;
+      const char* s = lua_tolstring(L, -1, &len);
+      return Reply::bulk(std::string(s, len));
     }
-    items.push_back(lua_to_reply(L));
-    lua_pop(L, 1);
+    case LUA_TBOOLEAN: return lua_toboolean(L, -1) ? Reply::integer_of(1) : Reply::nil();
+    case LUA_TNUMBER: return Reply::integer_of(truncate_number(lua_tonumber(L, -1)));
+    default: return Reply::nil();
   }
-  return Reply::array(std::move(items));
 }
 
 }  // namespace
@@ -128,19 +134,46 @@ void push_reply(lua_State* L, const Reply& r) {
   }
 }
 
+// Nested arrays are walked with a stack of open levels rather than by recursion: a reply
+// may nest as deep as Lua's stack allows (about 8000 levels), which in a sanitizer build
+// is more native stack than a thread has. Each open array keeps its table on the Lua
+// stack, as the recursive walk of luaReplyToRedisReply does, so the stack limit is met at
+// the same depth.
 Reply lua_to_reply(lua_State* L) {
-  // Deeply nested tables end where Lua's stack does, as in luaReplyToRedisReply.
-  if (!lua_checkstack(L, 4)) return Reply::error("ERR reached lua stack limit");
-  switch (lua_type(L, -1)) {
-    case LUA_TSTRING: {
-      size_t len = 0;
-      const char* s = lua_tolstring(L, -1, &len);
-      return Reply::bulk(std::string(s, len));
+  std::vector<std::vector<Reply>> open;  // items of the arrays being filled, outermost first
+  std::vector<int> next;                 // the index each of them reads next
+  for (;;) {
+    // The value on top of the Lua stack: the argument, or an element just pushed.
+    Reply done;
+    bool opened = false;
+    if (!lua_checkstack(L, 4)) {
+      done = Reply::error("ERR reached lua stack limit");
+    } else if (lua_type(L, -1) != LUA_TTABLE) {
+      done = scalar_to_reply(L);
+    } else if (auto v = table_as_value(L)) {
+      done = std::move(*v);
+    } else {
+      open.emplace_back();
+      next.push_back(1);
+      opened = true;
     }
-    case LUA_TBOOLEAN: return lua_toboolean(L, -1) ? Reply::integer_of(1) : Reply::nil();
-    case LUA_TNUMBER: return Reply::integer_of(truncate_number(lua_tonumber(L, -1)));
-    case LUA_TTABLE: return table_to_reply(L);
-    default: return Reply::nil();
+    if (!opened) {
+      if (open.empty()) return done;
+      lua_pop(L, 1);
+      open.back().push_back(std::move(done));
+    }
+    // Push the innermost open array's next element; close the arrays that have no more.
+    for (;;) {
+      lua_rawgeti(L, -1, next.back()++);
+      if (lua_type(L, -1) != LUA_TNIL) break;
+      lua_pop(L, 1);
+      Reply array = Reply::array(std::move(open.back()));
+      open.pop_back();
+      next.pop_back();
+      if (open.empty()) return array;
+      lua_pop(L, 1);
+      open.back().push_back(std::move(array));
+    }
   }
 }
 
