@@ -159,6 +159,33 @@ TEST(CheckerFormat, JsonLinesRoundTrip) {
   EXPECT_EQ(to_jsonl(again), to_jsonl(h));
 }
 
+// to_jsonl writes events directly; its bytes must stay those of to_json(e).dump().
+TEST(CheckerFormat, JsonLinesAreExactlyTheEventObjects) {
+  History h;
+  auto add = [&](EventType t, std::string f, std::string key, json value, int64_t node, json extra) {
+    Event e;
+    e.type = t;
+    e.process = static_cast<int64_t>(h.events.size()) - 2;
+    e.thread = 3;
+    e.f = std::move(f);
+    e.key = std::move(key);
+    e.value = std::move(value);
+    e.time_ns = -12345678901234;
+    e.node = node;
+    e.extra = std::move(extra);
+    h.events.push_back(std::move(e));
+  };
+  add(EventType::Invoke, "acquire", "lock", nullptr, -1, nullptr);
+  add(EventType::Ok, "write", "stock", json{{"value", 9}, {"token", 4}}, -1, nullptr);
+  add(EventType::Truth, "key-del", "lock", "a\"b\\c\n\x01\x7f é", 2, json{{"owner", 7}, {"zeta", {1.5, "x"}}});
+  add(EventType::Info, "quo\"te", "tab\tkey", 0.1, 0, json::object());
+  add(EventType::Truth, "fault-start", "", json{{"kind", "pause"}}, 1, json{{"node", 5}, {"type", "override"}});
+  add(EventType::Fail, "read", "k", json::array(), -1, json{{"node", 9}});
+  std::string want;
+  for (const auto& e : h.events) want += to_json(e).dump() + "\n";
+  EXPECT_EQ(to_jsonl(h), want);
+}
+
 TEST(CheckerFormat, FixtureVerdicts) {
   struct Case {
     const char* file;

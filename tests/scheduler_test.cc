@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <string>
+#include <vector>
 
 namespace lockstep::sim {
 namespace {
@@ -57,6 +59,65 @@ TEST(Scheduler, EventBoundStopsARunawayLoop) {
   s.at(0, again);
   EXPECT_FALSE(s.run_until(1'000'000'000, 1000));
   EXPECT_LE(s.executed(), 1000u);
+}
+
+TEST(Scheduler, CancelledEventsNeitherRunNorCount) {
+  Scheduler s;
+  std::string order;
+  s.at(10, [&] { order += "a"; });
+  auto b = s.at(10, [&] { order += "b"; });
+  s.at(20, [&] { order += "c"; });
+  s.cancel(b);
+  s.cancel(b);  // twice is harmless
+  EXPECT_EQ(s.pending(), 2u);
+  s.run_until(100);
+  EXPECT_EQ(order, "ac");
+  EXPECT_EQ(s.executed(), 2u);
+}
+
+TEST(Scheduler, CancellingAfterTheEventRanTouchesNothingElse) {
+  Scheduler s;
+  std::string order;
+  auto a = s.at(10, [&] { order += "a"; });
+  s.run_until(10);
+  s.at(20, [&] { order += "b"; });  // may reuse a's slot
+  s.cancel(a);
+  s.run_until(30);
+  EXPECT_EQ(order, "ab");
+}
+
+// Cancelling from anywhere in the heap keeps (time, sequence) order for the rest.
+TEST(Scheduler, OrderSurvivesCancellations) {
+  Scheduler s;
+  std::vector<int> ran;
+  std::vector<Scheduler::EventId> ids;
+  for (int i = 0; i < 200; ++i) {
+    const int64_t t = (i * 37) % 23;
+    ids.push_back(s.at(t, [&ran, i] { ran.push_back(i); }));
+  }
+  for (int i = 0; i < 200; i += 3) s.cancel(ids[i]);
+  s.run_until(100);
+  std::vector<int> expected;
+  for (int64_t t = 0; t < 23; ++t) {
+    for (int i = 0; i < 200; ++i) {
+      if (i % 3 != 0 && (i * 37) % 23 == t) expected.push_back(i);
+    }
+  }
+  EXPECT_EQ(ran, expected);
+}
+
+TEST(Scheduler, LargeCapturesWork) {
+  Scheduler s;
+  std::string big(1000, 'x');
+  std::array<int64_t, 16> many{};
+  many[15] = 7;
+  std::string seen;
+  int64_t last = 0;
+  s.at(1, [&seen, big] { seen = big; });
+  s.at(2, [&last, many] { last = many[15]; });
+  s.run_until(10);
+  EXPECT_EQ(seen.size(), 1000u);
+  EXPECT_EQ(last, 7);
 }
 
 }  // namespace

@@ -8,9 +8,9 @@
 namespace {
 
 std::string shell(const std::string& input, const std::string& flags = "") {
-  // One file per test: ctest runs tests in parallel processes that share TempDir().
-  const std::string path =
-      ::testing::TempDir() + "sim_shell_" + ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".txt";
+  // One file per test: ctest -j runs these tests as concurrent processes.
+  const std::string path = ::testing::TempDir() + "sim_shell_input_" +
+                           ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".txt";
   std::ofstream(path) << input;
   std::string cmd = std::string(LOCKSTEP_BINARY) + " sim-shell " + flags + " < " + path;
   std::string out;

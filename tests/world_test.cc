@@ -55,6 +55,19 @@ TEST(World, CommandsRoundTripWithLatency) {
   EXPECT_EQ(h.world.redis(0).peek_string("k"), "v");
 }
 
+// An answered call takes its timeout off the schedule: a busy client does not leave one
+// stale event per call behind for the length of its timeout.
+TEST(World, AnsweredCallsLeaveNoTimeoutBehind) {
+  SimHarness h(1, 1, 1);
+  auto r = slot<Reply>();
+  // Active expiry is the node's one recurring event; nothing of the call may remain.
+  const size_t idle = h.world.scheduler().pending();
+  h.start<Reply>(0, 0, r, [](Env& e) { return command(e, {"SET", "k", "v"}); });
+  h.run_until_ms(10);
+  ASSERT_TRUE(r->has_value());
+  EXPECT_EQ(h.world.scheduler().pending(), idle);
+}
+
 TEST(World, PartitionTurnsACallIntoATimeout) {
   SimHarness h(1);
   h.world.network().block(h.client[0], h.world.node_process(0), +1);

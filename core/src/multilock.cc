@@ -51,7 +51,7 @@ class MultiLock : public Lock {
   // which may have set it) undo every node up to and including that one.
   Task<bool> take_all() {
     for (int i = 0; i < env_.node_count(); ++i) {
-      Argv set{"SET", p_.key, token_, "NX", "PX", ms_string(p_.lease)};
+      Argv set = make_argv("SET", p_.key, token_, "NX", "PX", ms_string(p_.lease));
       Reply r = co_await env_.node(i).call(std::move(set), p_.command_timeout);
       if (r.is_ok()) continue;
       for (int j = 0; j <= i; ++j) co_await unlock(j);
@@ -61,7 +61,7 @@ class MultiLock : public Lock {
   }
 
   Task<Reply> unlock(int i) {
-    Argv eval{"EVAL", script("unlock_if_owner"), "1", p_.key, token_};
+    Argv eval = make_argv("EVAL", script("unlock_if_owner"), "1", p_.key, token_);
     co_return co_await env_.node(i).call(std::move(eval), p_.command_timeout);
   }
 

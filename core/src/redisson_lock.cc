@@ -46,7 +46,7 @@ Task<void> watchdog(Env& env, std::string key, std::string field, Nanos lease, N
   for (int i = 0; i < kMaxRenewals; ++i) {
     co_await env.sleep(lease / 3);
     if (st->stopped) co_return;
-    Argv renew{"EVAL", script("reentrant_renew"), "1", key, ms_string(lease), field};
+    Argv renew = make_argv("EVAL", script("reentrant_renew"), "1", key, ms_string(lease), field);
     Reply r = co_await env.node(0).call(std::move(renew), timeout);
     if (st->stopped) co_return;
     if (!r.is_integer(1)) {
@@ -148,32 +148,33 @@ class RedissonLock : public Lock {
   Argv unlock_argv() {
     switch (kind_) {
       case Kind::Fair:
-        return {"EVAL", script("fair_unlock"), "4", p_.key, queue_, timeouts_, channel_, "0", ms_string(lease()),
-                owner_, wall_ms()};
-      case Kind::Read: return {"EVAL", script("rw_read_unlock"), "2", p_.key, channel_, "0", field_};
+        return make_argv("EVAL", script("fair_unlock"), "4", p_.key, queue_, timeouts_, channel_, "0",
+                         ms_string(lease()), owner_, wall_ms());
+      case Kind::Read: return make_argv("EVAL", script("rw_read_unlock"), "2", p_.key, channel_, "0", field_);
       case Kind::Write:
-        return {"EVAL", script("rw_write_unlock"), "2", p_.key, channel_, "0", ms_string(lease()), field_};
-      default: return {"EVAL", script("reentrant_unlock"), "2", p_.key, channel_, "0", ms_string(lease()), owner_};
+        return make_argv("EVAL", script("rw_write_unlock"), "2", p_.key, channel_, "0", ms_string(lease()), field_);
+      default:
+        return make_argv("EVAL", script("reentrant_unlock"), "2", p_.key, channel_, "0", ms_string(lease()), owner_);
     }
   }
 
   Argv lock_argv() {
     switch (kind_) {
       case Kind::Fair:
-        return {"EVAL", script("fair_lock"), "3", p_.key, queue_, timeouts_, ms_string(lease()), owner_,
-                std::to_string(fair_wait_ms_), wall_ms()};
+        return make_argv("EVAL", script("fair_lock"), "3", p_.key, queue_, timeouts_, ms_string(lease()), owner_,
+                         std::to_string(fair_wait_ms_), wall_ms());
       case Kind::Read:
-        return {"EVAL", script("rw_read_lock"), "1", p_.key, ms_string(lease()), field_, owner_ + ":write"};
-      case Kind::Write: return {"EVAL", script("rw_write_lock"), "1", p_.key, ms_string(lease()), field_};
-      default: return {"EVAL", script("reentrant_lock"), "1", p_.key, ms_string(lease()), owner_};
+        return make_argv("EVAL", script("rw_read_lock"), "1", p_.key, ms_string(lease()), field_, owner_ + ":write");
+      case Kind::Write: return make_argv("EVAL", script("rw_write_lock"), "1", p_.key, ms_string(lease()), field_);
+      default: return make_argv("EVAL", script("reentrant_lock"), "1", p_.key, ms_string(lease()), owner_);
     }
   }
 
   // A fair-lock waiter that gives up leaves the line, or those behind it wait its turn.
   Task<AcquireOutcome> give_up() {
     if (!fair_) co_return AcquireOutcome::NotAcquired;
-    Argv failed{"EVAL", script("fair_acquire_failed"), "3", p_.key, queue_, timeouts_, owner_,
-                std::to_string(fair_wait_ms_)};
+    Argv failed = make_argv("EVAL", script("fair_acquire_failed"), "3", p_.key, queue_, timeouts_, owner_,
+                            std::to_string(fair_wait_ms_));
     co_await env_.node(0).call(std::move(failed), p_.command_timeout);
     co_return AcquireOutcome::NotAcquired;
   }
@@ -195,7 +196,7 @@ class RedissonLock : public Lock {
       co_return AcquireOutcome::NotAcquired;
     }
     if (fenced_) {
-      Argv incr{"INCR", p_.key + ":fence"};
+      Argv incr = make_argv("INCR", p_.key + ":fence");
       Reply r = co_await env_.node(0).call(std::move(incr), p_.command_timeout);
       fence_ = r.type == Reply::Type::Integer ? r.integer : -1;
     }
@@ -204,7 +205,8 @@ class RedissonLock : public Lock {
   }
 
   Task<bool> replicas_confirm() {
-    Argv wait{"WAIT", std::to_string(wait_replicas_), std::to_string(std::max<int64_t>(to_ms(wait_timeout_), 1))};
+    Argv wait = make_argv("WAIT", std::to_string(wait_replicas_),
+                          std::to_string(std::max<int64_t>(to_ms(wait_timeout_), 1)));
     Reply r = co_await env_.node(0).call(std::move(wait), p_.command_timeout);
     co_return r.type == Reply::Type::Integer && r.integer >= wait_replicas_;
   }

@@ -83,7 +83,7 @@ class RedLock : public Lock {
 
   Task<bool> try_once() {
     const Nanos start = env_.now_mono();
-    Argv set{"SET", p_.key, token_, "NX", "PX", ms_string(p_.lease)};
+    Argv set = make_argv("SET", p_.key, token_, "NX", "PX", ms_string(p_.lease));
     std::vector<Reply> replies = co_await on_all_nodes(set, node_timeout_);
     int yes = static_cast<int>(std::count_if(replies.begin(), replies.end(), [](const Reply& r) { return r.is_ok(); }));
     const Nanos elapsed = env_.now_mono() - start;
@@ -95,7 +95,7 @@ class RedLock : public Lock {
   }
 
   Task<std::vector<Reply>> unlock_all() {
-    Argv del{"EVAL", script("unlock_if_owner"), "1", p_.key, token_};
+    Argv del = make_argv("EVAL", script("unlock_if_owner"), "1", p_.key, token_);
     co_return co_await on_all_nodes(del, node_timeout_);
   }
 

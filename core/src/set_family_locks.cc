@@ -82,7 +82,7 @@ class SetFamilyLock : public Lock {
   }
 
   Task<ReleaseOutcome> plain_del() {
-    Argv del{"DEL", p_.key};
+    Argv del = make_argv("DEL", p_.key);
     co_return outcome_of_del(co_await call(std::move(del)));
   }
 
@@ -98,7 +98,7 @@ class SetnxLock : public SetFamilyLock {
 
  protected:
   Task<AcquireOutcome> try_once() override {
-    Argv setnx{"SETNX", p_.key, token_};
+    Argv setnx = make_argv("SETNX", p_.key, token_);
     co_return outcome_of_set(co_await call(std::move(setnx)));
   }
 };
@@ -112,7 +112,7 @@ class SetnxExpireLock : public SetnxLock {
     AcquireOutcome o = co_await SetnxLock::try_once();
     if (o != AcquireOutcome::Acquired) co_return o;
     // The gap the recipe is famous for: the key exists without a TTL until this lands.
-    Argv expire{"PEXPIRE", p_.key, ms_string(p_.lease)};
+    Argv expire = make_argv("PEXPIRE", p_.key, ms_string(p_.lease));
     Reply r = co_await call(std::move(expire));
     co_return r.is_unknown() ? AcquireOutcome::Unknown : AcquireOutcome::Acquired;
   }
@@ -125,7 +125,7 @@ class SetPxDelLock : public SetFamilyLock {
 
  protected:
   Task<AcquireOutcome> try_once() override {
-    Argv set{"SET", p_.key, token_, "NX", "PX", ms_string(p_.lease)};
+    Argv set = make_argv("SET", p_.key, token_, "NX", "PX", ms_string(p_.lease));
     co_return outcome_of_set(co_await call(std::move(set)));
   }
 };
@@ -134,12 +134,12 @@ class SetPxGetDelLock : public SetPxDelLock {
  public:
   using SetPxDelLock::SetPxDelLock;
   Task<ReleaseOutcome> release() override {
-    Argv get{"GET", p_.key};
+    Argv get = make_argv("GET", p_.key);
     Reply current = co_await call(std::move(get));
     if (current.is_unknown()) co_return ReleaseOutcome::Unknown;
     if (current.type != Reply::Type::Bulk || current.str != token_) co_return ReleaseOutcome::NotOwner;
     // Not atomic with the GET: the key may have expired and been taken by now.
-    Argv del{"DEL", p_.key};
+    Argv del = make_argv("DEL", p_.key);
     co_return outcome_of_del(co_await call(std::move(del)));
   }
 };
@@ -148,7 +148,7 @@ class SetPxLuaLock : public SetPxDelLock {
  public:
   using SetPxDelLock::SetPxDelLock;
   Task<ReleaseOutcome> release() override {
-    Argv eval{"EVAL", script("unlock_if_owner"), "1", p_.key, token_};
+    Argv eval = make_argv("EVAL", script("unlock_if_owner"), "1", p_.key, token_);
     co_return outcome_of_del(co_await call(std::move(eval)));
   }
 };
@@ -160,19 +160,19 @@ class WatchMultiLock : public SetPxDelLock {
   using SetPxDelLock::SetPxDelLock;
   Task<ReleaseOutcome> release() override {
     for (int attempt = 0; attempt <= p_.retry.count_max; ++attempt) {
-      Argv watch{"WATCH", p_.key};
+      Argv watch = make_argv("WATCH", p_.key);
       if ((co_await call(std::move(watch))).is_unknown()) co_return ReleaseOutcome::Unknown;
-      Argv get{"GET", p_.key};
+      Argv get = make_argv("GET", p_.key);
       Reply current = co_await call(std::move(get));
       if (current.is_unknown()) co_return ReleaseOutcome::Unknown;
       if (current.type != Reply::Type::Bulk || current.str != token_) {
-        Argv unwatch{"UNWATCH"};
+        Argv unwatch = make_argv("UNWATCH");
         co_await call(std::move(unwatch));
         co_return ReleaseOutcome::NotOwner;
       }
-      Argv multi{"MULTI"};
-      Argv del{"DEL", p_.key};
-      Argv exec{"EXEC"};
+      Argv multi = make_argv("MULTI");
+      Argv del = make_argv("DEL", p_.key);
+      Argv exec = make_argv("EXEC");
       Reply done = Reply::timeout();
       Reply opened = co_await call(std::move(multi));
       if (opened.is_ok()) {
@@ -183,7 +183,7 @@ class WatchMultiLock : public SetPxDelLock {
       if (done.is_nil()) continue;  // the WATCH saw the key change: look again
       // The transaction may still be open on this connection; close it so the next
       // command is not queued. Whether the DEL ran is unknown.
-      Argv discard{"DISCARD"};
+      Argv discard = make_argv("DISCARD");
       co_await call(std::move(discard));
       co_return ReleaseOutcome::Unknown;
     }
@@ -208,13 +208,13 @@ Task<void> renewal_thread(Env& env, LockParams p, Nanos scan, int64_t renew_coun
   for (int i = 0; i < kScanMax && !st->stopped; ++i) {
     co_await env.sleep(scan);
     if (st->stopped) co_return;
-    Argv get{"GET", p.key};
+    Argv get = make_argv("GET", p.key);
     Reply r = co_await env.node(0).call(std::move(get), p.command_timeout);
     if (st->stopped || r.is_nil() || renewals >= renew_count_max) break;
     const Nanos now = env.now_wall();
     if (last_renewal + p.lease * 2 / 3 > now) continue;
     last_renewal = now;
-    Argv pexpire{"PEXPIRE", p.key, ms_string(p.lease)};
+    Argv pexpire = make_argv("PEXPIRE", p.key, ms_string(p.lease));
     co_await env.node(0).call(std::move(pexpire), p.command_timeout);
     ++renewals;
   }

@@ -25,6 +25,7 @@ LuaEngine& engine(lua_State* L) {
 // command as "0.10000000000000001", exactly as Redis 7.0 passes it.
 bool lua_args(lua_State* L, Args& out) {
   const int argc = lua_gettop(L);
+  out.reserve(static_cast<size_t>(argc));
   for (int j = 1; j <= argc; ++j) {
     if (lua_type(L, j) == LUA_TNUMBER) {
       char buf[64];
@@ -265,6 +266,10 @@ void open_redis_table(lua_State* L, LuaEngine* e) {
 // script line that raised it, skipping C frames and this file's helpers. Then globals are
 // made readonly: Redis 7.0 patches Lua with readonly tables; stock Lua gets the same
 // observable behaviour from proxy tables whose __newindex refuses every assignment.
+// The globals proxy reads through to the real table with a table __index, which the VM
+// follows without calling any function; only a miss reaches the real table's own
+// __index, which raises Redis's error. (A function on the proxy cost a Lua call for
+// every KEYS, ARGV and redis a script touched.)
 const char* kInitChunk = R"lua(
 local dbg, real = debug, _G
 local setmetatable, rawget, error, tostring, type = setmetatable, rawget, error, tostring, type
@@ -287,18 +292,14 @@ local function deny() error("Attempt to modify a readonly table", 2) end
 for _, name in ipairs({"string", "math", "table", "redis", "coroutine"}) do
   real[name] = setmetatable({}, {__index = real[name], __newindex = deny, __metatable = false})
 end
-local proxy = setmetatable({}, {
+local proxy = setmetatable({}, {__index = real, __newindex = deny, __metatable = false})
+real._G = proxy
+setmetatable(real, {
   __index = function(_, n)
-    local v = rawget(real, n)
-    if v == nil then
-      error("Script attempted to access nonexistent global variable '" .. tostring(n) .. "'", 2)
-    end
-    return v
+    error("Script attempted to access nonexistent global variable '" .. tostring(n) .. "'", 2)
   end,
-  __newindex = deny,
   __metatable = false,
 })
-real._G = proxy
 return handler, proxy, real
 )lua";
 
@@ -340,7 +341,7 @@ void LuaEngine::open() {
   open_redis_table(L_, this);
   luaL_loadbuffer(L_, kInitChunk, std::char_traits<char>::length(kInitChunk), "=lockstep");
   lua_call(L_, 0, 3);
-  lua_setfield(L_, LUA_REGISTRYINDEX, "lockstep_real_globals");
+  globals_ref_ = luaL_ref(L_, LUA_REGISTRYINDEX);
   lua_replace(L_, LUA_GLOBALSINDEX);
   lua_setfield(L_, LUA_REGISTRYINDEX, "__redis__err__handler");
 }
@@ -348,7 +349,8 @@ void LuaEngine::open() {
 void LuaEngine::close() {
   if (L_) lua_close(L_);
   L_ = nullptr;
-  loaded_.clear();
+  by_body_.clear();
+  scripts_.clear();
 }
 
 void LuaEngine::flush_scripts() {
@@ -356,26 +358,35 @@ void LuaEngine::flush_scripts() {
   open();
 }
 
-// Scripts are compiled as chunks named "@user_script" (errors read "user_script:1:")
-// and kept in the registry as f_<sha>, as Redis 7.0 does.
-bool LuaEngine::load(const std::string& body, std::string& sha, Reply& err) {
-  sha = sha1_hex(body);
-  if (loaded_.count(sha)) return true;
-  if (luaL_loadbuffer(L_, body.data(), body.size(), "@user_script") != 0) {
-    err = Reply::error(std::string("ERR Error compiling script (new function): ") +
-                       lua_tostring(L_, -1));
-    lua_settop(L_, 0);
-    return false;
+// Scripts are compiled as chunks named "@user_script" (errors read "user_script:1:"),
+// as Redis 7.0 does, and kept in the registry.
+const LuaEngine::Script* LuaEngine::load(const std::string& body, Reply& err) {
+  if (auto it = by_body_.find(body); it != by_body_.end()) return it->second;
+  std::string sha = sha1_hex(body);
+  const Script* script = find(sha);
+  if (!script) {
+    if (luaL_loadbuffer(L_, body.data(), body.size(), "@user_script") != 0) {
+      err = Reply::error(std::string("ERR Error compiling script (new function): ") +
+                         lua_tostring(L_, -1));
+      lua_settop(L_, 0);
+      return nullptr;
+    }
+    const int ref = luaL_ref(L_, LUA_REGISTRYINDEX);
+    script = &scripts_.emplace(sha, Script{sha, ref}).first->second;
   }
-  lua_setfield(L_, LUA_REGISTRYINDEX, ("f_" + sha).c_str());
-  loaded_.insert(sha);
-  return true;
+  if (by_body_.size() >= kBodyCacheMax) by_body_.clear();
+  by_body_.emplace(body, script);
+  return script;
+}
+
+const LuaEngine::Script* LuaEngine::find(const std::string& sha) const {
+  auto it = scripts_.find(sha);
+  return it == scripts_.end() ? nullptr : &it->second;
 }
 
 namespace {
 
-void set_global_array(lua_State* L, const char* name, const Args& items) {
-  lua_getfield(L, LUA_REGISTRYINDEX, "lockstep_real_globals");
+void set_array(lua_State* L, const char* name, std::span<const std::string> items) {
   lua_pushstring(L, name);
   lua_createtable(L, static_cast<int>(items.size()), 0);
   for (size_t i = 0; i < items.size(); ++i) {
@@ -383,18 +394,19 @@ void set_global_array(lua_State* L, const char* name, const Args& items) {
     lua_rawseti(L, -2, static_cast<int>(i + 1));
   }
   lua_rawset(L, -3);
-  lua_pop(L, 1);
 }
 
 }  // namespace
 
-Reply LuaEngine::run(const std::string& sha, ClientState& caller, const Args& keys,
-                     const Args& argv) {
+Reply LuaEngine::run(const Script& script, ClientState& caller, std::span<const std::string> keys,
+                     std::span<const std::string> argv) {
   lua_settop(L_, 0);
-  set_global_array(L_, "KEYS", keys);
-  set_global_array(L_, "ARGV", argv);
+  lua_rawgeti(L_, LUA_REGISTRYINDEX, globals_ref_);
+  set_array(L_, "KEYS", keys);
+  set_array(L_, "ARGV", argv);
+  lua_pop(L_, 1);
   lua_getfield(L_, LUA_REGISTRYINDEX, "__redis__err__handler");
-  lua_getfield(L_, LUA_REGISTRYINDEX, ("f_" + sha).c_str());
+  lua_rawgeti(L_, LUA_REGISTRYINDEX, script.ref);
   ClientState* saved = caller_;
   caller_ = &caller;
   script_wrote_ = false;
@@ -404,7 +416,7 @@ Reply LuaEngine::run(const std::string& sha, ClientState& caller, const Args& ke
   const int status = lua_pcall(L_, 0, 1, 1);
   node_.in_script = saved_in_script;
   caller_ = saved;
-  Reply r = status == 0 ? lua_to_reply(L_) : script_error_reply(L_, sha);
+  Reply r = status == 0 ? lua_to_reply(L_) : script_error_reply(L_, script.sha);
   lua_settop(L_, 0);
   return r;
 }

@@ -4,8 +4,10 @@
 #pragma once
 
 #include <cstdint>
-#include <set>
+#include <map>
+#include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "redis_impl.h"
@@ -21,12 +23,21 @@ class LuaEngine {
   LuaEngine(const LuaEngine&) = delete;
   LuaEngine& operator=(const LuaEngine&) = delete;
 
-  // Compiles a script body once and caches it under its SHA-1 (lowercase hex). On a
-  // compile error returns false and sets `err` to the reply Redis sends.
-  bool load(const std::string& body, std::string& sha, Reply& err);
-  bool has(const std::string& sha) const { return loaded_.count(sha) > 0; }
+  // A compiled script: its SHA-1 (lowercase hex) and its function's registry slot.
+  struct Script {
+    std::string sha;
+    int ref = 0;
+  };
+
+  // Compiles a script body once and caches it under its SHA-1. On a compile error
+  // returns nullptr and sets `err` to the reply Redis sends.
+  const Script* load(const std::string& body, Reply& err);
+  // The loaded script with this (lowercase) SHA-1, or nullptr.
+  const Script* find(const std::string& sha) const;
+  bool has(const std::string& sha) const { return find(sha) != nullptr; }
   // Runs a loaded script for `caller` with the given KEYS and ARGV.
-  Reply run(const std::string& sha, ClientState& caller, const Args& keys, const Args& argv);
+  Reply run(const Script& script, ClientState& caller, std::span<const std::string> keys,
+            std::span<const std::string> argv);
   // SCRIPT FLUSH: a fresh interpreter, every cached script forgotten.
   void flush_scripts();
   // A server restart: no scripts, and math.random back at its initial state.
@@ -46,7 +57,13 @@ class LuaEngine {
 
   NodeCore& node_;
   lua_State* L_ = nullptr;
-  std::set<std::string> loaded_;
+  int globals_ref_ = 0;  // the real globals table, behind the readonly proxy
+  std::map<std::string, Script> scripts_;  // by SHA-1
+  // EVAL sends the whole body every time; hashing it each time was most of the cost of
+  // a lock's EVAL. Looked up only, never iterated, so its order reaches nothing; cleared
+  // when it reaches kBodyCacheMax (a workload of ever-new bodies stays bounded).
+  std::unordered_map<std::string, const Script*> by_body_;
+  static constexpr size_t kBodyCacheMax = 256;
   ClientState* caller_ = nullptr;
   bool script_wrote_ = false;
   int64_t instructions_ = 0;  // executed by the running script

@@ -3,6 +3,8 @@
 #include "lua_convert.h"
 
 #include <cmath>
+#include <optional>
+#include <vector>
 
 #include "lua.h"
 #include "redis_impl.h"
@@ -53,24 +55,33 @@ Reply error_from_text(const std::string& text) {
   return Reply::error(s.substr(1));
 }
 
-// A table that is a special reply ({err=...}, {ok=...}, {double=...}) converts on its own;
-// any other table is an array of its elements 1..n up to the first nil.
-bool special_table_reply(lua_State* L, Reply& out) {
+// A table that stands for one value rather than an array: {err=...}, {ok=...}, {double=...}.
+std::optional<Reply> table_as_value(lua_State* L) {
   std::string s;
-  if (table_string_field(L, "err", s)) {
-    out = error_from_text(s);
-    return true;
-  }
-  if (table_string_field(L, "ok", s)) {
-    out = Reply::status(map_crlf(s));
-    return true;
-  }
+  if (table_string_field(L, "err", s)) return error_from_text(s);
+  if (table_string_field(L, "ok", s)) return Reply::status(map_crlf(s));
   lua_pushstring(L, "double");
   lua_rawget(L, -2);
-  const bool is_double = lua_type(L, -1) == LUA_TNUMBER;
-  if (is_double) out = Reply::bulk(format_double(lua_tonumber(L, -1)));
+  if (lua_type(L, -1) == LUA_TNUMBER) {
+    const double d = lua_tonumber(L, -1);
+    lua_pop(L, 1);
+    return Reply::bulk(format_double(d));
+  }
   lua_pop(L, 1);
-  return is_double;
+  return std::nullopt;
+}
+
+Reply scalar_to_reply(lua_State* L) {
+  switch (lua_type(L, -1)) {
+    case LUA_TSTRING: {
+      size_t len = 0;
+      const char* s = lua_tolstring(L, -1, &len);
+      return Reply::bulk(std::string(s, len));
+    }
+    case LUA_TBOOLEAN: return lua_toboolean(L, -1) ? Reply::integer_of(1) : Reply::nil();
+    case LUA_TNUMBER: return Reply::integer_of(truncate_number(lua_tonumber(L, -1)));
+    default: return Reply::nil();
+  }
 }
 
 }  // namespace
@@ -123,56 +134,45 @@ void push_reply(lua_State* L, const Reply& r) {
   }
 }
 
-// luaReplyToRedisReply recurses into nested tables; here the nesting lives in `open`, so
-// a script returning thousands of levels cannot exhaust the C stack (sanitizer builds have
-// much larger frames). Each open table stays on the Lua stack exactly as in the recursive
-// version, so the depth where Lua's stack runs out, and the reply there, are Redis's own.
+// Nested arrays are walked with a stack of open levels rather than by recursion: a reply
+// may nest as deep as Lua's stack allows (about 8000 levels), which in a sanitizer build
+// is more native stack than a thread has. Each open array keeps its table on the Lua
+// stack, as the recursive walk of luaReplyToRedisReply does, so the stack limit is met at
+// the same depth.
 Reply lua_to_reply(lua_State* L) {
-  struct OpenTable {
-    std::vector<Reply> items;
-    int next = 1;
-  };
-  std::vector<OpenTable> open;
+  std::vector<std::vector<Reply>> open;  // items of the arrays being filled, outermost first
+  std::vector<int> next;                 // the index each of them reads next
   for (;;) {
-    // Convert the value on top of the Lua stack, or open it when it is an array.
-    Reply value;
-    bool converted = true;
+    // The value on top of the Lua stack: the argument, or an element just pushed.
+    Reply done;
+    bool opened = false;
     if (!lua_checkstack(L, 4)) {
-      value = Reply::error("ERR reached lua stack limit");
+      done = Reply::error("ERR reached lua stack limit");
+    } else if (lua_type(L, -1) != LUA_TTABLE) {
+      done = scalar_to_reply(L);
+    } else if (auto v = table_as_value(L)) {
+      done = std::move(*v);
     } else {
-      switch (lua_type(L, -1)) {
-        case LUA_TSTRING: {
-          size_t len = 0;
-          const char* s = lua_tolstring(L, -1, &len);
-          value = Reply::bulk(std::string(s, len));
-          break;
-        }
-        case LUA_TBOOLEAN: value = lua_toboolean(L, -1) ? Reply::integer_of(1) : Reply::nil(); break;
-        case LUA_TNUMBER: value = Reply::integer_of(truncate_number(lua_tonumber(L, -1))); break;
-        case LUA_TTABLE:
-          if (!special_table_reply(L, value)) {
-            open.emplace_back();
-            converted = false;
-          }
-          break;
-        default: value = Reply::nil(); break;
-      }
+      open.emplace_back();
+      next.push_back(1);
+      opened = true;
     }
-    // Hand finished values to their tables and push the next element to convert.
+    if (!opened) {
+      if (open.empty()) return done;
+      lua_pop(L, 1);
+      open.back().push_back(std::move(done));
+    }
+    // Push the innermost open array's next element; close the arrays that have no more.
     for (;;) {
-      if (converted) {
-        if (open.empty()) return value;  // the caller pops the outermost value
-        open.back().items.push_back(std::move(value));
-        lua_pop(L, 1);
-        converted = false;
-      }
-      OpenTable& t = open.back();
-      lua_rawgeti(L, -1, t.next++);
+      lua_rawgeti(L, -1, next.back()++);
       if (lua_type(L, -1) != LUA_TNIL) break;
       lua_pop(L, 1);
-      value = Reply::array(std::move(t.items));
+      Reply array = Reply::array(std::move(open.back()));
       open.pop_back();
-      converted = true;
+      next.pop_back();
+      if (open.empty()) return array;
+      lua_pop(L, 1);
+      open.back().push_back(std::move(array));
     }
   }
 }

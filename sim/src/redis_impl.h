@@ -11,6 +11,8 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -29,13 +31,39 @@ struct ZSet {
   std::set<std::pair<double, std::string>> order;
 };
 
+// The elements of a list value, allocated with the first element: std::deque allocates
+// even when empty and when moved from, and every value (almost all of them strings in a
+// lock workload) carries a list member.
+class ListItems {
+ public:
+  ListItems() = default;
+  ListItems(const ListItems& o) : d_(o.d_ ? std::make_unique<std::deque<std::string>>(*o.d_) : nullptr) {}
+  ListItems& operator=(const ListItems& o) {
+    if (this != &o) d_ = o.d_ ? std::make_unique<std::deque<std::string>>(*o.d_) : nullptr;
+    return *this;
+  }
+  ListItems(ListItems&&) noexcept = default;
+  ListItems& operator=(ListItems&&) noexcept = default;
+
+  size_t size() const { return d_ ? d_->size() : 0; }
+  bool empty() const { return size() == 0; }
+  const std::string& operator[](size_t i) const { return (*d_)[i]; }
+  std::deque<std::string>& items() {
+    if (!d_) d_ = std::make_unique<std::deque<std::string>>();
+    return *d_;
+  }
+
+ private:
+  std::unique_ptr<std::deque<std::string>> d_;
+};
+
 struct Value {
   VType type = VType::String;
   std::string str;
   // Small hashes are listpacks in Redis: HGETALL answers in insertion order, and we
   // must answer in the same order to be byte-identical.
   std::vector<std::pair<std::string, std::string>> hash;
-  std::deque<std::string> list;
+  ListItems list;
   ZSet zset;
 };
 
@@ -111,7 +139,8 @@ struct NodeCore {
   std::map<std::string, Entry> db;
   std::map<std::string, KeyVersion> versions;
   uint64_t version_seq = 0;
-  std::map<std::string, const Command*> commands;
+  // By lowercase name (views of the names in command_list). Looked up, never iterated.
+  std::unordered_map<std::string_view, const Command*> commands;
   std::vector<Command> command_list;
 
   std::function<void(const KeyChange&)> observer;

@@ -14,7 +14,7 @@ Reply cmd_push(Impl& m, ClientState&, const Args& a) {
   if (wrong) return err_wrongtype();
   Value fresh;
   fresh.type = VType::List;
-  std::deque<std::string>& list = e ? e->v.list : fresh.list;
+  std::deque<std::string>& list = (e ? e->v : fresh).list.items();
   const bool left = iequals(a[0], "lpush");
   for (size_t i = 2; i < a.size(); ++i) {
     if (left) list.push_front(a[i]);
@@ -38,7 +38,7 @@ Reply cmd_pop(Impl& m, ClientState&, const Args& a) {
   if (!e) return has_count ? Reply::nil_array() : Reply::nil();
   if (has_count && count == 0) return Reply::array({});
   const bool left = iequals(a[0], "lpop");
-  auto& list = e->v.list;
+  auto& list = e->v.list.items();
   std::vector<Reply> out;
   const int64_t n = has_count ? count : 1;
   for (int64_t i = 0; i < n && !list.empty(); ++i) {
@@ -96,7 +96,7 @@ Reply cmd_lrem(Impl& m, ClientState&, const Args& a) {
   Entry* e = m.lookup_typed(a[1], VType::List, wrong);
   if (wrong) return err_wrongtype();
   if (!e) return Reply::integer_of(0);
-  auto& list = e->v.list;
+  auto& list = e->v.list.items();
   const uint64_t limit = count == 0 ? UINT64_MAX
                                     : count > 0 ? uint64_t(count) : 0 - uint64_t(count);
   uint64_t removed = 0;

@@ -52,14 +52,36 @@ NodeCore::NodeCore() : lua(std::make_unique<LuaEngine>(*this)) {
 
 NodeCore::~NodeCore() = default;
 
+namespace {
+// Every command name (with "container|sub") is shorter; a longer one names nothing.
+constexpr size_t kNameMax = 32;
+
+// Appends `s` lowercased (ASCII, as the C locale's tolower) to buf at n; false when it
+// would not fit.
+bool append_lower(char* buf, size_t& n, std::string_view s) {
+  if (s.size() > kNameMax - n) return false;
+  for (char c : s) buf[n++] = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+  return true;
+}
+}  // namespace
+
+// Every command goes through here: no allocation, one hash of a short name.
 const Command* NodeCore::find(const std::string& name) const {
-  auto it = commands.find(to_lower(name));
+  char buf[kNameMax];
+  size_t n = 0;
+  if (!append_lower(buf, n, name)) return nullptr;
+  auto it = commands.find(std::string_view(buf, n));
   return it == commands.end() ? nullptr : it->second;
 }
 
 const Command* NodeCore::find_sub(const Command& container,
                                          const std::string& sub) const {
-  return find(std::string(container.name) + "|" + to_lower(sub));
+  char buf[kNameMax];
+  size_t n = 0;
+  if (!append_lower(buf, n, container.name) || !append_lower(buf, n, "|") || !append_lower(buf, n, sub))
+    return nullptr;
+  auto it = commands.find(std::string_view(buf, n));
+  return it == commands.end() ? nullptr : it->second;
 }
 
 Reply NodeCore::process(ClientState& c, const Args& argv) {
@@ -114,7 +136,10 @@ Reply NodeCore::call(ClientState& c, const Command& cmd, const Args& argv) {
   // An error is one protocol line: user text quoted in it gets CR/LF as spaces, as
   // addReplyErrorFormat does.
   if (r.is_error()) r.str = map_crlf_to_spaces(std::move(r.str));
-  if ((cmd.flags & kWrite) && dirty > before) propagate(rewritten ? *rewritten : argv);
+  if ((cmd.flags & kWrite) && dirty > before) {
+    if (rewritten) propagate(std::move(*rewritten));  // restored from saved_rewrite below
+    else propagate(argv);
+  }
   --call_depth;
   client = saved_client;
   rewritten = std::move(saved_rewrite);

@@ -28,28 +28,28 @@ Reply eval_generic(Impl& m, ClientState& c, const Args& a, bool by_sha) {
   if (numkeys > static_cast<int64_t>(a.size()) - 3)
     return Reply::error("ERR Number of keys can't be greater than number of args");
   if (numkeys < 0) return Reply::error("ERR Number of keys can't be negative");
-  std::string sha;
+  const LuaEngine::Script* script = nullptr;
   if (by_sha) {
-    sha = lower_sha(a[1]);
-    if (!m.lua->has(sha)) return err_noscript();
+    script = m.lua->find(lower_sha(a[1]));
+    if (!script) return err_noscript();
   } else {
     Reply err;
-    if (!m.lua->load(a[1], sha, err)) return err;
+    script = m.lua->load(a[1], err);
+    if (!script) return err;
   }
-  const auto first_arg = a.begin() + 3 + numkeys;
-  Args keys(a.begin() + 3, first_arg);
-  Args argv(first_arg, a.end());
-  return m.lua->run(sha, c, keys, argv);
+  const size_t first_arg = 3 + static_cast<size_t>(numkeys);
+  const std::span<const std::string> all(a);
+  return m.lua->run(*script, c, all.subspan(3, first_arg - 3), all.subspan(first_arg));
 }
 
 Reply cmd_eval(Impl& m, ClientState& c, const Args& a) { return eval_generic(m, c, a, false); }
 Reply cmd_evalsha(Impl& m, ClientState& c, const Args& a) { return eval_generic(m, c, a, true); }
 
 Reply cmd_script_load(Impl& m, ClientState&, const Args& a) {
-  std::string sha;
   Reply err;
-  if (!m.lua->load(a[2], sha, err)) return err;
-  return Reply::bulk(sha);
+  const LuaEngine::Script* script = m.lua->load(a[2], err);
+  if (!script) return err;
+  return Reply::bulk(script->sha);
 }
 
 Reply cmd_script_exists(Impl& m, ClientState&, const Args& a) {

@@ -2,7 +2,6 @@
 // irrelevant here; what matters is producing the same digests as redis-server.
 #include <array>
 #include <cstdint>
-#include <cstdio>
 #include <string>
 
 #include "redis_scripting.h"
@@ -43,9 +42,10 @@ std::string sha1_hex(const std::string& data) {
   for (int i = 7; i >= 0; --i) msg.push_back(static_cast<char>((bits >> (8 * i)) & 0xff));
   for (size_t off = 0; off < msg.size(); off += 64)
     sha1_block(h, reinterpret_cast<const unsigned char*>(msg.data()) + off);
-  char out[41];
-  for (int i = 0; i < 5; ++i) std::snprintf(out + 8 * i, 9, "%08x", h[i]);
-  return std::string(out, 40);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out(40, '0');
+  for (int i = 0; i < 40; ++i) out[i] = kHex[(h[i / 8] >> (28 - 4 * (i % 8))) & 0xf];
+  return out;
 }
 
 }  // namespace lockstep::sim

@@ -95,13 +95,18 @@ Reply cmd_set(Impl& m, ClientState&, const Args& a) {
   if (((flags & kNX) && found) || ((flags & kXX) && !found))
     return (flags & kGet) ? old : Reply::nil();
   Entry& e = m.set_value(a[1], string_value(a[2]), flags & kKeepTtl);
-  Args prop{"SET", a[1], a[2]};
+  Args prop;
+  prop.reserve(5);
+  prop.emplace_back("SET");
+  prop.push_back(a[1]);
+  prop.push_back(a[2]);
   if (expire_arg) {
     e.expire = when;
     // Replicas and the AOF get an absolute time, so a late replay expires on time.
-    prop.insert(prop.end(), {"PXAT", std::to_string(when)});
+    prop.emplace_back("PXAT");
+    prop.push_back(std::to_string(when));
   } else if (flags & kKeepTtl) {
-    prop.push_back("KEEPTTL");
+    prop.emplace_back("KEEPTTL");
   }
   m.rewritten = std::move(prop);
   return (flags & kGet) ? old : Reply::ok();

@@ -45,7 +45,8 @@ class SimSubscription : public Subscription {
     }
     auto pending = std::make_shared<PendingCall>();
     box_->waiter = pending;
-    world_.post(pid_, world_.now() + timeout.count(), [pending] { pending->finish(Reply::timeout()); });
+    pending->scheduler = &world_.scheduler();
+    pending->timeout = world_.post(pid_, world_.now() + timeout.count(), [pending] { pending->finish(Reply::timeout()); });
     Reply r = co_await PendingAwaiter{pending.get()};
     box_->waiter.reset();
     if (r.type == Reply::Type::Timeout) co_return Message{true, {}, {}};
@@ -67,7 +68,9 @@ class SimConnection : public Connection {
       : world_(world), client_pid_(client_pid), shard_(shard), conn_(new_conn()) {}
 
   Task<Reply> call(std::vector<std::string> argv, Nanos timeout) override {
-    co_return co_await send(conn_, std::move(argv), timeout);
+    // The frame owns the request; events hold it too, for as long as they may need it.
+    std::shared_ptr<World::Request> req = issue(conn_, std::move(argv), timeout);
+    co_return co_await PendingAwaiter{&req->pending};
   }
 
   Task<std::unique_ptr<Subscription>> subscribe(std::string channel) override {
@@ -89,7 +92,8 @@ class SimConnection : public Connection {
         client_pid_, &conn->state);
     auto sub = std::make_unique<SimSubscription>(world_, client_pid_, conn, box, id, conn->node_pid);
     std::vector<std::string> argv{"SUBSCRIBE", channel};
-    co_await send(conn, std::move(argv), Nanos(1'000'000'000));
+    std::shared_ptr<World::Request> req = issue(conn, std::move(argv), Nanos(1'000'000'000));
+    co_await PendingAwaiter{&req->pending};
     co_return sub;
   }
 
@@ -102,7 +106,10 @@ class SimConnection : public Connection {
     return c;
   }
 
-  Task<Reply> send(std::shared_ptr<ConnState> conn, std::vector<std::string> argv, Nanos timeout) {
+  // Sends one command and arms the caller's timeout; the reply or the timeout completes
+  // the request's PendingCall.
+  std::shared_ptr<World::Request> issue(const std::shared_ptr<ConnState>& conn, std::vector<std::string> argv,
+                                        Nanos timeout) {
     auto req = std::make_shared<World::Request>();
     req->client_pid = client_pid_;
     req->client_epoch = world_.process(client_pid_).epoch;
@@ -113,12 +120,12 @@ class SimConnection : public Connection {
     }
     req->node_pid = conn->node_pid;
     req->argv = std::move(argv);
-    req->conn = std::move(conn);
-    req->pending = std::make_shared<PendingCall>();
-    auto pending = req->pending;
-    world_.send_request(std::move(req));
-    world_.post(client_pid_, world_.now() + timeout.count(), [pending] { pending->finish(Reply::timeout()); });
-    co_return co_await PendingAwaiter{pending.get()};
+    req->conn = conn;
+    world_.send_request(req);
+    req->pending.scheduler = &world_.scheduler();
+    req->pending.timeout = world_.post(client_pid_, world_.now() + timeout.count(),
+                                       [req] { req->pending.finish(Reply::timeout()); });
+    return req;
   }
 
   World& world_;

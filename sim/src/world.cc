@@ -86,18 +86,10 @@ int64_t World::node_wall_ms(int node_pid) const {
   return procs_[node_pid]->clock.wall_ns(sched_.now()) / 1'000'000;
 }
 
-void World::post_epoch(int pid, uint64_t epoch, int64_t t_ns, std::function<void()> fn) {
-  sched_.at(t_ns, [this, pid, epoch, fn = std::move(fn)]() mutable { run_in(pid, epoch, std::move(fn)); });
-}
-
-void World::run_in(int pid, uint64_t epoch, std::function<void()> fn) {
-  Process& p = *procs_[pid];
-  if (p.epoch != epoch || p.crashed) return;
-  if (sched_.now() < p.paused_until_ns) {
-    p.deferred.push_back(std::move(fn));
-    return;
-  }
-  fn();
+World::Admit World::admit(int pid, uint64_t epoch) const {
+  const Process& p = *procs_[pid];
+  if (p.epoch != epoch || p.crashed) return Admit::Drop;
+  return sched_.now() < p.paused_until_ns ? Admit::Hold : Admit::Run;
 }
 
 void World::pause(int pid, int64_t duration_ns) {
@@ -269,12 +261,13 @@ void World::send_request(std::shared_ptr<Request> req) {
       reply_to_client(req, Reply::io_error("connection refused"), sched_.now());
       return;
     }
-    uint64_t epoch = node.epoch;
-    run_in(req->node_pid, epoch, [this, req] { execute_on_node(req); });
+    const int pid = req->node_pid;
+    auto execute = [this, req = std::move(req)] { execute_on_node(req); };
+    run_in(pid, node.epoch, execute);
   });
 }
 
-void World::execute_on_node(std::shared_ptr<Request> req) {
+void World::execute_on_node(const std::shared_ptr<Request>& req) {
   Process& node = *procs_[req->node_pid];
   ConnState& conn = *req->conn;
   if (conn.node_epoch != node.epoch) {
@@ -290,11 +283,13 @@ void World::execute_on_node(std::shared_ptr<Request> req) {
   reply_to_client(req, std::move(reply), sched_.now());
 }
 
+// The reply travels in the request itself (a request is answered exactly once), which
+// keeps the delivery event small enough to need no allocation of its own.
 void World::reply_to_client(const std::shared_ptr<Request>& req, Reply reply, int64_t send_ns) {
   auto arrival = net_.transit(req->node_pid, req->client_pid, send_ns);
   if (!arrival) return;
-  post_epoch(req->client_pid, req->client_epoch, *arrival,
-             [pending = req->pending, reply = std::move(reply)]() mutable { pending->finish(std::move(reply)); });
+  req->answer = std::move(reply);
+  post_epoch(req->client_pid, req->client_epoch, *arrival, [req] { req->pending.finish(std::move(req->answer)); });
 }
 
 uint64_t World::register_subscriber(std::function<void(std::string, std::string)> deliver, int client_pid,

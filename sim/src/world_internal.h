@@ -22,15 +22,20 @@ struct ConnState {
   uint64_t node_epoch = 0;
 };
 
-// Completed by whichever comes first: the reply, or the caller's timeout.
+// Completed by whichever comes first: the reply, or the caller's timeout. An answered
+// call drops its timeout event, so the scheduler does not carry one stale event per call
+// until the timeout would have passed.
 struct PendingCall {
   bool done = false;
   Reply reply;
   std::coroutine_handle<> waiter;
+  Scheduler* scheduler = nullptr;  // set together with timeout
+  Scheduler::EventId timeout;
 
   void finish(Reply r) {
     if (done) return;
     done = true;
+    if (scheduler) scheduler->cancel(timeout);
     reply = std::move(r);
     if (waiter) std::exchange(waiter, {}).resume();
   }
@@ -51,7 +56,8 @@ struct World::Request {
   int node_pid = 0;
   std::vector<std::string> argv;
   std::shared_ptr<ConnState> conn;
-  std::shared_ptr<PendingCall> pending;
+  PendingCall pending;
+  Reply answer;  // the node's reply while it travels back to the client
 };
 
 }  // namespace lockstep::sim

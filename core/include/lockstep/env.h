@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "lockstep/reply.h"
@@ -56,6 +57,17 @@ class Connection {
   virtual Task<Reply> call(std::vector<std::string> argv, Nanos timeout) = 0;
   virtual Task<std::unique_ptr<Subscription>> subscribe(std::string channel) = 0;
 };
+
+// A command's argv. A braced list copies each argument twice (an initializer_list cannot
+// be moved from), which for a script body or a token is an allocation per copy on the
+// path of every lock command; this copies or moves each argument once.
+template <typename... A>
+std::vector<std::string> make_argv(A&&... args) {
+  std::vector<std::string> v;
+  v.reserve(sizeof...(A));
+  (v.emplace_back(std::forward<A>(args)), ...);
+  return v;
+}
 
 class Env {
  public:

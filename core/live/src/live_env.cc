@@ -97,6 +97,15 @@ std::string open_link(Link& link, const NodeAddress& a, event_base* base) {
   return "";
 }
 
+// Writes what hiredis has buffered now rather than on the next loop turn, when the
+// socket would be reported writable: one poll less per command, which is most of a
+// round trip's overhead on loopback. Before the connection is up, hiredis keeps waiting
+// for it as usual. A failed write disconnects, and hiredis then calls back every command
+// in flight with a null reply (an I/O error), from inside this call.
+void flush(Link& link) {
+  if (link.ctx && (link.ctx->c.flags & REDIS_CONNECTED)) redisAsyncHandleWrite(link.ctx);
+}
+
 void close_link(Link& link) {
   if (!link.ctx) return;
   redisAsyncContext* ctx = std::exchange(link.ctx, nullptr);
@@ -274,6 +283,7 @@ class LiveConnection : public Connection {
     }
     if (world_.on_sent) world_.on_sent(CommandNote{client_, node_, &sent->argv, nullptr});
     arm_timeout(world_, client_, st, timeout);
+    flush(link_);  // `sent` may be gone after this: a failed write calls back at once
     return st;
   }
 

@@ -2,29 +2,40 @@
 // moves when the next event is taken. Events run in (time, sequence) order, where the
 // sequence number is the order they were scheduled in, so two runs that schedule the same
 // events run them in the same order — nothing depends on pointer values or hashing.
+// Cancelling an event removes it without disturbing that order for the others: (time,
+// sequence) keys are unique, so which events run in what order never depends on the
+// heap's shape.
 //
 // Single-threaded by design: an event runs to completion (including any coroutine it
 // resumes, up to that coroutine's next suspension) before the next one starts.
 #pragma once
 
 #include <cstdint>
-#include <functional>
-#include <queue>
 #include <vector>
+
+#include "lockstep/sim/callback.h"
 
 namespace lockstep::sim {
 
 class Scheduler {
  public:
-  using Fn = std::function<void()>;
+  using Fn = Callback;
+  // Names one scheduled event for cancel(); stays harmless after the event ran.
+  struct EventId {
+    uint32_t slot = 0;
+    uint64_t seq = UINT64_MAX;
+  };
 
   int64_t now() const { return now_ns_; }
-  size_t pending() const { return queue_.size(); }
+  size_t pending() const { return heap_.size(); }
   uint64_t executed() const { return executed_; }
 
   // Runs fn at true time t; a time in the past is treated as now.
-  void at(int64_t t_ns, Fn fn);
-  void after(int64_t delay_ns, Fn fn) { at(now_ns_ + delay_ns, std::move(fn)); }
+  EventId at(int64_t t_ns, Fn fn);
+  EventId after(int64_t delay_ns, Fn fn) { return at(now_ns_ + delay_ns, std::move(fn)); }
+  // Drops the event if it has not run yet (a timeout whose call was answered): it then
+  // neither runs nor counts towards run_until's bound.
+  void cancel(EventId id);
 
   // Runs every event due at or before t_end in order, then sets the time to t_end.
   // Stops early (returning false) if `event_count_max` events ran: the bound that keeps
@@ -32,21 +43,39 @@ class Scheduler {
   bool run_until(int64_t t_end_ns, uint64_t event_count_max = UINT64_MAX);
 
  private:
-  struct Event {
+  static constexpr uint32_t kNotQueued = UINT32_MAX;
+
+  // The heap holds small keys; callbacks stay put in slots, so sifting moves 24 bytes
+  // rather than a function object, and a slot knows its heap position for cancel().
+  struct Key {
     int64_t time_ns;
     uint64_t seq;
+    uint32_t slot;
+  };
+  struct Slot {
     Fn fn;
+    uint64_t seq = 0;
+    uint32_t heap_pos = kNotQueued;
   };
-  struct Later {
-    bool operator()(const Event& a, const Event& b) const {
-      return a.time_ns != b.time_ns ? a.time_ns > b.time_ns : a.seq > b.seq;
-    }
-  };
+
+  static bool earlier(const Key& a, const Key& b) {
+    return a.time_ns != b.time_ns ? a.time_ns < b.time_ns : a.seq < b.seq;
+  }
+  void place(uint32_t pos, const Key& k) {
+    heap_[pos] = k;
+    slots_[k.slot].heap_pos = pos;
+  }
+  void sift_up(uint32_t pos, Key k);
+  void sift_down(uint32_t pos, Key k);
+  // Takes the key at `pos` out of the heap and frees its slot; returns its callback.
+  Fn remove_at(uint32_t pos);
 
   int64_t now_ns_ = 0;
   uint64_t next_seq_ = 0;
   uint64_t executed_ = 0;
-  std::priority_queue<Event, std::vector<Event>, Later> queue_;
+  std::vector<Key> heap_;  // a binary min-heap by (time, seq)
+  std::vector<Slot> slots_;
+  std::vector<uint32_t> free_slots_;
 };
 
 }  // namespace lockstep::sim

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "lockstep/env.h"
+#include "lockstep/sim/callback.h"
 #include "lockstep/sim/clock.h"
 #include "lockstep/sim/network.h"
 #include "lockstep/sim/random.h"
@@ -47,7 +48,7 @@ struct Process {
   bool crashed = false;
   uint64_t epoch = 0;          // bumped at every crash: work of an older epoch is dropped
   int64_t paused_until_ns = 0;  // paused while now < this
-  std::vector<std::function<void()>> deferred;  // what arrived while paused, in order
+  std::vector<Callback> deferred;  // what arrived while paused, in order
 
   // Client processes.
   std::unique_ptr<SimEnv> env;
@@ -118,10 +119,18 @@ class World {
   void start_failure_detector(int64_t down_after_ns, int64_t period_ns, int64_t until_ns);
 
   // Runs fn in process pid at true time t, unless the process has crashed by then; while
-  // the process is paused, fn waits for the pause to end.
-  void post(int pid, int64_t t_ns, std::function<void()> fn) { post_epoch(pid, procs_[pid]->epoch, t_ns, std::move(fn)); }
+  // the process is paused, fn waits for the pause to end. The id can cancel it.
+  // (Templates so that fn and the process check share one event without a second
+  // type-erased wrapper: this is the path of every simulated message.)
+  template <typename F>
+  Scheduler::EventId post(int pid, int64_t t_ns, F fn) {
+    return post_epoch(pid, procs_[pid]->epoch, t_ns, std::move(fn));
+  }
   // As post, but dropped if the process is no longer in incarnation `epoch`.
-  void post_epoch(int pid, uint64_t epoch, int64_t t_ns, std::function<void()> fn);
+  template <typename F>
+  Scheduler::EventId post_epoch(int pid, uint64_t epoch, int64_t t_ns, F fn) {
+    return sched_.at(t_ns, [this, pid, epoch, fn = std::move(fn)]() mutable { run_in(pid, epoch, fn); });
+  }
 
   // Hooks for the runner's ground truth.
   std::function<void(int node_index, const KeyChange&)> on_key_change;
@@ -138,9 +147,20 @@ class World {
   void unregister_subscriber(uint64_t id);
 
  private:
-  void run_in(int pid, uint64_t epoch, std::function<void()> fn);
+  enum class Admit { Run, Hold, Drop };
+  // Whether work of process pid's incarnation `epoch` may run now, must wait for a pause
+  // to end, or belongs to a crashed incarnation.
+  Admit admit(int pid, uint64_t epoch) const;
+  template <typename F>
+  void run_in(int pid, uint64_t epoch, F& fn) {
+    switch (admit(pid, epoch)) {
+      case Admit::Run: fn(); break;
+      case Admit::Hold: procs_[pid]->deferred.emplace_back(std::move(fn)); break;
+      case Admit::Drop: break;
+    }
+  }
   void end_pause(int pid);
-  void execute_on_node(std::shared_ptr<Request> req);
+  void execute_on_node(const std::shared_ptr<Request>& req);
   void reply_to_client(const std::shared_ptr<Request>& req, Reply reply, int64_t send_ns);
   void schedule_active_expire(int pid);
   void publish(int node_pid, ClientState& target, const std::string& channel, const std::string& msg);

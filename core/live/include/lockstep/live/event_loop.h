@@ -57,6 +57,7 @@ class EventLoop {
   struct Timer;
   static void on_timer(int, short, void* arg);
   static void on_drain(int, short, void* arg);
+  static void on_wake(int, short, void* arg);
   void drain();
 
   event_base* base_ = nullptr;
