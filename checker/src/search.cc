@@ -1,6 +1,7 @@
 #include "search.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <map>
 #include <tuple>
@@ -25,6 +26,62 @@ uint64_t hash_words(const std::vector<uint32_t>& key) {
   if (i < key.size()) h = ((h ^ key[i]) * 0xc4ceb9fe1a85ec53ULL) ^ (h >> 31);
   h ^= h >> 33;
   return h | 1;  // 0 marks empty slots
+}
+
+namespace {
+uint64_t hash_bytes(const State& s) {
+  uint64_t h = kMul ^ s.size();
+  size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    uint64_t w;
+    std::memcpy(&w, s.data() + i, 8);
+    h = (h ^ w) * 0xff51afd7ed558ccdULL;
+    h ^= h >> 29;
+  }
+  if (i < s.size()) {
+    uint64_t w = 0;
+    std::memcpy(&w, s.data() + i, s.size() - i);
+    h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
+    h ^= h >> 29;
+  }
+  return h ^ (h >> 33);
+}
+}  // namespace
+
+bool StateTable::grow(size_t budget_bytes) {
+  size_t n = index_.empty() ? 16 : index_.size() * 2;
+  if (bytes() + n * sizeof(int32_t) > budget_bytes) return false;
+  std::vector<int32_t> index(n, 0);
+  for (size_t id = 0; id < states_.size(); ++id) {
+    size_t i = hashes_[id] & (n - 1);
+    while (index[i] != 0) i = (i + 1) & (n - 1);
+    index[i] = static_cast<int32_t>(id + 1);
+  }
+  index_.swap(index);
+  return true;
+}
+
+int32_t StateTable::intern(const State& s, size_t budget_bytes) {
+  uint64_t h = hash_bytes(s);
+  if ((states_.size() + 1) * 2 > index_.size() && !grow(budget_bytes)) return -1;
+  size_t mask = index_.size() - 1;
+  size_t i = h & mask;
+  for (; index_[i] != 0; i = (i + 1) & mask) {
+    auto id = static_cast<size_t>(index_[i] - 1);
+    if (hashes_[id] == h && states_[id] == s) return static_cast<int32_t>(id);
+  }
+  if (states_.size() >= size_t{INT32_MAX}) return -1;
+  // Every state's bytes count as if on the heap: over by a few bytes for short ones.
+  size_t cap = states_.size() < states_.capacity() ? states_.capacity() : std::max<size_t>(16, states_.capacity() * 2);
+  size_t grown = (cap - states_.capacity()) * (sizeof(State) + sizeof(uint64_t));
+  if (bytes() + grown + s.size() + 1 > budget_bytes) return -1;
+  states_.reserve(cap);
+  hashes_.reserve(cap);
+  states_.push_back(s);
+  hashes_.push_back(h);
+  heap_bytes_ += s.size() + 1;
+  index_[i] = static_cast<int32_t>(states_.size());
+  return static_cast<int32_t>(states_.size() - 1);
 }
 
 bool MemoCache::equal(const Slot& s, const std::vector<uint32_t>& key) const {
@@ -133,8 +190,21 @@ struct Frame {
   int32_t node;
   int32_t prev_hi;
   int32_t phase;  // the scan phase the node was lifted in, to resume there
-  State state;
+  int32_t state;  // id of the state before the node's op
 };
+
+// A remembered step: from state id `from`, op `op` leads to state id `to` (-1: not allowed).
+struct Transition {
+  int32_t from = -1;
+  int32_t op = -1;
+  int32_t to = -1;
+};
+
+// Enough slots that the steps around the search's frontier rarely evict each other, and few
+// enough that a huge history does not pay for a table it cannot fill.
+unsigned transition_bits(size_t ops) {
+  return std::clamp<unsigned>(static_cast<unsigned>(std::bit_width(ops * 4)), 6, 14);
+}
 
 class Searcher {
  public:
@@ -142,10 +212,14 @@ class Searcher {
     build_list();
     has_optional_ = std::find(in_.must.begin(), in_.must.end(), uint8_t{0}) != in_.must.end();
     find_twins();
+    unsigned bits = transition_bits(in_.steps.size());
+    transitions_.resize(size_t{1} << bits);
+    transition_shift_ = 64 - bits;
   }
 
   SearchOutput run() {
-    state_ = in_.model->initial();
+    state_ = states_.intern(in_.model->initial(), room_for_states());
+    if (state_ < 0) return finish(Verdict::Unknown, "memory limit");
     remaining_ = static_cast<size_t>(std::count(in_.must.begin(), in_.must.end(), uint8_t{1}));
     entry_ = nodes_[0].next;
     for (uint64_t iter = 0;; ++iter) {
@@ -176,15 +250,16 @@ class Searcher {
   // Linearizes the op of call node `n` if it is a candidate, the model allows it and the
   // resulting configuration is new; otherwise moves on to the next node.
   MemoCache::Insert try_lift(const Node& n) {
-    if (!candidate(n.op, phase_) || !in_.model->step(state_, in_.steps[n.op], next_)) {
+    int32_t next = candidate(n.op, phase_) ? transition(state_, n.op) : kNotAllowed;
+    if (next < 0) {
       entry_ = n.next;
-      return MemoCache::Insert::Dominated;
+      return next == kNoRoom ? MemoCache::Insert::Full : MemoCache::Insert::Dominated;
     }
     int32_t call = entry_;
     lift(call);
     int32_t new_hi = in_.must[n.op] ? std::max(hi_, n.op + 1) : hi_;
-    build_key(new_hi, next_);
-    size_t used = stack_bytes();
+    build_key(new_hi, next);
+    size_t used = stack_bytes() + states_.bytes();
     size_t room = budget_.memory_limit_bytes > used ? budget_.memory_limit_bytes - used : 0;
     auto added = cache_.insert(key_, hash_words(key_), opt_bits_.data(), opt_bits_.size(), room);
     if (added != MemoCache::Insert::Added) {
@@ -192,9 +267,8 @@ class Searcher {
       entry_ = n.next;
       return added;
     }
-    frame_state_bytes_ += state_.size();
-    frames_.push_back(Frame{call, hi_, phase_, std::move(state_)});
-    state_ = std::move(next_);
+    frames_.push_back(Frame{call, hi_, phase_, state_});
+    state_ = next;
     hi_ = new_hi;
     remaining_ -= in_.must[n.op];
     ++out_.states_visited;
@@ -207,13 +281,12 @@ class Searcher {
   // Undoes the latest linearization and resumes the scan after its call node.
   void backtrack() {
     Frame& f = frames_.back();
-    state_ = std::move(f.state);
+    state_ = f.state;
     hi_ = f.prev_hi;
     phase_ = f.phase;
     unlift(f.node);
     remaining_ += in_.must[nodes_[f.node].op];
     entry_ = nodes_[f.node].next;
-    frame_state_bytes_ -= state_.size();
     frames_.pop_back();
     low_water_ = std::min(low_water_, frames_.size());
   }
@@ -328,9 +401,29 @@ class Searcher {
     relink(call);
   }
 
-  // Key: [hi, number of holes, holes..., state length, state bytes packed in words], where
-  // hi and holes are over ok ops only; the optional set is kept beside it.
-  void build_key(int32_t hi, const State& state) {
+  // The state `op` leads to from state `from`: an id, kNotAllowed, or kNoRoom when the new
+  // state would exceed the memory limit.
+  int32_t transition(int32_t from, int32_t op) {
+    uint64_t k = (uint64_t{static_cast<uint32_t>(op)} << 32) | static_cast<uint32_t>(from);
+    Transition& t = transitions_[(k * kMul) >> transition_shift_];
+    if (t.from == from && t.op == op) return t.to;
+    int32_t to = kNotAllowed;
+    if (in_.model->step(states_[from], in_.steps[op], next_)) {
+      to = states_.intern(next_, room_for_states());
+      if (to < 0) return kNoRoom;
+    }
+    t = Transition{from, op, to};
+    return to;
+  }
+
+  size_t room_for_states() const {
+    size_t used = stack_bytes() + cache_.bytes();
+    return budget_.memory_limit_bytes > used ? budget_.memory_limit_bytes - used : 0;
+  }
+
+  // Key: [hi, number of holes, holes..., state id], where hi and holes are over ok ops
+  // only; the optional set is kept beside it.
+  void build_key(int32_t hi, int32_t state) {
     key_.clear();
     key_.push_back(static_cast<uint32_t>(hi));
     key_.push_back(0);
@@ -338,10 +431,7 @@ class Searcher {
       key_.push_back(static_cast<uint32_t>(op - 1));
     }
     key_[1] = static_cast<uint32_t>(key_.size() - 2);
-    key_.push_back(static_cast<uint32_t>(state.size()));
-    size_t at = key_.size();
-    key_.resize(at + (state.size() + 3) / 4, 0);
-    if (!state.empty()) std::memcpy(key_.data() + at, state.data(), state.size());
+    key_.push_back(static_cast<uint32_t>(state));
   }
 
   // The furthest return reached so far marks the first completion that cannot be reached.
@@ -354,16 +444,16 @@ class Searcher {
     out_.partial.resize(std::min(low_water_, out_.partial.size()));
     for (size_t i = out_.partial.size(); i < frames_.size(); ++i) out_.partial.push_back(nodes_[frames_[i].node].op);
     low_water_ = frames_.size();
-    out_.partial_state = state_;
+    out_.partial_state = states_[state_];
   }
 
   size_t stack_bytes() const {
-    return frames_.capacity() * sizeof(Frame) + frame_state_bytes_ + out_.partial.capacity() * 4 +
-           nodes_.size() * (sizeof(Node) + 16) + key_.capacity() * 4;
+    return frames_.capacity() * sizeof(Frame) + out_.partial.capacity() * 4 + nodes_.size() * (sizeof(Node) + 16) +
+           key_.capacity() * 4 + transitions_.capacity() * sizeof(Transition);
   }
 
   bool within_limits() {
-    size_t bytes = cache_.bytes() + stack_bytes();
+    size_t bytes = cache_.bytes() + states_.bytes() + stack_bytes();
     out_.peak_bytes = std::max(out_.peak_bytes, bytes);
     if (bytes > budget_.memory_limit_bytes) {
       limit_reason_ = "memory limit";
@@ -380,14 +470,17 @@ class Searcher {
     out_.verdict = v;
     out_.unknown_reason = reason;
     out_.cache_entries = cache_.size();
-    out_.peak_bytes = std::max(out_.peak_bytes, cache_.bytes() + stack_bytes());
+    out_.peak_bytes = std::max(out_.peak_bytes, cache_.bytes() + states_.bytes() + stack_bytes());
     return std::move(out_);
   }
 
   const SearchInput& in_;
   SearchBudget budget_;
+  static constexpr int32_t kNotAllowed = -1;
+  static constexpr int32_t kNoRoom = -2;
   // The search cursor: current configuration and the node being considered.
-  State state_, next_;
+  int32_t state_ = -1;       // id in states_
+  State next_;               // scratch for the model's step
   int32_t hi_ = 0;           // 1 + the largest linearized ok op id
   int32_t entry_ = -1;
   int32_t phase_ = 0;
@@ -399,7 +492,6 @@ class Searcher {
   SearchOutput out_;
   size_t best_pos_ = 0;
   size_t low_water_ = 0;
-  size_t frame_state_bytes_ = 0;
   std::string limit_reason_;
   bool has_optional_ = false;
   std::vector<int32_t> twin_;    // the previous optional op with an equal step, or -1
@@ -407,6 +499,9 @@ class Searcher {
   std::vector<int32_t> opt_index_;  // position among optional ops, or -1 for ok ops
   std::vector<uint64_t> opt_bits_;  // the linearized optional ops
   std::vector<int32_t> ok_next_, ok_prev_;
+  StateTable states_;
+  std::vector<Transition> transitions_;  // direct-mapped by a hash of (from, op)
+  unsigned transition_shift_ = 0;
 };
 
 }  // namespace

@@ -11,6 +11,9 @@
 // largest linearized ok id, plus the ok ids below hi that are not linearized ("holes"):
 // these are the ok call nodes still in the list before the first call with id >= hi, so
 // building it costs O(holes), not O(n). The optional set is a bitset over optional ops.
+// Model states are interned: the search handles a state as the id of its bytes in a table
+// of distinct states, and remembers recent (state, op) -> next state transitions, which
+// `step` being pure makes exact.
 //
 // Memoization is by dominance, not only equality: (S, s, O1) explored means (S, s, O2) with
 // O1 a subset of O2 need not be, since optional ops may always be left out, so every
@@ -94,5 +97,24 @@ class MemoCache {
 };
 
 uint64_t hash_words(const std::vector<uint32_t>& key);
+
+// The distinct model states seen by one search, each stored once and named by its index.
+class StateTable {
+ public:
+  // The id of `s`, adding it if new; -1 when adding it would exceed `budget_bytes`.
+  int32_t intern(const State& s, size_t budget_bytes);
+  const State& operator[](int32_t id) const { return states_[static_cast<size_t>(id)]; }
+  size_t bytes() const {
+    return states_.capacity() * sizeof(State) + heap_bytes_ + index_.capacity() * sizeof(int32_t) +
+           hashes_.capacity() * sizeof(uint64_t);
+  }
+
+ private:
+  bool grow(size_t budget_bytes);
+  std::vector<State> states_;
+  std::vector<uint64_t> hashes_;  // by id
+  std::vector<int32_t> index_;    // open addressing: 1 + id, 0 empty
+  size_t heap_bytes_ = 0;         // what the states hold outside their own objects
+};
 
 }  // namespace lockstep::checker::detail
