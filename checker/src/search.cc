@@ -15,20 +15,16 @@ constexpr uint64_t kMul = 0x9E3779B97F4A7C15ULL;
 constexpr size_t kScanRecords = 64;
 }  // namespace
 
-uint64_t hash_words(const std::vector<uint32_t>& key) {
-  uint64_t h = kMul ^ key.size();
-  size_t i = 0;
-  for (; i + 1 < key.size(); i += 2) {
-    uint64_t w = (uint64_t{key[i]} << 32) | key[i + 1];
-    h = (h ^ w) * 0xff51afd7ed558ccdULL;
-    h ^= h >> 29;
-  }
-  if (i < key.size()) h = ((h ^ key[i]) * 0xc4ceb9fe1a85ec53ULL) ^ (h >> 31);
-  h ^= h >> 33;
-  return h | 1;  // 0 marks empty slots
+namespace {
+// splitmix64's finalizer: every input bit affects every output bit.
+uint64_t mix64(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
 }
 
-namespace {
 uint64_t hash_bytes(const State& s) {
   uint64_t h = kMul ^ s.size();
   size_t i = 0;
@@ -84,18 +80,22 @@ int32_t StateTable::intern(const State& s, size_t budget_bytes) {
   return static_cast<int32_t>(states_.size() - 1);
 }
 
-bool MemoCache::equal(const Slot& s, const std::vector<uint32_t>& key) const {
+bool MemoCache::equal(const Slot& s, const uint32_t* key, size_t len) const {
   const uint32_t* p = keys_[s.block].data() + s.offset;
-  return p[0] == key.size() && std::equal(key.begin(), key.end(), p + 1);
+  if (p[0] != len) return false;
+  for (size_t i = 0; i < len; ++i) {
+    if (p[1 + i] != key[i]) return false;
+  }
+  return true;
 }
 
-bool MemoCache::store(const std::vector<uint32_t>& key, Slot& slot, size_t budget_bytes) {
-  size_t need = key.size() + 1;
+bool MemoCache::store(const uint32_t* key, size_t len, Slot& slot, const Room& room) {
+  size_t need = len + 1;
   if (keys_.empty() || keys_.back().size() + need > keys_.back().capacity()) {
     // Blocks grow from 4 KiB to 1 MiB so tiny searches stay tiny: a check that allocates
     // and frees much more than 128 KiB makes malloc return and re-fetch pages every time.
     size_t words = std::max(std::min(kBlockWords, std::max<size_t>(1024, key_bytes_ / 4)), need);
-    if (bytes() + words * 4 > budget_bytes) return false;
+    if (bytes() + words * 4 > room.left()) return false;
     keys_.emplace_back();
     keys_.back().reserve(words);
     key_bytes_ += words * 4;
@@ -103,15 +103,15 @@ bool MemoCache::store(const std::vector<uint32_t>& key, Slot& slot, size_t budge
   auto& b = keys_.back();
   slot.block = static_cast<uint32_t>(keys_.size() - 1);
   slot.offset = static_cast<uint32_t>(b.size());
-  b.push_back(static_cast<uint32_t>(key.size()));
-  b.insert(b.end(), key.begin(), key.end());
+  b.push_back(static_cast<uint32_t>(len));
+  b.insert(b.end(), key, key + len);
   return true;
 }
 
-bool MemoCache::grow(size_t budget_bytes) {
+bool MemoCache::grow(const Room& room) {
   // Quadrupling while small saves rehashes; doubling later keeps steps well under the limit.
   size_t n = slots_.empty() ? 1024 : slots_.size() * (slots_.size() < (size_t{1} << 20) ? 4 : 2);
-  if (bytes() + n * sizeof(Slot) > budget_bytes) return false;
+  if (bytes() + n * sizeof(Slot) > room.left()) return false;
   std::vector<Slot> old;
   old.swap(slots_);
   slots_.resize(n);
@@ -125,27 +125,43 @@ bool MemoCache::grow(size_t budget_bytes) {
 }
 
 uint64_t* MemoCache::record(uint32_t id, size_t words) {
-  return sets_[id / records_per_block_].data() + (id % records_per_block_) * (words + 1);
+  return sets_[id >> block_shift_].data() + (id & (records_per_block_ - 1)) * (words + 1);
 }
 
-MemoCache::Insert MemoCache::add_set(Slot& slot, const uint64_t* optional, size_t words, size_t budget_bytes) {
+bool MemoCache::dominated(const Slot& slot, const uint64_t* optional, size_t words) {
   // Only the newest kScanRecords sets are compared, so one insert costs O(1) even when a
   // key has collected thousands of incomparable sets (pathological histories). Missing an
   // older dominating set only costs re-exploration, never a wrong verdict.
   size_t scanned = 0;
+  if (words == 1) {  // up to 64 optional ops: the common case, without the inner loop
+    for (uint32_t id = slot.sets; id != 0 && scanned < kScanRecords; ++scanned) {
+      const uint64_t* r = record(id - 1, 1);
+      if ((r[1] & ~optional[0]) == 0) return true;
+      id = static_cast<uint32_t>(r[0]);
+    }
+    return false;
+  }
   for (uint32_t id = slot.sets; id != 0 && scanned < kScanRecords; ++scanned) {
     const uint64_t* r = record(id - 1, words);
     bool subset = true;
     for (size_t w = 0; w < words && subset; ++w) subset = (r[1 + w] & ~optional[w]) == 0;
-    if (subset) return Insert::Dominated;
+    if (subset) return true;
     id = static_cast<uint32_t>(r[0]);
   }
-  // 8 KiB blocks: small enough that a tiny search stays tiny, large enough to be few.
-  if (records_per_block_ == 0) records_per_block_ = std::max<size_t>(1, 1024 / (words + 1));
+  return false;
+}
+
+MemoCache::Insert MemoCache::add_set(Slot& slot, const uint64_t* optional, size_t words, const Room& room) {
+  // Up to 8 KiB blocks: small enough that a tiny search stays tiny, large enough to be
+  // few; a power of two records each, so finding a record needs no division.
+  if (records_per_block_ == 0) {
+    records_per_block_ = std::bit_floor(std::max<size_t>(1, 1024 / (words + 1)));
+    block_shift_ = static_cast<unsigned>(std::countr_zero(records_per_block_));
+  }
   if (count_ >= (size_t{1} << 32) - 1) return Insert::Full;
-  if (count_ % records_per_block_ == 0) {
+  if ((count_ & (records_per_block_ - 1)) == 0) {
     size_t block_words = records_per_block_ * (words + 1);
-    if (bytes() + block_words * 8 > budget_bytes) return Insert::Full;
+    if (bytes() + block_words * 8 > room.left()) return Insert::Full;
     sets_.emplace_back(block_words, 0);
     set_bytes_ += block_words * 8;
   }
@@ -157,22 +173,23 @@ MemoCache::Insert MemoCache::add_set(Slot& slot, const uint64_t* optional, size_
   return Insert::Added;
 }
 
-MemoCache::Insert MemoCache::insert(const std::vector<uint32_t>& key, uint64_t hash, const uint64_t* optional,
-                                    size_t words, size_t budget_bytes) {
-  if ((key_count_ + 1) * 2 > slots_.size() && !grow(budget_bytes)) return Insert::Full;
+MemoCache::Insert MemoCache::insert(const uint32_t* key, size_t len, uint32_t hash, const uint64_t* optional,
+                                    size_t words, const Room& room) {
+  if ((key_count_ + 1) * 2 > slots_.size() && !grow(room)) return Insert::Full;
   size_t mask = slots_.size() - 1;
-  // Slots keep 32 bits of the hash; probing starts from them too, as grow() does.
-  auto h32 = static_cast<uint32_t>(hash ^ (hash >> 32)) | 1;
+  hash |= 1;  // 0 marks empty slots
   // Probing ends: the load factor stays <= 1/2, so an empty slot exists.
-  for (size_t i = h32 & mask;; i = (i + 1) & mask) {
+  for (size_t i = hash & mask;; i = (i + 1) & mask) {
     Slot& s = slots_[i];
     if (s.hash == 0) {
-      if (!store(key, s, budget_bytes)) return Insert::Full;
-      s.hash = h32;
+      if (!store(key, len, s, room)) return Insert::Full;
+      s.hash = hash;
       ++key_count_;
-      return add_set(s, optional, words, budget_bytes);
+      return add_set(s, optional, words, room);
     }
-    if (s.hash == h32 && equal(s, key)) return add_set(s, optional, words, budget_bytes);
+    if (s.hash == hash && equal(s, key, len)) {
+      return dominated(s, optional, words) ? Insert::Dominated : add_set(s, optional, words, room);
+    }
   }
 }
 
@@ -181,6 +198,7 @@ namespace {
 struct Node {
   int32_t op = -1;
   bool call = false;
+  bool must = false;  // the op's, kept here to save a lookup in the scan
   int32_t match = -1;
   int32_t prev = -1;
   int32_t next = -1;
@@ -249,28 +267,33 @@ class Searcher {
  private:
   // Linearizes the op of call node `n` if it is a candidate, the model allows it and the
   // resulting configuration is new; otherwise moves on to the next node.
+  // Most candidates lead to configurations already explored, so the new one is looked up
+  // before anything is lifted: its key is built with the op left out of the holes, its hash
+  // from the running hash of the ok set.
   MemoCache::Insert try_lift(const Node& n) {
-    int32_t next = candidate(n.op, phase_) ? transition(state_, n.op) : kNotAllowed;
+    int32_t op = n.op;
+    int32_t next = candidate(n, phase_) ? transition(state_, op) : kNotAllowed;
     if (next < 0) {
       entry_ = n.next;
       return next == kNoRoom ? MemoCache::Insert::Full : MemoCache::Insert::Dominated;
     }
-    int32_t call = entry_;
-    lift(call);
-    int32_t new_hi = in_.must[n.op] ? std::max(hi_, n.op + 1) : hi_;
-    build_key(new_hi, next);
-    size_t used = stack_bytes() + states_.bytes();
-    size_t room = budget_.memory_limit_bytes > used ? budget_.memory_limit_bytes - used : 0;
-    auto added = cache_.insert(key_, hash_words(key_), opt_bits_.data(), opt_bits_.size(), room);
+    int32_t new_hi = n.must ? std::max(hi_, op + 1) : hi_;
+    uint64_t set_hash = n.must ? set_hash_ ^ zobrist_[op] : set_hash_;
+    size_t len = build_key(new_hi, n.must ? op : -1, next);
+    if (!n.must) flip_optional(op);
+    auto added = cache_.insert(key_.data(), len, static_cast<uint32_t>(mix64(set_hash ^ (static_cast<uint64_t>(next) * kMul))),
+                               opt_bits_.data(), opt_bits_.size(), memo_room_);
+    if (!n.must) flip_optional(op);
     if (added != MemoCache::Insert::Added) {
-      unlift(call);
       entry_ = n.next;
       return added;
     }
+    int32_t call = entry_;
+    lift(call);
     frames_.push_back(Frame{call, hi_, phase_, state_});
     state_ = next;
     hi_ = new_hi;
-    remaining_ -= in_.must[n.op];
+    remaining_ -= n.must;
     ++out_.states_visited;
     out_.max_depth = std::max(out_.max_depth, frames_.size());
     entry_ = nodes_[0].next;
@@ -285,7 +308,7 @@ class Searcher {
     hi_ = f.prev_hi;
     phase_ = f.phase;
     unlift(f.node);
-    remaining_ += in_.must[nodes_[f.node].op];
+    remaining_ += nodes_[f.node].must;
     entry_ = nodes_[f.node].next;
     frames_.pop_back();
     low_water_ = std::min(low_water_, frames_.size());
@@ -312,9 +335,9 @@ class Searcher {
     }
   }
 
-  bool candidate(int32_t op, int32_t phase) const {
-    if (in_.must[op]) return phase == 0;
-    return phase == 1 && (twin_[op] < 0 || lifted_[twin_[op]]);
+  bool candidate(const Node& n, int32_t phase) const {
+    if (n.must) return phase == 0;
+    return phase == 1 && (twin_[n.op] < 0 || lifted_[twin_[n.op]]);
   }
 
   void build_list() {
@@ -338,6 +361,7 @@ class Searcher {
       Node& nd = nodes_[i + 1];
       nd.op = evs[i].op;
       nd.call = evs[i].call;
+      nd.must = in_.must[nd.op] != 0;
       nd.prev = static_cast<int32_t>(i);
       nd.next = i + 1 < evs.size() ? static_cast<int32_t>(i + 2) : -1;
       if (nd.call) {
@@ -361,6 +385,9 @@ class Searcher {
     }
     ok_next_[last] = 0;
     ok_prev_[0] = last;
+    zobrist_.resize(n);
+    for (size_t i = 0; i < n; ++i) zobrist_[i] = mix64(i + 1);
+    key_.assign(static_cast<size_t>(std::count(in_.must.begin(), in_.must.end(), uint8_t{1})) + 2, 0);
   }
 
   void unlink(int32_t i) {
@@ -387,16 +414,24 @@ class Searcher {
   void lift(int32_t call) {
     int32_t op = nodes_[call].op;
     lifted_[op] = 1;
-    if (in_.must[op]) ok_unlink(op);
-    else flip_optional(op);
+    if (nodes_[call].must) {
+      ok_unlink(op);
+      set_hash_ ^= zobrist_[op];
+    } else {
+      flip_optional(op);
+    }
     unlink(call);
     unlink(nodes_[call].match);
   }
   void unlift(int32_t call) {
     int32_t op = nodes_[call].op;
     lifted_[op] = 0;
-    if (in_.must[op]) ok_relink(op);
-    else flip_optional(op);
+    if (nodes_[call].must) {
+      ok_relink(op);
+      set_hash_ ^= zobrist_[op];
+    } else {
+      flip_optional(op);
+    }
     relink(nodes_[call].match);
     relink(call);
   }
@@ -416,22 +451,33 @@ class Searcher {
     return to;
   }
 
+  // What the memo may take: the limit less everything else.
+  struct MemoRoom final : Room {
+    explicit MemoRoom(const Searcher& s) : s(s) {}
+    size_t left() const override {
+      size_t used = s.stack_bytes() + s.states_.bytes();
+      return s.budget_.memory_limit_bytes > used ? s.budget_.memory_limit_bytes - used : 0;
+    }
+    const Searcher& s;
+  };
+
   size_t room_for_states() const {
     size_t used = stack_bytes() + cache_.bytes();
     return budget_.memory_limit_bytes > used ? budget_.memory_limit_bytes - used : 0;
   }
 
-  // Key: [hi, number of holes, holes..., state id], where hi and holes are over ok ops
-  // only; the optional set is kept beside it.
-  void build_key(int32_t hi, int32_t state) {
-    key_.clear();
-    key_.push_back(static_cast<uint32_t>(hi));
-    key_.push_back(0);
-    for (int32_t op = ok_next_[0]; op != 0 && op - 1 < hi; op = ok_next_[op]) {
-      key_.push_back(static_cast<uint32_t>(op - 1));
+  // Key: [hi, holes..., state id], where hi and holes are over ok ops only, and `skip` (an
+  // ok op about to be linearized, or -1) is not a hole; the optional set is kept beside it.
+  // Returns its length.
+  size_t build_key(int32_t hi, int32_t skip, int32_t state) {
+    uint32_t* k = key_.data();
+    size_t len = 0;
+    k[len++] = static_cast<uint32_t>(hi);
+    for (int32_t i = ok_next_[0]; i != 0 && i - 1 < hi; i = ok_next_[i]) {
+      if (i - 1 != skip) k[len++] = static_cast<uint32_t>(i - 1);
     }
-    key_[1] = static_cast<uint32_t>(key_.size() - 2);
-    key_.push_back(static_cast<uint32_t>(state));
+    k[len++] = static_cast<uint32_t>(state);
+    return len;
   }
 
   // The furthest return reached so far marks the first completion that cannot be reached.
@@ -489,6 +535,7 @@ class Searcher {
   std::vector<Frame> frames_;
   std::vector<uint32_t> key_;
   MemoCache cache_;
+  MemoRoom memo_room_{*this};
   SearchOutput out_;
   size_t best_pos_ = 0;
   size_t low_water_ = 0;
@@ -499,6 +546,9 @@ class Searcher {
   std::vector<int32_t> opt_index_;  // position among optional ops, or -1 for ok ops
   std::vector<uint64_t> opt_bits_;  // the linearized optional ops
   std::vector<int32_t> ok_next_, ok_prev_;
+  // Random words by ok op; the XOR of those linearized hashes the ok set in O(1) per step.
+  std::vector<uint64_t> zobrist_;
+  uint64_t set_hash_ = 0;
   StateTable states_;
   std::vector<Transition> transitions_;  // direct-mapped by a hash of (from, op)
   unsigned transition_shift_ = 0;

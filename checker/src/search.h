@@ -59,16 +59,27 @@ struct SearchOutput {
 
 SearchOutput search(const SearchInput& in, const SearchBudget& budget);
 
+// How many more bytes a structure may allocate under the memory limit. Asked only when it
+// is about to allocate, since the answer sums every other structure's size.
+class Room {
+ public:
+  virtual size_t left() const = 0;
+
+ protected:
+  ~Room() = default;
+};
+
 // Map from configuration key (ok set and state, compared exactly) to the optional-op sets
 // explored with it. Keys are stored back to back in blocks that grow to 1 MiB, so growth is
 // gradual and every byte is counted.
 class MemoCache {
  public:
   enum class Insert { Added, Dominated, Full };
+  // `key` holds `len` words; `hash` is any hash of them (equal keys, equal hashes).
   // `optional` holds `words` 64-bit words (the same count on every call): the linearized
   // optional ops.
-  Insert insert(const std::vector<uint32_t>& key, uint64_t hash, const uint64_t* optional, size_t words,
-                size_t budget_bytes);
+  Insert insert(const uint32_t* key, size_t len, uint32_t hash, const uint64_t* optional, size_t words,
+                const Room& room);
   size_t size() const { return count_; }
   size_t bytes() const { return key_bytes_ + set_bytes_ + slots_.capacity() * sizeof(Slot); }
 
@@ -79,24 +90,25 @@ class MemoCache {
     uint32_t offset = 0;
     uint32_t sets = 0;    // 1 + id of the newest optional-set record for this key; 0 none
   };
-  Insert add_set(Slot& slot, const uint64_t* optional, size_t words, size_t budget_bytes);
-  bool equal(const Slot& s, const std::vector<uint32_t>& key) const;
-  bool grow(size_t budget_bytes);
-  bool store(const std::vector<uint32_t>& key, Slot& slot, size_t budget_bytes);
+  // Whether a set recorded for the slot's key is a subset of `optional`.
+  bool dominated(const Slot& slot, const uint64_t* optional, size_t words);
+  Insert add_set(Slot& slot, const uint64_t* optional, size_t words, const Room& room);
+  bool equal(const Slot& s, const uint32_t* key, size_t len) const;
+  bool grow(const Room& room);
+  bool store(const uint32_t* key, size_t len, Slot& slot, const Room& room);
   uint64_t* record(uint32_t id, size_t words);
 
   std::vector<std::vector<uint32_t>> keys_;  // blocks of [length, key words...]
   // Blocks of optional-set records: [1 + id of the key's previous record or 0, words...].
   std::vector<std::vector<uint64_t>> sets_;
   std::vector<Slot> slots_;
-  size_t records_per_block_ = 0;
+  size_t records_per_block_ = 0;  // a power of two
+  unsigned block_shift_ = 0;
   size_t count_ = 0;       // records: (key, optional set) pairs stored
   size_t key_count_ = 0;   // distinct keys
   size_t key_bytes_ = 0;
   size_t set_bytes_ = 0;
 };
-
-uint64_t hash_words(const std::vector<uint32_t>& key);
 
 // The distinct model states seen by one search, each stored once and named by its index.
 class StateTable {
