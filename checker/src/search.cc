@@ -112,7 +112,7 @@ bool MemoCache::grow(const Room& room) {
   // Quadrupling while small saves rehashes; doubling later keeps steps well under the limit.
   size_t n = slots_.empty() ? 1024 : slots_.size() * (slots_.size() < (size_t{1} << 20) ? 4 : 2);
   if (bytes() + n * sizeof(Slot) > room.left()) return false;
-  std::vector<Slot> old;
+  PooledVector<Slot> old;
   old.swap(slots_);
   slots_.resize(n);
   for (const Slot& s : old) {
@@ -531,9 +531,9 @@ class Searcher {
   int32_t entry_ = -1;
   int32_t phase_ = 0;
   size_t remaining_ = 0;     // ok ops not yet linearized
-  std::vector<Node> nodes_;  // [0] is the head sentinel
-  std::vector<Frame> frames_;
-  std::vector<uint32_t> key_;
+  PooledVector<Node> nodes_;  // [0] is the head sentinel
+  PooledVector<Frame> frames_;
+  PooledVector<uint32_t> key_;
   MemoCache cache_;
   MemoRoom memo_room_{*this};
   SearchOutput out_;
@@ -541,16 +541,16 @@ class Searcher {
   size_t low_water_ = 0;
   std::string limit_reason_;
   bool has_optional_ = false;
-  std::vector<int32_t> twin_;    // the previous optional op with an equal step, or -1
-  std::vector<uint8_t> lifted_;  // 1 while the op is linearized
-  std::vector<int32_t> opt_index_;  // position among optional ops, or -1 for ok ops
+  PooledVector<int32_t> twin_;    // the previous optional op with an equal step, or -1
+  PooledVector<uint8_t> lifted_;  // 1 while the op is linearized
+  PooledVector<int32_t> opt_index_;  // position among optional ops, or -1 for ok ops
   std::vector<uint64_t> opt_bits_;  // the linearized optional ops
-  std::vector<int32_t> ok_next_, ok_prev_;
+  PooledVector<int32_t> ok_next_, ok_prev_;
   // Random words by ok op; the XOR of those linearized hashes the ok set in O(1) per step.
-  std::vector<uint64_t> zobrist_;
+  PooledVector<uint64_t> zobrist_;
   uint64_t set_hash_ = 0;
   StateTable states_;
-  std::vector<Transition> transitions_;  // direct-mapped by a hash of (from, op)
+  PooledVector<Transition> transitions_;  // direct-mapped by a hash of (from, op)
   unsigned transition_shift_ = 0;
 };
 

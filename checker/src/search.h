@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "block_pool.h"
 #include "lockstep/checker/linearizability.h"
 #include "lockstep/checker/model.h"
 
@@ -98,10 +99,10 @@ class MemoCache {
   bool store(const uint32_t* key, size_t len, Slot& slot, const Room& room);
   uint64_t* record(uint32_t id, size_t words);
 
-  std::vector<std::vector<uint32_t>> keys_;  // blocks of [length, key words...]
+  std::vector<PooledVector<uint32_t>> keys_;  // blocks of [length, key words...]
   // Blocks of optional-set records: [1 + id of the key's previous record or 0, words...].
-  std::vector<std::vector<uint64_t>> sets_;
-  std::vector<Slot> slots_;
+  std::vector<PooledVector<uint64_t>> sets_;
+  PooledVector<Slot> slots_;
   size_t records_per_block_ = 0;  // a power of two
   unsigned block_shift_ = 0;
   size_t count_ = 0;       // records: (key, optional set) pairs stored

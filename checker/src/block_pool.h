@@ -1,0 +1,103 @@
+// Internal: the search's large arrays come from a per-thread pool of blocks that outlives
+// one search. Without it, a process that checks one history after another (many files in
+// one `lockstep check`, a check after every simulated run, a benchmark) hands the search's
+// pages back to the system when a search ends — malloc trims a heap whose top grew past its
+// threshold — and faults them in again in the next one, which costs more than the search
+// on machines where a page fault is slow.
+//
+// Blocks of 4 KiB and more are rounded up to a power of two, so one class serves every
+// size within a factor of two; the rounding costs address space only, as pages never
+// touched are never backed. A class keeps what it is given while the pool holds at most
+// kKeptBytes. Smaller blocks go to malloc, and so does everything under AddressSanitizer,
+// so that it still sees a block used after its search is gone.
+#pragma once
+
+#include <bit>
+#include <cstddef>
+#include <new>
+#include <vector>
+
+namespace lockstep::checker::detail {
+
+class BlockPool {
+ public:
+  static void* allocate(std::size_t bytes) {
+#if !defined(__SANITIZE_ADDRESS__)
+    if (bytes >= kMinBytes) {
+      unsigned c = size_class(bytes);
+      Lists& l = lists();
+      if (!l.free[c].empty()) {
+        void* p = l.free[c].back();
+        l.free[c].pop_back();
+        l.kept -= std::size_t{1} << c;
+        return p;
+      }
+      return ::operator new(std::size_t{1} << c);
+    }
+#endif
+    return ::operator new(bytes);
+  }
+
+  static void release(void* p, std::size_t bytes) noexcept {
+#if !defined(__SANITIZE_ADDRESS__)
+    if (bytes >= kMinBytes) {
+      unsigned c = size_class(bytes);
+      std::size_t size = std::size_t{1} << c;
+      Lists& l = lists();
+      if (l.kept + size <= kKeptBytes && l.free[c].size() < l.free[c].capacity()) {
+        l.free[c].push_back(p);
+        l.kept += size;
+        return;
+      }
+      ::operator delete(p, size);
+      return;
+    }
+#endif
+    ::operator delete(p, bytes);
+  }
+
+ private:
+  static constexpr std::size_t kMinBytes = 4096;
+  static constexpr std::size_t kKeptBytes = std::size_t{16} << 20;
+  static constexpr unsigned kClasses = 48;
+
+  static unsigned size_class(std::size_t bytes) { return static_cast<unsigned>(std::bit_width(bytes - 1)); }
+
+  struct Lists {
+    // Room for every block reserved up front, so that keeping one never allocates.
+    Lists() {
+      for (unsigned c = 12; c < kClasses; ++c) free[c].reserve(kKeptBytes >> c);
+    }
+    ~Lists() {
+      for (unsigned c = 0; c < kClasses; ++c) {
+        for (void* p : free[c]) ::operator delete(p, std::size_t{1} << c);
+      }
+    }
+    std::vector<void*> free[kClasses];
+    std::size_t kept = 0;
+  };
+  static Lists& lists() {
+    thread_local Lists l;
+    return l;
+  }
+};
+
+// A std::vector allocator drawing on BlockPool.
+template <class T>
+struct PoolAllocator {
+  using value_type = T;
+  PoolAllocator() = default;
+  template <class U>
+  PoolAllocator(const PoolAllocator<U>&) noexcept {}
+  T* allocate(std::size_t n) { return static_cast<T*>(BlockPool::allocate(n * sizeof(T))); }
+  void deallocate(T* p, std::size_t n) noexcept { BlockPool::release(p, n * sizeof(T)); }
+  template <class U>
+  bool operator==(const PoolAllocator<U>&) const noexcept {
+    return true;
+  }
+};
+
+template <class T>
+using PooledVector = std::vector<T, PoolAllocator<T>>;
+
+}  // namespace lockstep::checker::detail
