@@ -109,8 +109,9 @@ bool MemoCache::store(const uint32_t* key, size_t len, Slot& slot, const Room& r
 }
 
 bool MemoCache::grow(const Room& room) {
-  // Quadrupling while small saves rehashes; doubling later keeps steps well under the limit.
-  size_t n = slots_.empty() ? 1024 : slots_.size() * (slots_.size() < (size_t{1} << 20) ? 4 : 2);
+  // Doubling, from 4 KiB: the table is zeroed, so all of it is touched, and a table four
+  // times too large cost more page faults than the rehashes that quadrupling saved.
+  size_t n = slots_.empty() ? 256 : slots_.size() * 2;
   if (bytes() + n * sizeof(Slot) > room.left()) return false;
   PooledVector<Slot> old;
   old.swap(slots_);
