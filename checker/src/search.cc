@@ -80,16 +80,12 @@ int32_t StateTable::intern(const State& s, size_t budget_bytes) {
   return static_cast<int32_t>(states_.size() - 1);
 }
 
-bool MemoCache::equal(const Slot& s, const uint32_t* key, size_t len) const {
+bool MemoCache::equal(const Slot& s, const KeySource& key, size_t len) const {
   const uint32_t* p = keys_[s.block].data() + s.offset;
-  if (p[0] != len) return false;
-  for (size_t i = 0; i < len; ++i) {
-    if (p[1 + i] != key[i]) return false;
-  }
-  return true;
+  return p[0] == len && key.equals(p + 1);
 }
 
-bool MemoCache::store(const uint32_t* key, size_t len, Slot& slot, const Room& room) {
+bool MemoCache::store(const KeySource& key, size_t len, Slot& slot, const Room& room) {
   size_t need = len + 1;
   if (keys_.empty() || keys_.back().size() + need > keys_.back().capacity()) {
     // Blocks grow from 4 KiB to 1 MiB so tiny searches stay tiny: a check that allocates
@@ -104,7 +100,9 @@ bool MemoCache::store(const uint32_t* key, size_t len, Slot& slot, const Room& r
   slot.block = static_cast<uint32_t>(keys_.size() - 1);
   slot.offset = static_cast<uint32_t>(b.size());
   b.push_back(static_cast<uint32_t>(len));
-  b.insert(b.end(), key, key + len);
+  size_t at = b.size();
+  b.resize(at + len);
+  key.write(b.data() + at);
   return true;
 }
 
@@ -174,7 +172,7 @@ MemoCache::Insert MemoCache::add_set(Slot& slot, const uint64_t* optional, size_
   return Insert::Added;
 }
 
-MemoCache::Insert MemoCache::insert(const uint32_t* key, size_t len, uint32_t hash, const uint64_t* optional,
+MemoCache::Insert MemoCache::insert(const KeySource& key, size_t len, uint32_t hash, const uint64_t* optional,
                                     size_t words, const Room& room) {
   if ((key_count_ + 1) * 2 > slots_.size() && !grow(room)) return Insert::Full;
   size_t mask = slots_.size() - 1;
@@ -280,9 +278,12 @@ class Searcher {
     }
     int32_t new_hi = n.must ? std::max(hi_, op + 1) : hi_;
     uint64_t set_hash = n.must ? set_hash_ ^ zobrist_[op] : set_hash_;
-    size_t len = build_key(new_hi, n.must ? op : -1, next);
+    // Every linearized ok op is below hi, so the holes are the ok ops below it less those.
+    size_t linearized = ok_count_ - remaining_ + n.must;
+    size_t holes = static_cast<size_t>(ok_below_[static_cast<size_t>(new_hi)]) - linearized;
+    CandidateKey key(*this, new_hi, n.must ? op : -1, next);
     if (!n.must) flip_optional(op);
-    auto added = cache_.insert(key_.data(), len, static_cast<uint32_t>(mix64(set_hash ^ (static_cast<uint64_t>(next) * kMul))),
+    auto added = cache_.insert(key, holes + 2, static_cast<uint32_t>(mix64(set_hash ^ (static_cast<uint64_t>(next) * kMul))),
                                opt_bits_.data(), opt_bits_.size(), memo_room_);
     if (!n.must) flip_optional(op);
     if (added != MemoCache::Insert::Added) {
@@ -388,7 +389,9 @@ class Searcher {
     ok_prev_[0] = last;
     zobrist_.resize(n);
     for (size_t i = 0; i < n; ++i) zobrist_[i] = mix64(i + 1);
-    key_.assign(static_cast<size_t>(std::count(in_.must.begin(), in_.must.end(), uint8_t{1})) + 2, 0);
+    ok_below_.assign(n + 1, 0);
+    for (size_t i = 0; i < n; ++i) ok_below_[i + 1] = ok_below_[i] + in_.must[i];
+    ok_count_ = static_cast<size_t>(ok_below_[n]);
   }
 
   void unlink(int32_t i) {
@@ -467,19 +470,34 @@ class Searcher {
     return budget_.memory_limit_bytes > used ? budget_.memory_limit_bytes - used : 0;
   }
 
-  // Key: [hi, holes..., state id], where hi and holes are over ok ops only, and `skip` (an
-  // ok op about to be linearized, or -1) is not a hole; the optional set is kept beside it.
-  // Returns its length.
-  size_t build_key(int32_t hi, int32_t skip, int32_t state) {
-    uint32_t* k = key_.data();
-    size_t len = 0;
-    k[len++] = static_cast<uint32_t>(hi);
-    for (int32_t i = ok_next_[0]; i != 0 && i - 1 < hi; i = ok_next_[i]) {
-      if (i - 1 != skip) k[len++] = static_cast<uint32_t>(i - 1);
+  // The key of a candidate configuration: [hi, holes..., state id], where hi and holes are
+  // over ok ops only and `skip` (the ok op about to be linearized, or -1) is not a hole;
+  // the optional set is kept beside it. The holes are read off the list of ok ops.
+  class CandidateKey final : public KeySource {
+   public:
+    CandidateKey(const Searcher& s, int32_t hi, int32_t skip, int32_t state)
+        : s_(s), hi_(hi), skip_(skip), state_(state) {}
+    bool equals(const uint32_t* stored) const override {
+      if (stored[0] != static_cast<uint32_t>(hi_)) return false;
+      size_t j = 1;
+      for (int32_t i = s_.ok_next_[0]; i != 0 && i - 1 < hi_; i = s_.ok_next_[i]) {
+        if (i - 1 != skip_ && stored[j++] != static_cast<uint32_t>(i - 1)) return false;
+      }
+      return stored[j] == static_cast<uint32_t>(state_);
     }
-    k[len++] = static_cast<uint32_t>(state);
-    return len;
-  }
+    void write(uint32_t* out) const override {
+      size_t j = 0;
+      out[j++] = static_cast<uint32_t>(hi_);
+      for (int32_t i = s_.ok_next_[0]; i != 0 && i - 1 < hi_; i = s_.ok_next_[i]) {
+        if (i - 1 != skip_) out[j++] = static_cast<uint32_t>(i - 1);
+      }
+      out[j] = static_cast<uint32_t>(state_);
+    }
+
+   private:
+    const Searcher& s_;
+    int32_t hi_, skip_, state_;
+  };
 
   // The furthest return reached so far marks the first completion that cannot be reached.
   void note_frontier(int32_t op) {
@@ -496,7 +514,7 @@ class Searcher {
 
   size_t stack_bytes() const {
     return frames_.capacity() * sizeof(Frame) + out_.partial.capacity() * 4 + nodes_.size() * (sizeof(Node) + 16) +
-           key_.capacity() * 4 + transitions_.capacity() * sizeof(Transition);
+           ok_below_.capacity() * 4 + transitions_.capacity() * sizeof(Transition);
   }
 
   bool within_limits() {
@@ -534,7 +552,6 @@ class Searcher {
   size_t remaining_ = 0;     // ok ops not yet linearized
   PooledVector<Node> nodes_;  // [0] is the head sentinel
   PooledVector<Frame> frames_;
-  PooledVector<uint32_t> key_;
   MemoCache cache_;
   MemoRoom memo_room_{*this};
   SearchOutput out_;
@@ -547,6 +564,8 @@ class Searcher {
   PooledVector<int32_t> opt_index_;  // position among optional ops, or -1 for ok ops
   std::vector<uint64_t> opt_bits_;  // the linearized optional ops
   PooledVector<int32_t> ok_next_, ok_prev_;
+  PooledVector<int32_t> ok_below_;  // by id: how many ok ops have a smaller one
+  size_t ok_count_ = 0;
   // Random words by ok op; the XOR of those linearized hashes the ok set in O(1) per step.
   PooledVector<uint64_t> zobrist_;
   uint64_t set_hash_ = 0;

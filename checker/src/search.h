@@ -70,16 +70,29 @@ class Room {
   ~Room() = default;
 };
 
+// A configuration key as the memo reads it: compared and copied where it lies, never built
+// first, since most lookups find a key already stored.
+class KeySource {
+ public:
+  // Whether the key equals the `len` words at `stored` (`len` being its length).
+  virtual bool equals(const uint32_t* stored) const = 0;
+  // Writes its words to `out`.
+  virtual void write(uint32_t* out) const = 0;
+
+ protected:
+  ~KeySource() = default;
+};
+
 // Map from configuration key (ok set and state, compared exactly) to the optional-op sets
 // explored with it. Keys are stored back to back in blocks that grow to 1 MiB, so growth is
 // gradual and every byte is counted.
 class MemoCache {
  public:
   enum class Insert { Added, Dominated, Full };
-  // `key` holds `len` words; `hash` is any hash of them (equal keys, equal hashes).
+  // `key` is `len` words long; `hash` is any hash of them (equal keys, equal hashes).
   // `optional` holds `words` 64-bit words (the same count on every call): the linearized
   // optional ops.
-  Insert insert(const uint32_t* key, size_t len, uint32_t hash, const uint64_t* optional, size_t words,
+  Insert insert(const KeySource& key, size_t len, uint32_t hash, const uint64_t* optional, size_t words,
                 const Room& room);
   size_t size() const { return count_; }
   size_t bytes() const { return key_bytes_ + set_bytes_ + slots_.capacity() * sizeof(Slot); }
@@ -94,9 +107,9 @@ class MemoCache {
   // Whether a set recorded for the slot's key is a subset of `optional`.
   bool dominated(const Slot& slot, const uint64_t* optional, size_t words);
   Insert add_set(Slot& slot, const uint64_t* optional, size_t words, const Room& room);
-  bool equal(const Slot& s, const uint32_t* key, size_t len) const;
+  bool equal(const Slot& s, const KeySource& key, size_t len) const;
   bool grow(const Room& room);
-  bool store(const uint32_t* key, size_t len, Slot& slot, const Room& room);
+  bool store(const KeySource& key, size_t len, Slot& slot, const Room& room);
   uint64_t* record(uint32_t id, size_t words);
 
   std::vector<PooledVector<uint32_t>> keys_;  // blocks of [length, key words...]
