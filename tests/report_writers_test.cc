@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "lockstep/reports/example.h"
+#include "lockstep/reports/report.h"
 #include "lockstep/reports/writers.h"
 
 namespace lockstep::reports {
@@ -234,3 +235,19 @@ TEST(ReportHtml, HugeHistoryStaysUnderTheCap) {
 
 }  // namespace
 }  // namespace lockstep::reports
+
+// Published SHA-256 test vectors, and lengths on either side of the padding boundaries
+// (55/56/63/64 bytes), where hashing whole blocks in place and padding only the tail
+// could go wrong.
+TEST(HistoryDigest, MatchesSha256TestVectors) {
+  using lockstep::reports::sha256_hex;
+  EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  EXPECT_EQ(sha256_hex(std::string(1000000, 'a')),
+            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  EXPECT_EQ(sha256_hex(std::string(55, 'a')), "9f4390f8d30c2dd92ec9f095b65e2b9ae9b0a925a5258e241c9f1e910f734318");
+  EXPECT_EQ(sha256_hex(std::string(56, 'a')), "b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a");
+  EXPECT_EQ(sha256_hex(std::string(64, 'a')), "ffe054fe7ae0cb6dc65c3af9b61d5209f439851db43d0ba5997337df154668eb");
+}

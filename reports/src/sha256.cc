@@ -46,13 +46,19 @@ void compress(std::array<uint32_t, 8>& h, const unsigned char* block) {
 std::string sha256_hex(const std::string& data) {
   std::array<uint32_t, 8> h = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
                                0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
-  std::string msg = data;
+  // Whole blocks straight from the input; only the tail is copied to be padded, so a
+  // history of megabytes is not duplicated just to append nine bytes to it.
+  const size_t whole = data.size() - data.size() % 64;
+  for (size_t off = 0; off < whole; off += 64) {
+    compress(h, reinterpret_cast<const unsigned char*>(data.data() + off));
+  }
+  std::string tail = data.substr(whole);
   const uint64_t bits = static_cast<uint64_t>(data.size()) * 8;
-  msg.push_back(static_cast<char>(0x80));
-  while (msg.size() % 64 != 56) msg.push_back('\0');
-  for (int i = 7; i >= 0; --i) msg.push_back(static_cast<char>((bits >> (8 * i)) & 0xff));
-  for (size_t off = 0; off < msg.size(); off += 64) {
-    compress(h, reinterpret_cast<const unsigned char*>(msg.data() + off));
+  tail.push_back(static_cast<char>(0x80));
+  while (tail.size() % 64 != 56) tail.push_back('\0');
+  for (int i = 7; i >= 0; --i) tail.push_back(static_cast<char>((bits >> (8 * i)) & 0xff));
+  for (size_t off = 0; off < tail.size(); off += 64) {
+    compress(h, reinterpret_cast<const unsigned char*>(tail.data() + off));
   }
   std::string out;
   char buf[9];
