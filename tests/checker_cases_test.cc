@@ -77,6 +77,23 @@ TEST(CheckerMutex, TwoOwnersIsInvalidAndSaysWhoHeldTheLock) {
   EXPECT_EQ(r.final_state, "held by process 1");
 }
 
+// The shape fuzzing shrinks a pause race to: the holder's lease runs out while it is
+// paused, its release fails, and it acquires again. No second holder ever overlaps it,
+// but as a mutex the history is invalid, and the sentence must say why in those terms
+// rather than "process 1 still held the lock" against process 1.
+TEST(CheckerMutex, HolderReacquiringAfterAFailedReleaseSaysTheLockWasLost) {
+  Builder b;
+  b.at(0).invoke(1, "acquire").at(181).ok(1, "acquire");
+  b.at(201).invoke(1, "release").at(203).fail(1, "release");
+  b.at(203).invoke(1, "acquire").at(205).ok(1, "acquire");
+  LinResult r = check(b, "mutex");
+  ASSERT_EQ(r.verdict, Verdict::Invalid);
+  EXPECT_NE(r.explanation_sentence.find("although process 1 had not released the lock it took at"), std::string::npos)
+      << r.explanation_sentence;
+  EXPECT_NE(r.explanation_sentence.find("failed, so the lock was lost while held"), std::string::npos)
+      << r.explanation_sentence;
+}
+
 TEST(CheckerMutex, ForeignReleaseIsInvalid) {
   Builder b;
   b.op(1, "acquire").op(2, "release");

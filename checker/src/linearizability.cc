@@ -110,8 +110,11 @@ void explain(const History& h, const std::vector<Operation>& ops, const Model& m
   idx.erase(std::unique(idx.begin(), idx.end()), idx.end());
   for (size_t i : idx) r.involved.push_back(h.events[i]);
   r.involved_indices = idx;
+  // Failed ops too: they never took effect, but a failed release is often the clue.
   std::vector<Operation> all;
-  for (size_t k : f.key_ops) all.push_back(ops[k]);
+  for (const Operation& op : ops) {
+    if (op.key == f.key) all.push_back(op);
+  }
   ExplainContext ctx{x, f.out.partial_state, lin, all, f.values, has_times(h)};
   r.explanation_sentence = model.explain(ctx);
   r.final_state = model.show(f.out.partial_state, f.values);

@@ -145,7 +145,7 @@ class Counter final : public Model {
     int64_t base = 0;
     std::string optional;
     for (const Operation& op : ctx.all) {
-      if (op.f != "add" || op.invoke_index >= x.complete_index) continue;
+      if (op.f != "add" || op.outcome == EventType::Fail || op.invoke_index >= x.complete_index) continue;
       int64_t d = op.input.is_number_integer() ? op.input.get<int64_t>() : 1;
       if (op.outcome == EventType::Ok && op.complete_index < x.invoke_index) {
         base += d;

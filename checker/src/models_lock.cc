@@ -77,6 +77,20 @@ class Mutex final : public Model {
     }
     int64_t owner = read_i64(ctx.state, 0);
     std::string since = held_since(ctx, last_by(ctx, owner, "acquire"), "release");
+    if (x.f == "acquire" && owner == x.process) {
+      // The holder acquiring again: its hold ended without a release it knew of. Name the
+      // failed release, which is where a lease that ran out during the hold shows.
+      const Operation* took = last_by(ctx, owner, "acquire");
+      for (const Operation& op : ctx.all) {
+        if (took && op.process == owner && op.f == "release" && op.outcome == EventType::Fail &&
+            op.invoke_index > took->invoke_index && op.invoke_index < x.invoke_index) {
+          return head + " although process " + std::to_string(owner) + " had not released the lock it took at " +
+                 ctx.completed(*took) + ": its release at " + ctx.completed(op) +
+                 " failed, so the lock was lost while held (a lease that ran out?) rather than released";
+        }
+      }
+      return head + " although process " + std::to_string(owner) + " already held the lock" + since;
+    }
     if (x.f == "acquire") {
       return head + " while process " + std::to_string(owner) + " still held the lock" + since;
     }

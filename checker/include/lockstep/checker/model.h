@@ -105,7 +105,7 @@ struct ExplainContext {
   const Operation& failed;                         // the op whose completion was unreachable
   const State& state;                              // state after the partial linearization
   const std::vector<const Operation*>& linearized; // that partial linearization, in order
-  const std::vector<Operation>& all;               // every op on this key, by invocation
+  const std::vector<Operation>& all;               // every op on this key, failed too, by invocation
   const Interner& values;
   bool has_time = false;                           // the history carries real times
 
