@@ -125,6 +125,28 @@ TEST_F(LiveServerTest, FailoverRepointsClientsToThePromotedReplica) {
   EXPECT_EQ(sync(*master, {"GET", "after"}), Reply::nil());
 }
 
+// min-replicas-to-write reaches the real server: a master without its replica refuses a
+// lock write with NOREPLICAS, as the simulated node does, and takes it once the replica
+// is connected.
+TEST_F(LiveServerTest, MinReplicasToWriteRefusesWritesUntilAReplicaIsConnected) {
+  ServerConfig mc = config("node-1");
+  mc.min_replicas_to_write = 1;
+  RedisServer* master = start(mc);
+  ASSERT_NE(master, nullptr);
+  Reply refused = sync(*master, {"SET", "lock", "token", "NX", "PX", "30000"});
+  ASSERT_TRUE(refused.is_error()) << to_short_text(refused);
+  EXPECT_EQ(refused.str.rfind("NOREPLICAS", 0), 0u) << refused.str;
+  ServerConfig rc = config("node-1-replica-1");
+  rc.replica_of = master->address();
+  ASSERT_NE(start(rc), nullptr);
+  Reply r = refused;
+  for (int i = 0; i < 150 && r.is_error(); ++i) {
+    std::this_thread::sleep_for(Millis(20));
+    r = sync(*master, {"SET", "lock", "token", "NX", "PX", "30000"});
+  }
+  EXPECT_EQ(r, Reply::ok());
+}
+
 TEST_F(LiveServerTest, ServerClockJumpExpiresKeysEarly) {
   if (!faketime_unusable_reason().empty()) GTEST_SKIP() << "server clock jumps: " << faketime_unusable_reason();
   ServerConfig c = config("node-1");

@@ -515,6 +515,7 @@ class LiveRun {
     live::ServerConfig c;
     c.name = name;
     c.persistence = s_.topology.persistence;
+    c.min_replicas_to_write = s_.topology.min_replicas_to_write;
     c.replica_of = std::move(replica_of);
     for (const auto& f : s_.faults) c.faketime = c.faketime || (f.kind == "clock-jump" && f.target == name);
     for (const auto& k : s_.clocks) {

@@ -245,6 +245,10 @@ std::vector<std::string> RedisServer::args() const {
     const std::string fsync = config_.persistence == "aof-always" ? "always" : "everysec";
     a.insert(a.end(), {"--appendonly", "yes", "--appendfsync", fsync});
   }
+  if (config_.min_replicas_to_write > 0) {
+    // On every node, as in the simulator: a promoted replica refuses writes just the same.
+    a.insert(a.end(), {"--min-replicas-to-write", std::to_string(config_.min_replicas_to_write)});
+  }
   if (config_.replica_of) {
     a.insert(a.end(), {"--replicaof", config_.replica_of->host, std::to_string(config_.replica_of->port)});
   }

@@ -55,6 +55,7 @@ struct ServerConfig {
   std::string name;                  // "node-1", "node-1-replica-1", "sentinel-1"
   std::string persistence = "none";  // none | aof-everysec | aof-always
   std::optional<NodeAddress> replica_of;
+  int min_replicas_to_write = 0;  // Redis's min-replicas-to-write; 0 leaves it off
   bool faketime = false;  // start under libfaketime so the wall clock can be jumped
   Nanos initial_clock_offset{0};
   // Non-empty: the process is a redis-sentinel watching these masters (persistence,
