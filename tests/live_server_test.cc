@@ -1,7 +1,7 @@
 // Server faults on real redis-server processes: SIGSTOP makes calls time out and SIGCONT
 // brings them back; a crash and restart keeps the lock key with aof-always and loses it
 // without persistence; a failover re-points clients to the promoted replica; a server
-// clock jump under libfaketime expires keys early. Every server is gone afterwards.
+// clock jump (lockstep's clock library preloaded) expires keys early. Every server is gone afterwards.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -148,9 +148,9 @@ TEST_F(LiveServerTest, MinReplicasToWriteRefusesWritesUntilAReplicaIsConnected) 
 }
 
 TEST_F(LiveServerTest, ServerClockJumpExpiresKeysEarly) {
-  if (!faketime_unusable_reason().empty()) GTEST_SKIP() << "server clock jumps: " << faketime_unusable_reason();
+  ASSERT_EQ(shifted_clock_unusable_reason(), "");
   ServerConfig c = config("node-1");
-  c.faketime = true;
+  c.shifted_clock = true;
   RedisServer* s = start(c);
   ASSERT_NE(s, nullptr);
   EXPECT_TRUE(sync(*s, {"SET", "lock", "token", "PX", "30000"}).is_ok());

@@ -517,10 +517,10 @@ class LiveRun {
     c.persistence = s_.topology.persistence;
     c.min_replicas_to_write = s_.topology.min_replicas_to_write;
     c.replica_of = std::move(replica_of);
-    for (const auto& f : s_.faults) c.faketime = c.faketime || (f.kind == "clock-jump" && f.target == name);
+    for (const auto& f : s_.faults) c.shifted_clock = c.shifted_clock || (f.kind == "clock-jump" && f.target == name);
     for (const auto& k : s_.clocks) {
       if (k.process != name || k.offset_ms == 0) continue;
-      c.faketime = true;
+      c.shifted_clock = true;
       c.initial_clock_offset = Millis(k.offset_ms);
     }
     return c;
@@ -881,8 +881,8 @@ std::string live_unsupported(const Scenario& s, const LiveOptions& o) {
                ", which would be your server; run it without --redis (lockstep then starts its own)";
     }
     if (server_clock) return "--redis: refusing to change your server's clock; run it without --redis";
-  } else if (server_clock && !live::faketime_unusable_reason().empty()) {
-    return "a server clock fault needs libfaketime: " + live::faketime_unusable_reason();
+  } else if (server_clock && !live::shifted_clock_unusable_reason().empty()) {
+    return "a server clock fault cannot be played here: " + live::shifted_clock_unusable_reason();
   }
   return "";
 }

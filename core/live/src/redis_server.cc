@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -119,13 +120,6 @@ std::string tail_of(const std::string& file, size_t max_chars = 300) {
   return all;
 }
 
-// "+1.500000" / "-0.250000": libfaketime's relative offset in seconds.
-std::string faketime_offset(Nanos offset) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%+.6f\n", static_cast<double>(offset.count()) / 1e9);
-  return buf;
-}
-
 }  // namespace
 
 std::string find_redis_server() {
@@ -138,23 +132,24 @@ std::string find_redis_sentinel() {
   return which("redis-sentinel");
 }
 
-std::string find_libfaketime() {
-  for (const char* p : {"/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1", "/usr/lib/faketime/libfaketime.so.1",
-                        "/usr/local/lib/faketime/libfaketime.so.1", "/usr/lib64/faketime/libfaketime.so.1"}) {
-    if (access(p, R_OK) == 0) return p;
-  }
+std::string find_clock_library() {
+  if (const char* env = std::getenv("LOCKSTEP_CLOCK_LIBRARY"); env && *env) return access(env, R_OK) == 0 ? env : "";
+#ifdef LOCKSTEP_CLOCK_LIBRARY
+  if (access(LOCKSTEP_CLOCK_LIBRARY, R_OK) == 0) return LOCKSTEP_CLOCK_LIBRARY;
+#endif
+  std::error_code ec;
+  const fs::path beside = fs::read_symlink("/proc/self/exe", ec).parent_path() / "liblockstep_clock.so";
+  if (!ec && access(beside.c_str(), R_OK) == 0) return beside.string();
   return "";
 }
 
 namespace {
 
-// Runs `redis-server --version` under libfaketime with a deadline; true if it answered.
-bool faketime_probe(const std::string& binary, const std::string& lib, const std::string& dir) {
-  const std::string clock = dir + "/probe-clock";
+// Runs `redis-server --version` with the clock library preloaded and a deadline; true if
+// it answered.
+bool shifted_clock_probe(const std::string& binary, const std::string& lib, const std::string& dir) {
   const std::string out = dir + "/probe-out";
-  std::ofstream(clock) << "+0\n";
-  std::vector<std::string> env_strings = {"LD_PRELOAD=" + lib, "FAKETIME_TIMESTAMP_FILE=" + clock,
-                                          "FAKETIME_NO_CACHE=1", "FAKETIME_DONT_FAKE_MONOTONIC=1", "PATH=/usr/bin:/bin"};
+  std::vector<std::string> env_strings = {"LD_PRELOAD=" + lib, "PATH=/usr/bin:/bin"};
   std::vector<char*> envp;
   for (auto& e : env_strings) envp.push_back(e.data());
   envp.push_back(nullptr);
@@ -196,21 +191,19 @@ bool faketime_probe(const std::string& binary, const std::string& lib, const std
 
 }  // namespace
 
-const std::string& faketime_unusable_reason() {
+const std::string& shifted_clock_unusable_reason() {
   static const std::string reason = [] {
     const std::string binary = find_redis_server();
     if (binary.empty()) return std::string("redis-server not found");
-    const std::string lib = find_libfaketime();
-    if (lib.empty()) return std::string("libfaketime is not installed (apt-get install faketime)");
+    const std::string lib = find_clock_library();
+    if (lib.empty()) return std::string("liblockstep_clock.so not found (build it, or set LOCKSTEP_CLOCK_LIBRARY)");
     const char* tmp = std::getenv("TMPDIR");
-    std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/lockstep-faketime-XXXXXX";
+    std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/lockstep-clock-XXXXXX";
     if (!mkdtemp(dir.data())) return std::string("cannot create a temporary directory");
-    const bool ok = faketime_probe(binary, lib, dir);
+    const bool ok = shifted_clock_probe(binary, lib, dir);
     std::error_code ec;
     fs::remove_all(dir, ec);
-    return ok ? std::string()
-              : std::string("redis-server does not run under libfaketime on this machine (it hangs in "
-                            "libfaketime's clock_gettime, a known clash with jemalloc builds)");
+    return ok ? std::string() : "redis-server does not start with " + lib + " preloaded";
   }();
   return reason;
 }
@@ -224,7 +217,10 @@ RedisServer::RedisServer(std::string binary, std::string dir, ServerConfig confi
     : binary_(std::move(binary)), dir_(std::move(dir)), config_(std::move(config)),
       clock_offset_(config_.initial_clock_offset) {}
 
-RedisServer::~RedisServer() { kill(); }
+RedisServer::~RedisServer() {
+  kill();
+  if (clock_cell_ != nullptr) munmap(clock_cell_, sizeof(int64_t));
+}
 
 std::vector<std::string> RedisServer::args() const {
   if (config_.sentinel()) {
@@ -276,9 +272,7 @@ std::string RedisServer::spawn() {
   if (config_.sentinel()) {
     if (auto err = write_sentinel_config(); !err.empty()) return err;
   }
-  if (config_.faketime) {
-    std::ofstream(clock_file()) << faketime_offset(clock_offset_);
-  }
+  if (config_.shifted_clock && !map_clock_cell()) return "cannot create the clock file " + clock_file();
   // Everything the child needs is prepared before fork: after it, only async-signal-safe
   // calls.
   const std::vector<std::string> a = args();
@@ -287,14 +281,12 @@ std::string RedisServer::spawn() {
   argv.push_back(nullptr);
   std::vector<std::string> env_strings;
   for (char** e = environ; e && *e; ++e) {
-    if (config_.faketime && std::string_view(*e).starts_with("LD_PRELOAD=")) continue;
+    if (config_.shifted_clock && std::string_view(*e).starts_with("LD_PRELOAD=")) continue;
     env_strings.emplace_back(*e);
   }
-  if (config_.faketime) {
-    env_strings.push_back("LD_PRELOAD=" + find_libfaketime());
-    env_strings.push_back("FAKETIME_TIMESTAMP_FILE=" + clock_file());
-    env_strings.push_back("FAKETIME_NO_CACHE=1");
-    env_strings.push_back("FAKETIME_DONT_FAKE_MONOTONIC=1");
+  if (config_.shifted_clock) {
+    env_strings.push_back("LD_PRELOAD=" + find_clock_library());
+    env_strings.push_back("LOCKSTEP_CLOCK_FILE=" + clock_file());
   }
   std::vector<char*> envp;
   for (auto& s : env_strings) envp.push_back(s.data());
@@ -394,16 +386,27 @@ void RedisServer::resume() {
 }
 
 bool RedisServer::set_clock_offset(Nanos offset) {
-  if (!config_.faketime) return false;
+  if (!config_.shifted_clock || !map_clock_cell()) return false;
   clock_offset_ = offset;
-  // Written aside and renamed, so the server never reads a half-written file.
-  const std::string tmp = clock_file() + ".tmp";
-  {
-    std::ofstream f(tmp);
-    f << faketime_offset(offset);
-    if (!f) return false;
+  __atomic_store_n(clock_cell_, static_cast<int64_t>(offset.count()), __ATOMIC_RELEASE);
+  return true;
+}
+
+// The offset lives in one shared page: the server maps it too, so a store here is what
+// its next clock read returns, with no file rewritten under it.
+bool RedisServer::map_clock_cell() {
+  if (clock_cell_ != nullptr) return true;
+  const int fd = open(clock_file().c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return false;
+  void* m = MAP_FAILED;
+  if (ftruncate(fd, static_cast<off_t>(sizeof(int64_t))) == 0) {
+    m = mmap(nullptr, sizeof(int64_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   }
-  return std::rename(tmp.c_str(), clock_file().c_str()) == 0;
+  close(fd);
+  if (m == MAP_FAILED) return false;
+  clock_cell_ = static_cast<int64_t*>(m);
+  __atomic_store_n(clock_cell_, static_cast<int64_t>(clock_offset_.count()), __ATOMIC_RELEASE);
+  return true;
 }
 
 ServerFarm::ServerFarm() {
@@ -433,8 +436,8 @@ ServerFarm::~ServerFarm() {
 
 RedisServer* ServerFarm::start(const ServerConfig& config) {
   if (!error_.empty()) return nullptr;
-  if (config.faketime && !faketime_unusable_reason().empty()) {
-    error_ = "server clock faults need libfaketime: " + faketime_unusable_reason();
+  if (config.shifted_clock && !shifted_clock_unusable_reason().empty()) {
+    error_ = "server clock faults: " + shifted_clock_unusable_reason();
     return nullptr;
   }
   auto s = std::make_unique<RedisServer>(config.sentinel() ? sentinel_binary_ : binary_, dir_ + "/" + config.name,

@@ -32,11 +32,13 @@ std::string find_redis_server();
 // The redis-sentinel binary: $LOCKSTEP_REDIS_SENTINEL, else the first redis-sentinel on
 // PATH. Empty if there is none (redis-server --sentinel is used then).
 std::string find_redis_sentinel();
-// libfaketime's preload library, or empty if it is not installed.
-std::string find_libfaketime();
-// "" if redis-server runs under libfaketime here, else why not. Probed once (bounded to
-// 3 s) and remembered: some builds (jemalloc) hang in libfaketime's clock_gettime.
-const std::string& faketime_unusable_reason();
+// lockstep's clock library (liblockstep_clock.so), preloaded into a server whose wall
+// clock a scenario moves: $LOCKSTEP_CLOCK_LIBRARY, else the one built with this program,
+// else the one next to the running executable. Empty if none is found.
+std::string find_clock_library();
+// "" if redis-server starts with the clock library preloaded here, else why not. Probed
+// once (bounded to 3 s) and remembered.
+const std::string& shifted_clock_unusable_reason();
 
 // Every pid this process ever started as a server or sentinel, for tests that check
 // nothing was left behind.
@@ -56,7 +58,7 @@ struct ServerConfig {
   std::string persistence = "none";  // none | aof-everysec | aof-always
   std::optional<NodeAddress> replica_of;
   int min_replicas_to_write = 0;  // Redis's min-replicas-to-write; 0 leaves it off
-  bool faketime = false;  // start under libfaketime so the wall clock can be jumped
+  bool shifted_clock = false;  // preload the clock library so the wall clock can be moved
   Nanos initial_clock_offset{0};
   // Non-empty: the process is a redis-sentinel watching these masters (persistence,
   // replica_of and the clock settings do not apply).
@@ -82,7 +84,8 @@ class RedisServer {
   std::string restart(bool wait);
   void pause();   // SIGSTOP
   void resume();  // SIGCONT
-  // Sets the server's wall clock to real time + offset (needs config.faketime).
+  // Sets the server's wall clock to real time + offset (needs config.shifted_clock); the
+  // running server sees it at its next clock read.
   bool set_clock_offset(Nanos offset);
 
   bool running() const { return pid_ > 0; }
@@ -100,7 +103,8 @@ class RedisServer {
   std::string spawn();
   std::vector<std::string> args() const;
   std::string write_sentinel_config() const;
-  std::string clock_file() const { return dir_ + "/faketime"; }
+  std::string clock_file() const { return dir_ + "/wall-clock-offset"; }
+  bool map_clock_cell();
   std::string sentinel_file() const { return dir_ + "/sentinel.conf"; }
 
   std::string binary_;
@@ -110,6 +114,7 @@ class RedisServer {
   pid_t pid_ = -1;
   bool paused_ = false;
   Nanos clock_offset_{0};
+  int64_t* clock_cell_ = nullptr;  // the offset file, mapped shared with the server
 };
 
 // All servers and sentinels of one run, in one temporary directory removed at the end.
