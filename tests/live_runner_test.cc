@@ -88,6 +88,30 @@ TEST(LiveRunner, RedissonStockDemoIsSafeLive) {
   EXPECT_TRUE(lists(o.report.stats["checkable"], "lost-update"));
 }
 
+// The RedLock clock-jump race on three real servers: node-2 runs with lockstep's clock
+// library preloaded and its wall clock jumps 10 s, so client-1's key there expires while
+// client-1 holds the lock; client-2 wins node-2 and the restarted node-3. Without the
+// jump, the same restart leaves client-2 one node short.
+TEST(LiveRunner, RedLockClockJumpRaceReproducesLive) {
+  if (!has_redis()) GTEST_SKIP() << "redis-server not installed: live tests need it";
+  RunOutcome o = run_live(load("redlock-clock-jump.json"));
+  ASSERT_FALSE(o.report.stats.contains("error")) << o.report.stats.dump();
+  EXPECT_EQ(found(o), (std::set<std::string>{"linearizability", "lost-update", "mutual-exclusion"})) << o.history_jsonl;
+  bool jumped = false;
+  for (const auto& e : o.history.events) {
+    jumped = jumped || (e.f == "fault-start" && e.value.value("kind", "") == "clock-jump");
+  }
+  EXPECT_TRUE(jumped) << o.history_jsonl;
+}
+
+TEST(LiveRunner, RedLockWithoutClockJumpIsSafeLive) {
+  if (!has_redis()) GTEST_SKIP() << "redis-server not installed: live tests need it";
+  RunOutcome o = run_live(load("redlock-no-clock-jump.json"));
+  ASSERT_FALSE(o.report.stats.contains("error")) << o.report.stats.dump();
+  EXPECT_EQ(o.report.verdict, "safe") << o.history_jsonl;
+  EXPECT_EQ(o.report.stats["sales"], 2);
+}
+
 TEST(LiveRunner, NodeFaultsPlayOnRealServers) {
   if (!has_redis()) GTEST_SKIP() << "redis-server not installed: live tests need it";
   Scenario s = load("set-px-lua-lease-outlasts-pause.json");
