@@ -192,6 +192,19 @@ TEST(CheckerReentrantMutex, CountsAcquisitions) {
   EXPECT_EQ(check(v, "reentrant-mutex").verdict, Verdict::Valid);
 }
 
+// The hold began with the first acquire, not with a nested one that completed after the
+// operation being explained.
+TEST(CheckerReentrantMutex, HoldIsDatedFromItsFirstAcquire) {
+  Builder b;
+  b.op(1, "acquire").invoke(1, "acquire").invoke(2, "acquire").ok(2, "acquire").ok(1, "acquire");
+  LinResult r = check(b, "reentrant-mutex");
+  ASSERT_EQ(r.verdict, Verdict::Invalid);
+  EXPECT_NE(r.explanation_sentence.find("process 2's acquire completed at t=0.050s while process 1 held the lock 2 "
+                                        "time(s) since t=0.020s"),
+            std::string::npos)
+      << r.explanation_sentence;
+}
+
 TEST(CheckerRwLock, WriterWhileReaderHoldsIsInvalid) {
   Builder b;
   b.op(1, "acquire-read").op(2, "acquire-read").op(3, "acquire-write");

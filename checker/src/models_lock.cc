@@ -20,6 +20,20 @@ const Operation* last_by(const ExplainContext& ctx, int64_t process, const std::
   return nullptr;
 }
 
+// The acquire that began `owner`'s current hold of a reentrant lock: the one that took
+// its count from zero. The latest acquire may be a nested one that completed later than
+// the operation being explained.
+const Operation* hold_start(const ExplainContext& ctx, int64_t owner) {
+  const Operation* start = nullptr;
+  int64_t count = 0;
+  for (const Operation* op : ctx.linearized) {
+    if (op->process != owner) continue;
+    if (op->f == "acquire" && count++ == 0) start = op;
+    if (op->f == "release" && count > 0) --count;
+  }
+  return start;
+}
+
 // "since t=0.950s (acquired, never released)": when `holder` took the lock and what became
 // of it afterwards in the whole history, which is what makes the failure plain.
 std::string held_since(const ExplainContext& ctx, const Operation* took, const std::string& release_f) {
@@ -135,8 +149,7 @@ class ReentrantMutex final : public Model {
     int64_t owner = read_i64(ctx.state, 0);
     if (owner == x.process) return Model::explain(ctx);
     return head + " while process " + std::to_string(owner) + " held the lock " +
-           std::to_string(read_i64(ctx.state, 1)) + " time(s)" +
-           held_since(ctx, last_by(ctx, owner, "acquire"), "release");
+           std::to_string(read_i64(ctx.state, 1)) + " time(s)" + held_since(ctx, hold_start(ctx, owner), "release");
   }
 };
 
