@@ -11,6 +11,7 @@ namespace {
 struct Race {
   const char* algorithm;
   const char* fault_kind;
+  int64_t runs = 300;  // RedLock's races need two faults lined up: a larger budget
 };
 
 class FuzzFinds : public ::testing::TestWithParam<Race> {};
@@ -19,7 +20,7 @@ TEST_P(FuzzFinds, ViolationWithinBudgetShrunkAndReplayable) {
   FuzzSpace space{{GetParam().algorithm}, {GetParam().fault_kind}};
   FuzzOptions opts;
   opts.seed = 7;
-  opts.runs = 300;
+  opts.runs = GetParam().runs;
   FuzzSummary s = fuzz(space, opts);
   ASSERT_TRUE(s.finding.has_value()) << "no violation in " << s.runs << " runs";
   const auto& f = *s.finding;
@@ -41,7 +42,10 @@ INSTANTIATE_TEST_SUITE_P(Races, FuzzFinds,
                                            Race{"setnx-expire", "crash"}, Race{"set-px-lua", "failover"},
                                            Race{"watch-multi", "pause"}, Race{"renewal-thread", "clock-jump"},
                                            Race{"redisson", "pause"}, Race{"redisson-rw", "pause"},
-                                           Race{"multilock", "pause"}, Race{"redlock", "partition"}),
+                                           Race{"multilock", "pause"}, Race{"redlock", "partition"},
+                                           Race{"redlock", "crash", 2000}, Race{"redlock", "clock-jump", 2000},
+                                           Race{"redlock", "delay"}, Race{"redisson", "failover"},
+                                           Race{"redisson-fair", "pause"}, Race{"redisson-fenced", "pause"}),
                          [](const auto& info) {
                            std::string n = std::string(info.param.algorithm) + "_" + info.param.fault_kind;
                            std::replace(n.begin(), n.end(), '-', '_');
