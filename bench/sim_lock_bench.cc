@@ -24,6 +24,9 @@
 
 namespace {
 
+// As the lockstep binary does: runs reuse the memory the previous run freed.
+const bool kKeepMemory = (lockstep::runner::keep_freed_memory_for_reuse(), true);
+
 using lockstep::runner::Scenario;
 constexpr int64_t kMs = 1'000'000;
 

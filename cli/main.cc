@@ -3,9 +3,11 @@
 #include <string>
 
 #include "commands.h"
+#include "lockstep/runner/sim_runner.h"
 
 int main(int argc, char** argv) {
   using namespace lockstep::cli;
+  lockstep::runner::keep_freed_memory_for_reuse();
   CLI::App app{"lockstep: deterministic simulation and correctness testing for Redis locks"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "lockstep 0.1.0");

@@ -1,5 +1,7 @@
 #include "lockstep/runner/sim_runner.h"
 
+#include <malloc.h>
+
 #include <map>
 
 #include "lockstep/checker/invariants.h"
@@ -289,6 +291,13 @@ std::string describe_fault(const FaultSpec& f) {
   if (f.jump_ms) out += " by " + std::to_string(f.jump_ms) + "ms";
   if (f.restart_after_ms) out += " restart +" + std::to_string(*f.restart_after_ms) + "ms";
   return out;
+}
+
+void keep_freed_memory_for_reuse() {
+#if defined(__GLIBC__)
+  mallopt(M_TRIM_THRESHOLD, 256 << 20);  // give back only a top of heap over 256 MiB
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);   // the largest allowed: big buffers stay in the heap
+#endif
 }
 
 RunOutcome run_in_sim(const Scenario& scenario, const RunOptions& options) {

@@ -26,6 +26,12 @@ struct RunOptions {
 
 RunOutcome run_in_sim(const Scenario& scenario, const RunOptions& options = {});
 
+// Tells the C library to keep freed memory for the next run instead of handing it back
+// to the system. A process that runs simulation after simulation (a catalogue, a fuzz
+// campaign) otherwise faults the same history buffers in afresh every run, which costs
+// as much as the simulation on some machines. Process-wide: for programs, not libraries.
+void keep_freed_memory_for_reuse();
+
 // "pause client-1 at 50ms for 2000ms" — for the seed=... line and reports.
 std::string describe_fault(const FaultSpec& f);
 
