@@ -3,13 +3,29 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <map>
+
+#include <nlohmann/json.hpp>
 
 namespace lockstep::cli {
 
 namespace fs = std::filesystem;
 
 namespace {
+
+// lockstep's own output met while walking a directory (a run's report.json beside its
+// history, a fuzz campaign's summary.json): not scenarios, and not worth an error. A
+// fuzz campaign's counterexample-N.json files are scenarios and are kept.
+bool is_lockstep_output(const fs::path& file) {
+  std::error_code ec;
+  const std::string name = file.filename().string();
+  if (name == "report.json") return fs::exists(file.parent_path() / "history.jsonl", ec);
+  if (name != "summary.json") return false;
+  std::ifstream in(file);
+  const auto j = nlohmann::json::parse(in, nullptr, false);
+  return j.is_object() && j.contains("counterexamples") && j.contains("runs");
+}
 
 std::vector<std::string> expand(const std::string& path) {
   std::error_code ec;
@@ -20,6 +36,7 @@ std::vector<std::string> expand(const std::string& path) {
     const std::string name = entry.path().filename().string();
     if (!entry.is_regular_file() || entry.path().extension() != ".json") continue;
     if (name.size() > 12 && name.ends_with(".schema.json")) continue;
+    if (is_lockstep_output(entry.path())) continue;
     files.push_back(entry.path().string());
   }
   // Directory order is the file system's; sorting makes the catalogue order stable.

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -234,6 +235,27 @@ TEST(LiveRunner, CliReadsScenarioSubdirectories) {
   EXPECT_NE(ss.str().find("[09-set-px-lua-gc-pause]"), std::string::npos) << ss.str();
   EXPECT_NE(ss.str().find("[set-px-lua-sentinel-failover]"), std::string::npos) << ss.str();
   EXPECT_EQ(ss.str().find("schema"), std::string::npos) << ss.str();
+}
+
+// A directory that also holds lockstep's own output (a run's report.json beside its
+// history, a fuzz summary) runs its scenarios and passes over the output quietly.
+TEST(LiveRunner, CliPassesOverItsOwnOutputInAScenarioDirectory) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / "lockstep-run-own-output";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::copy_file(fs::path(LOCKSTEP_SOURCE_DIR) / "scenarios" / "08-set-px-lua-pause-in-unlock.json",
+                dir / "08-set-px-lua-pause-in-unlock.json");
+  std::ofstream(dir / "summary.json") << R"({"runs": 3, "violations": 0, "counterexamples": []})";
+  const std::string run = std::string(LOCKSTEP_BINARY) + " run --out " + (dir / "out").string() + " " + dir.string() +
+                          " > " + (dir / "log.txt").string() + " 2>&1";
+  ASSERT_EQ(WEXITSTATUS(std::system(run.c_str())), 0);
+  ASSERT_TRUE(fs::exists(dir / "out" / "08-set-px-lua-pause-in-unlock" / "report.json"));
+  ASSERT_EQ(WEXITSTATUS(std::system(run.c_str())), 0);  // now with out/ inside the directory
+  std::ifstream f(dir / "log.txt");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  EXPECT_NE(ss.str().find("1 scenarios, 1 as expected"), std::string::npos) << ss.str();
 }
 
 }  // namespace
