@@ -10,7 +10,6 @@
 #include <optional>
 #include <set>
 
-#include "lockstep/checker/invariants.h"
 #include "lockstep/live/lag_relay.h"
 #include "lockstep/live/live_world.h"
 #include "lockstep/live/redis_server.h"
@@ -65,22 +64,6 @@ std::string upper(std::string s) {
 }
 
 bool is_node(const std::string& name) { return name.rfind("node-", 0) == 0; }
-
-nlohmann::json fault_json(const FaultSpec& f) {
-  nlohmann::ordered_json j;
-  j["kind"] = f.kind;
-  if (!f.target.empty()) j["target"] = f.target;
-  if (!f.groups.empty()) j["groups"] = f.groups;
-  j["at_ms"] = f.at_ms;
-  if (f.duration_ms) j["duration_ms"] = f.duration_ms;
-  if (f.restart_after_ms) j["restart_after_ms"] = *f.restart_after_ms;
-  if (f.jump_ms) j["jump_ms"] = f.jump_ms;
-  if (f.kind == "clock-drift") j["drift_ppm"] = f.drift_ppm;
-  if (f.delay_ms) j["delay_ms"] = f.delay_ms;
-  if (f.jitter_ms) j["jitter_ms"] = f.jitter_ms;
-  if (f.kind == "partition") j["one_way"] = f.one_way;
-  return nlohmann::json::parse(j.dump());
-}
 
 // Turns polled states of the lock key, and the replies clients got, into the truth
 // records the checker reads (key-set / key-del / key-expire). A change is attributed
@@ -619,7 +602,7 @@ class LiveRun {
 
   void mark(const char* f, const FaultSpec& fault) {
     const int c = client_of(fault.target);
-    rec_.truth(f, c >= 0 ? world_.history_id(c) : -1, "", fault_json(fault), node_index(fault.target));
+    rec_.truth(f, c >= 0 ? world_.history_id(c) : -1, "", fault_record(fault), node_index(fault.target));
   }
 
   void schedule(const FaultSpec& f) {
@@ -818,35 +801,10 @@ nlohmann::json checkable(const LiveRun& run) {
 
 reports::RunReport make_report(const Scenario& original, const LiveOptions& o, const checker::History& h,
                                const std::string& jsonl, const Scenario& as_run) {
-  reports::RunReport r;
-  r.scenario = original.name;
-  r.description = original.description;
+  reports::RunReport r = judge_run(original, as_run, h, jsonl);
   r.world = "live";
-  r.algorithm = original.lock.algorithm;
-  r.seed = original.seed;
-  for (const auto& f : original.faults) r.faults.push_back(fault_json(f));
-  r.expected_violations = original.expected_violations;
-  checker::InvariantOptions io;
-  io.lock_key = as_run.lock.key;
-  io.resource_key = as_run.workload.stock_key;
-  io.deadlock_bound_ns = original.deadlock_bound_ms * kMs;
-  r.violations = checker::check_invariants(h, io);
-  // The lock key is renamed under --redis; the operations carry the name as run.
-  Scenario checked = original;
-  checked.lock.key = as_run.lock.key;
-  bool lin_unknown = false;
-  if (auto v = check_lock_linearizability(checked, h, lin_unknown)) r.violations.push_back(std::move(*v));
-  int64_t sales = 0, acquired = 0;
-  for (const auto& e : h.events) {
-    if (e.type == checker::EventType::Ok && e.f == "write") ++sales;
-    if (e.type == checker::EventType::Ok && checker::is_acquire(e.f)) ++acquired;
-  }
-  r.verdict = lin_unknown ? "unknown" : r.violations.empty() ? "safe" : "violation";
-  r.history_sha256 = reports::sha256_hex(jsonl);
   const std::string path = o.replay_path.empty() ? original.file : o.replay_path;
   r.replay = "lockstep live " + (o.redis ? "--redis " + *o.redis + " " : std::string()) + path;
-  r.stats = {{"events", h.events.size()}, {"acquisitions", acquired}, {"sales", sales}};
-  r.scenario_json = to_json(original);
   return r;
 }
 

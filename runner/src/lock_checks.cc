@@ -1,7 +1,9 @@
 #include "lockstep/runner/lock_checks.h"
 
 #include <map>
+#include <optional>
 
+#include "lockstep/checker/invariants.h"
 #include "lockstep/checker/linearizability.h"
 
 namespace lockstep::runner {
@@ -42,15 +44,16 @@ std::string lock_model(const std::string& algorithm) {
   return "mutex";
 }
 
-}  // namespace
-
-std::optional<checker::Violation> check_lock_linearizability(const Scenario& s, const checker::History& h,
-                                                             bool& unknown) {
-  auto model = checker::make_model(lock_model(s.lock.algorithm));
+// Checks the acquire/release operations on the lock key against the algorithm's model
+// (mutex, reentrant mutex or read-write lock). Returns the violation, if any; sets
+// `unknown` when the search ran out of its time or memory limit.
+std::optional<checker::Violation> check_lock_linearizability(const std::string& algorithm, const std::string& lock_key,
+                                                             const checker::History& h, bool& unknown) {
+  auto model = checker::make_model(lock_model(algorithm));
   checker::Limits limits;
   limits.time_limit_s = 5.0;
   limits.memory_limit_bytes = size_t{512} << 20;
-  const checker::History ops = lock_operations(h, s.lock.key);
+  const checker::History ops = lock_operations(h, lock_key);
   checker::LinResult r = checker::check_linearizable(ops, *model, limits);
   unknown = r.verdict == checker::Verdict::Unknown;
   if (r.verdict != checker::Verdict::Invalid) return std::nullopt;
@@ -61,6 +64,39 @@ std::optional<checker::Violation> check_lock_linearizability(const Scenario& s, 
     v.processes.push_back(ops.events[r.failed_event_index].process);
   }
   return v;
+}
+
+}  // namespace
+
+reports::RunReport judge_run(const Scenario& s, const Scenario& played, const checker::History& h,
+                             const std::string& jsonl) {
+  reports::RunReport r;
+  r.scenario = s.name;
+  r.description = s.description;
+  r.algorithm = s.lock.algorithm;
+  r.seed = s.seed;
+  for (const auto& f : s.faults) r.faults.push_back(fault_record(f));
+  r.expected_violations = s.expected_violations;
+  checker::InvariantOptions io;
+  io.lock_key = played.lock.key;
+  io.resource_key = played.workload.stock_key;
+  io.deadlock_bound_ns = s.deadlock_bound_ms * 1'000'000;
+  r.violations = checker::check_invariants(h, io);
+  bool unknown = false;
+  if (auto v = check_lock_linearizability(s.lock.algorithm, played.lock.key, h, unknown)) {
+    r.violations.push_back(std::move(*v));
+  }
+  int64_t sales = 0, acquired = 0;
+  for (const auto& e : h.events) {
+    unknown = unknown || (e.type == checker::EventType::Truth && e.f == "runaway");
+    if (e.type == checker::EventType::Ok && e.f == "write") ++sales;
+    if (e.type == checker::EventType::Ok && checker::is_acquire(e.f)) ++acquired;
+  }
+  r.verdict = unknown ? "unknown" : (r.violations.empty() ? "safe" : "violation");
+  r.history_sha256 = reports::sha256_hex(jsonl);
+  r.stats = {{"events", h.events.size()}, {"acquisitions", acquired}, {"sales", sales}};
+  r.scenario_json = to_json(s);
+  return r;
 }
 
 }  // namespace lockstep::runner

@@ -88,4 +88,20 @@ nlohmann::ordered_json to_json(const Scenario& s) {
   return j;
 }
 
+nlohmann::json fault_record(const FaultSpec& f) {
+  nlohmann::json j;
+  j["kind"] = f.kind;
+  if (!f.target.empty()) j["target"] = f.target;
+  if (!f.groups.empty()) j["groups"] = f.groups;
+  j["at_ms"] = f.at_ms;
+  if (f.duration_ms) j["duration_ms"] = f.duration_ms;
+  if (f.restart_after_ms) j["restart_after_ms"] = *f.restart_after_ms;
+  if (f.jump_ms) j["jump_ms"] = f.jump_ms;
+  if (f.kind == "clock-drift") j["drift_ppm"] = f.drift_ppm;
+  if (f.delay_ms) j["delay_ms"] = f.delay_ms;
+  if (f.jitter_ms) j["jitter_ms"] = f.jitter_ms;
+  if (f.kind == "partition") j["one_way"] = f.one_way;
+  return j;
+}
+
 }  // namespace lockstep::runner

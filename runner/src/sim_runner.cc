@@ -4,7 +4,6 @@
 
 #include <map>
 
-#include "lockstep/checker/invariants.h"
 #include "lockstep/runner/lock_checks.h"
 #include "lockstep/runner/recorder.h"
 #include "lockstep/runner/workload.h"
@@ -48,22 +47,6 @@ sim::Clock clock_for(const Scenario& s, const std::string& process) {
     if (c.process == process) return sim::Clock(c.offset_ms * kMs, c.drift_ppm);
   }
   return sim::Clock();
-}
-
-nlohmann::json fault_json(const FaultSpec& f) {
-  nlohmann::ordered_json j;
-  j["kind"] = f.kind;
-  if (!f.target.empty()) j["target"] = f.target;
-  if (!f.groups.empty()) j["groups"] = f.groups;
-  j["at_ms"] = f.at_ms;
-  if (f.duration_ms) j["duration_ms"] = f.duration_ms;
-  if (f.restart_after_ms) j["restart_after_ms"] = *f.restart_after_ms;
-  if (f.jump_ms) j["jump_ms"] = f.jump_ms;
-  if (f.kind == "clock-drift") j["drift_ppm"] = f.drift_ppm;
-  if (f.delay_ms) j["delay_ms"] = f.delay_ms;
-  if (f.jitter_ms) j["jitter_ms"] = f.jitter_ms;
-  if (f.kind == "partition") j["one_way"] = f.one_way;
-  return nlohmann::json::parse(j.dump());
 }
 
 // One simulated run: owns the world, the recorder and the fault timeline.
@@ -172,7 +155,7 @@ class SimRun {
     int pid = fault.target.empty() ? -1 : pid_of(fault.target);
     int64_t process = pid >= 0 ? history_id(pid) : -1;
     int64_t node = pid >= 0 ? world_.process(pid).node_index : -1;
-    rec_.truth(f, process, "", fault_json(fault), node);
+    rec_.truth(f, process, "", fault_record(fault), node);
   }
 
   void schedule(const FaultSpec& f) {
@@ -244,33 +227,10 @@ class SimRun {
 
 reports::RunReport make_report(const Scenario& s, uint64_t seed, const RunOptions& o, const checker::History& h,
                                const std::string& jsonl) {
-  reports::RunReport r;
-  r.scenario = s.name;
-  r.description = s.description;
-  r.algorithm = s.lock.algorithm;
+  reports::RunReport r = judge_run(s, s, h, jsonl);
   r.seed = seed;
-  for (const auto& f : s.faults) r.faults.push_back(fault_json(f));
-  r.expected_violations = s.expected_violations;
-  checker::InvariantOptions io;
-  io.lock_key = s.lock.key;
-  io.resource_key = s.workload.stock_key;
-  io.deadlock_bound_ns = s.deadlock_bound_ms * kMs;
-  r.violations = checker::check_invariants(h, io);
-  bool lin_unknown = false;
-  if (auto v = check_lock_linearizability(s, h, lin_unknown)) r.violations.push_back(std::move(*v));
-  bool runaway = lin_unknown;
-  int64_t sales = 0, acquired = 0;
-  for (const auto& e : h.events) {
-    runaway = runaway || (e.type == checker::EventType::Truth && e.f == "runaway");
-    if (e.type == checker::EventType::Ok && e.f == "write") ++sales;
-    if (e.type == checker::EventType::Ok && checker::is_acquire(e.f)) ++acquired;
-  }
-  r.verdict = runaway ? "unknown" : (r.violations.empty() ? "safe" : "violation");
-  r.history_sha256 = reports::sha256_hex(jsonl);
   const std::string path = o.replay_path.empty() ? s.file : o.replay_path;
   r.replay = "lockstep run --seed " + std::to_string(seed) + " " + path;
-  r.stats = {{"events", h.events.size()}, {"acquisitions", acquired}, {"sales", sales}};
-  r.scenario_json = to_json(s);
   return r;
 }
 

@@ -1,20 +1,22 @@
-// The linearizability check of a run's lock operations, shared by both worlds so that a
-// scenario's expected verdict means the same thing in the simulator and live.
+// How a recorded run is judged, shared by both worlds so that a scenario's expected
+// verdict means the same thing in the simulator and live.
 #pragma once
 
-#include <optional>
 #include <string>
 
 #include "lockstep/checker/history.h"
-#include "lockstep/checker/invariants.h"
+#include "lockstep/reports/report.h"
 #include "lockstep/runner/scenario.h"
 
 namespace lockstep::runner {
 
-// Checks the acquire/release operations on the scenario's lock key against the lock's
-// model (mutex, reentrant mutex or read-write lock). Returns the violation, if any; sets
-// `unknown` when the search ran out of its time or memory limit.
-std::optional<checker::Violation> check_lock_linearizability(const Scenario& s, const checker::History& h,
-                                                             bool& unknown);
+// The report of a recorded run: the invariants, then the linearizability of the lock
+// operations; the verdict (unknown when the check ran out of its limits or the run out of
+// its event bound); the history's digest; the scenario, its faults and the counts in
+// stats. `played` is the scenario as run, whose key names the history carries (live
+// under --redis they have a prefix); all else comes from `s`. The caller adds what
+// depends on the world: world, seed and replay.
+reports::RunReport judge_run(const Scenario& s, const Scenario& played, const checker::History& h,
+                             const std::string& jsonl);
 
 }  // namespace lockstep::runner

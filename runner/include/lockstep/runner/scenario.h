@@ -179,4 +179,8 @@ ScenarioResult load_scenario_file(const std::string& path);
 // parse_scenario(to_json(s).dump(), s.file) gives back s field for field.
 nlohmann::ordered_json to_json(const Scenario& s);
 
+// A fault as the history's fault-start/fault-end records and the report's fault list
+// carry it, in both worlds: the fields it sets (not the file form of to_json).
+nlohmann::json fault_record(const FaultSpec& f);
+
 }  // namespace lockstep::runner
