@@ -120,6 +120,12 @@ std::string tail_of(const std::string& file, size_t max_chars = 300) {
   return all;
 }
 
+// "$TMPDIR/<name>-XXXXXX" (/tmp without TMPDIR): a template for mkdtemp.
+std::string temp_template(const char* name) {
+  const char* tmp = std::getenv("TMPDIR");
+  return std::string(tmp && *tmp ? tmp : "/tmp") + "/" + name + "-XXXXXX";
+}
+
 }  // namespace
 
 std::string find_redis_server() {
@@ -197,8 +203,7 @@ const std::string& shifted_clock_unusable_reason() {
     if (binary.empty()) return std::string("redis-server not found");
     const std::string lib = find_clock_library();
     if (lib.empty()) return std::string("liblockstep_clock.so not found (build it, or set LOCKSTEP_CLOCK_LIBRARY)");
-    const char* tmp = std::getenv("TMPDIR");
-    std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/lockstep-clock-XXXXXX";
+    std::string dir = temp_template("lockstep-clock");
     if (!mkdtemp(dir.data())) return std::string("cannot create a temporary directory");
     const bool ok = shifted_clock_probe(binary, lib, dir);
     std::error_code ec;
@@ -417,8 +422,7 @@ ServerFarm::ServerFarm() {
   }
   sentinel_binary_ = find_redis_sentinel();
   if (sentinel_binary_.empty()) sentinel_binary_ = binary_;
-  const char* tmp = std::getenv("TMPDIR");
-  std::string templ = std::string(tmp && *tmp ? tmp : "/tmp") + "/lockstep-live-XXXXXX";
+  std::string templ = temp_template("lockstep-live");
   if (!mkdtemp(templ.data())) {
     error_ = "cannot create a temporary directory from " + templ;
     return;
