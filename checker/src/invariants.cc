@@ -69,15 +69,16 @@ std::vector<Violation> check_mutual_exclusion(const History& h) {
       if (first) continue;
       const auto& a = sections[i];
       const auto& b = sections[j];
-      const int64_t overlap = std::min(a.end_ns, b.end_ns) - b.begin_ns;
+      const Section& left_first = a.end_ns <= b.end_ns ? a : b;
+      const int64_t overlap = left_first.end_ns - b.begin_ns;
       std::string held = format_seconds(overlap) + ".";
       if (overlap < 1'000'000) {
         // Under a millisecond the rounded times above look equal: give them to the microsecond.
         char buf[160];
         std::snprintf(buf, sizeof buf, "%.3fms (%s entered at t=%.6fs, %s left at t=%.6fs).",
                       static_cast<double>(overlap) / 1e6, process_label(b.process).c_str(),
-                      static_cast<double>(b.begin_ns) / 1e9, process_label(a.end_ns <= b.end_ns ? a.process : b.process).c_str(),
-                      static_cast<double>(std::min(a.end_ns, b.end_ns)) / 1e9);
+                      static_cast<double>(b.begin_ns) / 1e9, process_label(left_first.process).c_str(),
+                      static_cast<double>(left_first.end_ns) / 1e9);
         held = buf;
       }
       first = Violation{"mutual-exclusion",

@@ -90,11 +90,11 @@ class Mutex final : public Model {
                   : " (process " + std::to_string(x.process) + " never acquired it)");
     }
     int64_t owner = read_i64(ctx.state, 0);
-    std::string since = held_since(ctx, last_by(ctx, owner, "acquire"), "release");
+    const Operation* took = last_by(ctx, owner, "acquire");
+    std::string since = held_since(ctx, took, "release");
     if (x.f == "acquire" && owner == x.process) {
       // The holder acquiring again: its hold ended without a release it knew of. Name the
       // failed release, which is where a lease that ran out during the hold shows.
-      const Operation* took = last_by(ctx, owner, "acquire");
       for (const Operation& op : ctx.all) {
         if (took && op.process == owner && op.f == "release" && op.outcome == EventType::Fail &&
             op.invoke_index > took->invoke_index && op.invoke_index < x.invoke_index) {
