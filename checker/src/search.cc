@@ -44,9 +44,9 @@ uint64_t hash_bytes(const State& s) {
 }
 }  // namespace
 
-bool StateTable::grow(size_t budget_bytes) {
+bool StateTable::grow(const Room& room) {
   size_t n = index_.empty() ? 16 : index_.size() * 2;
-  if (bytes() + n * sizeof(int32_t) > budget_bytes) return false;
+  if (bytes() + n * sizeof(int32_t) > room.left()) return false;
   std::vector<int32_t> index(n, 0);
   for (size_t id = 0; id < states_.size(); ++id) {
     size_t i = hashes_[id] & (n - 1);
@@ -57,9 +57,9 @@ bool StateTable::grow(size_t budget_bytes) {
   return true;
 }
 
-int32_t StateTable::intern(const State& s, size_t budget_bytes) {
+int32_t StateTable::intern(const State& s, const Room& room) {
   uint64_t h = hash_bytes(s);
-  if ((states_.size() + 1) * 2 > index_.size() && !grow(budget_bytes)) return -1;
+  if ((states_.size() + 1) * 2 > index_.size() && !grow(room)) return -1;
   size_t mask = index_.size() - 1;
   size_t i = h & mask;
   for (; index_[i] != 0; i = (i + 1) & mask) {
@@ -70,7 +70,7 @@ int32_t StateTable::intern(const State& s, size_t budget_bytes) {
   // Every state's bytes count as if on the heap: over by a few bytes for short ones.
   size_t cap = states_.size() < states_.capacity() ? states_.capacity() : std::max<size_t>(16, states_.capacity() * 2);
   size_t grown = (cap - states_.capacity()) * (sizeof(State) + sizeof(uint64_t));
-  if (bytes() + grown + s.size() + 1 > budget_bytes) return -1;
+  if (bytes() + grown + s.size() + 1 > room.left()) return -1;
   states_.reserve(cap);
   hashes_.reserve(cap);
   states_.push_back(s);
@@ -235,7 +235,7 @@ class Searcher {
   }
 
   SearchOutput run() {
-    state_ = states_.intern(in_.model->initial(), room_for_states());
+    state_ = states_.intern(in_.model->initial(), states_room_);
     if (state_ < 0) return finish(Verdict::Unknown, "memory limit");
     remaining_ = static_cast<size_t>(std::count(in_.must.begin(), in_.must.end(), uint8_t{1}));
     entry_ = nodes_[0].next;
@@ -448,27 +448,23 @@ class Searcher {
     if (t.from == from && t.op == op) return t.to;
     int32_t to = kNotAllowed;
     if (in_.model->step(states_[from], in_.steps[op], next_)) {
-      to = states_.intern(next_, room_for_states());
+      to = states_.intern(next_, states_room_);
       if (to < 0) return kNoRoom;
     }
     t = Transition{from, op, to};
     return to;
   }
 
-  // What the memo may take: the limit less everything else.
-  struct MemoRoom final : Room {
-    explicit MemoRoom(const Searcher& s) : s(s) {}
+  // What the memo, or the state table, may take: the limit less everything else.
+  struct RoomBeside final : Room {
+    RoomBeside(const Searcher& s, bool for_memo) : s(s), for_memo(for_memo) {}
     size_t left() const override {
-      size_t used = s.stack_bytes() + s.states_.bytes();
+      size_t used = s.stack_bytes() + (for_memo ? s.states_.bytes() : s.cache_.bytes());
       return s.budget_.memory_limit_bytes > used ? s.budget_.memory_limit_bytes - used : 0;
     }
     const Searcher& s;
+    bool for_memo;
   };
-
-  size_t room_for_states() const {
-    size_t used = stack_bytes() + cache_.bytes();
-    return budget_.memory_limit_bytes > used ? budget_.memory_limit_bytes - used : 0;
-  }
 
   // The key of a candidate configuration: [hi, holes..., state id], where hi and holes are
   // over ok ops only and `skip` (the ok op about to be linearized, or -1) is not a hole;
@@ -553,7 +549,8 @@ class Searcher {
   PooledVector<Node> nodes_;  // [0] is the head sentinel
   PooledVector<Frame> frames_;
   MemoCache cache_;
-  MemoRoom memo_room_{*this};
+  RoomBeside memo_room_{*this, true};
+  RoomBeside states_room_{*this, false};
   SearchOutput out_;
   size_t best_pos_ = 0;
   size_t low_water_ = 0;

@@ -127,8 +127,8 @@ class MemoCache {
 // The distinct model states seen by one search, each stored once and named by its index.
 class StateTable {
  public:
-  // The id of `s`, adding it if new; -1 when adding it would exceed `budget_bytes`.
-  int32_t intern(const State& s, size_t budget_bytes);
+  // The id of `s`, adding it if new; -1 when adding it would take more than `room`.
+  int32_t intern(const State& s, const Room& room);
   const State& operator[](int32_t id) const { return states_[static_cast<size_t>(id)]; }
   size_t bytes() const {
     return states_.capacity() * sizeof(State) + heap_bytes_ + index_.capacity() * sizeof(int32_t) +
@@ -136,7 +136,7 @@ class StateTable {
   }
 
  private:
-  bool grow(size_t budget_bytes);
+  bool grow(const Room& room);
   std::vector<State> states_;
   std::vector<uint64_t> hashes_;  // by id
   std::vector<int32_t> index_;    // open addressing: 1 + id, 0 empty
