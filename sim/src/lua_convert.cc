@@ -140,8 +140,11 @@ void push_reply(lua_State* L, const Reply& r) {
 // stack, as the recursive walk of luaReplyToRedisReply does, so the stack limit is met at
 // the same depth.
 Reply lua_to_reply(lua_State* L) {
-  std::vector<std::vector<Reply>> open;  // items of the arrays being filled, outermost first
-  std::vector<int> next;                 // the index each of them reads next
+  struct Level {
+    std::vector<Reply> items;
+    int next = 1;  // the Lua index read next
+  };
+  std::vector<Level> open;  // the arrays being filled, outermost first
   for (;;) {
     // The value on top of the Lua stack: the argument, or an element just pushed.
     Reply done;
@@ -154,25 +157,23 @@ Reply lua_to_reply(lua_State* L) {
       done = std::move(*v);
     } else {
       open.emplace_back();
-      next.push_back(1);
       opened = true;
     }
     if (!opened) {
       if (open.empty()) return done;
       lua_pop(L, 1);
-      open.back().push_back(std::move(done));
+      open.back().items.push_back(std::move(done));
     }
     // Push the innermost open array's next element; close the arrays that have no more.
     for (;;) {
-      lua_rawgeti(L, -1, next.back()++);
+      lua_rawgeti(L, -1, open.back().next++);
       if (lua_type(L, -1) != LUA_TNIL) break;
       lua_pop(L, 1);
-      Reply array = Reply::array(std::move(open.back()));
+      Reply array = Reply::array(std::move(open.back().items));
       open.pop_back();
-      next.pop_back();
       if (open.empty()) return array;
       lua_pop(L, 1);
-      open.back().push_back(std::move(array));
+      open.back().items.push_back(std::move(array));
     }
   }
 }
