@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "lockstep/runner/sim_runner.h"
+#include "scenario_param_name.h"
 
 namespace lockstep::runner {
 namespace {
@@ -47,13 +48,7 @@ TEST_P(Catalogue, VerdictAsExpectedAndHistoryReproducible) {
   }
 }
 
-std::string name_of(const ::testing::TestParamInfo<std::string>& info) {
-  std::string n = fs::path(info.param).stem().string();
-  std::replace_if(n.begin(), n.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); }, '_');
-  return n;
-}
-
-INSTANTIATE_TEST_SUITE_P(Scenarios, Catalogue, ::testing::ValuesIn(catalogue()), name_of);
+INSTANTIATE_TEST_SUITE_P(Scenarios, Catalogue, ::testing::ValuesIn(catalogue()), scenario_param_name);
 
 TEST(Catalogue, StockDemoSellsEverythingExactlyOnce) {
   const Scenario s = load(std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/11-seed001-stock-demo.json");

@@ -9,6 +9,7 @@
 
 #include "lockstep/live/redis_server.h"
 #include "lockstep/runner/live_runner.h"
+#include "scenario_param_name.h"
 
 namespace lockstep::runner {
 namespace {
@@ -42,13 +43,7 @@ TEST_P(LiveCatalogue, SameVerdictAsInTheSimulator) {
   EXPECT_EQ(o.report.found_violations(), s.expected_violations) << o.history_jsonl;
 }
 
-std::string name_of(const ::testing::TestParamInfo<std::string>& info) {
-  std::string n = fs::path(info.param).stem().string();
-  std::replace_if(n.begin(), n.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); }, '_');
-  return n;
-}
-
-INSTANTIATE_TEST_SUITE_P(Scenarios, LiveCatalogue, ::testing::ValuesIn(live_catalogue()), name_of);
+INSTANTIATE_TEST_SUITE_P(Scenarios, LiveCatalogue, ::testing::ValuesIn(live_catalogue()), scenario_param_name);
 
 // The list is not empty by accident of a renamed field: the catalogue has live scenarios.
 TEST(LiveCatalogue, CatalogueHasLiveScenarios) { EXPECT_GE(live_catalogue().size(), 18u); }
