@@ -5,7 +5,7 @@
 #include <chrono>
 #include <rapidcheck.h>
 
-#include "lockstep/sim/random.h"
+#include "lockstep/random.h"
 
 namespace lockstep::runner {
 namespace {
@@ -140,7 +140,7 @@ rc::Gen<Scenario> scenario_gen(const FuzzSpace& sp) {
 
 uint64_t run_seed(uint64_t campaign_seed, uint64_t index) {
   uint64_t state = campaign_seed ^ (index * 0x9e3779b97f4a7c15ULL);
-  return sim::splitmix64(state);
+  return splitmix64(state);
 }
 
 bool fails(const Scenario& s, RunOutcome* out = nullptr) {

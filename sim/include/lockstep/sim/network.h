@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "lockstep/sim/random.h"
+#include "lockstep/random.h"
 
 namespace lockstep::sim {
 

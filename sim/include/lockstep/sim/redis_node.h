@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "lockstep/reply.h"
-#include "lockstep/sim/random.h"
+#include "lockstep/random.h"
 
 namespace lockstep::sim {
 

@@ -27,7 +27,7 @@
 #include "lockstep/sim/callback.h"
 #include "lockstep/sim/clock.h"
 #include "lockstep/sim/network.h"
-#include "lockstep/sim/random.h"
+#include "lockstep/random.h"
 #include "lockstep/sim/redis_node.h"
 #include "lockstep/sim/scheduler.h"
 

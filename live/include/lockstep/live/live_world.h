@@ -27,7 +27,7 @@
 
 #include "lockstep/env.h"
 #include "lockstep/live/event_loop.h"
-#include "lockstep/live/random.h"
+#include "lockstep/random.h"
 
 namespace lockstep::live {
 

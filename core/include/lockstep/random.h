@@ -1,14 +1,16 @@
-// Deterministic random streams. The simulator has one root seed; every component
-// (each client, each node, the network, the fault planner) draws from its own stream
-// derived from the root seed and the component's name, so adding a client does not
-// change what the network draws.
+// Deterministic random streams, shared by both worlds. A run has one root seed; every
+// component (each client, each node, the network, the fault planner) draws from its own
+// stream derived from the root seed and the component's name, so adding a client does
+// not change what the network draws. A client named "client-3" with seed S draws the same
+// stream in the simulator and live, so its lock tokens and retry jitter start out
+// identical; what differs live is only the timing the real machine imposes.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
 #include <string_view>
 
-namespace lockstep::sim {
+namespace lockstep {
 
 inline uint64_t splitmix64(uint64_t& state) {
   uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
@@ -74,4 +76,4 @@ class Rng {
   uint64_t s_[4];
 };
 
-}  // namespace lockstep::sim
+}  // namespace lockstep
