@@ -19,6 +19,7 @@
 #include <benchmark/benchmark.h>
 
 #include "lockstep/lock.h"
+#include "lockstep/runner/memory.h"
 #include "lockstep/runner/sim_runner.h"
 #include "lockstep/sim/world.h"
 

@@ -53,12 +53,13 @@ bool parse_space(const FuzzArgs& a, runner::FuzzSpace& sp, runner::FuzzOptions& 
   }
   if (a.faults != "none") {
     for (const auto& k : split(a.faults, ',')) {
-      const auto& known = runner::fuzzable_fault_kinds();
-      if (std::find(known.begin(), known.end(), k) == known.end()) {
-        return usage_error("unknown fault kind \"" + k + "\" (use none or some of pause, crash, clock-jump, "
-                           "clock-drift, delay, jitter, partition, failover)");
+      auto kind = fault_kind_named(k);
+      if (!kind) {
+        std::string known;
+        for (const auto& name : fault_kind_names()) known += ", " + name;
+        return usage_error("unknown fault kind \"" + k + "\" (use none or some of" + known.substr(1) + ")");
       }
-      sp.fault_kinds.push_back(k);
+      sp.fault_kinds.push_back(*kind);
     }
   }
   if (a.runs && a.time_limit_s > 0) return usage_error("give --runs or --time-limit, not both");
@@ -108,7 +109,7 @@ reports::RunReport campaign_report(const FuzzArgs& a, const runner::FuzzSummary&
   r.scenario = "fuzz " + (a.algorithm.empty() ? std::string("all algorithms") : a.algorithm) + " faults=" + a.faults;
   r.algorithm = a.algorithm.empty() ? "fuzz" : a.algorithm;
   r.expected_violations.clear();  // the campaign expects safety
-  if (!s.finding) r.verdict = "safe";
+  if (!s.finding) r.verdict = reports::verdict::kSafe;
   r.stats["runs"] = s.runs;
   r.stats["seconds"] = s.seconds;
   return r;
@@ -185,6 +186,7 @@ int fuzz(const FuzzArgs& a) {
     }
     std::printf("violation after %llu runs: %zu fault(s) after shrinking (%d steps)\n",
                 static_cast<unsigned long long>(s.runs), f.shrunk.faults.size(), f.shrink_steps);
+    for (const auto& fault : f.shrunk.faults) std::printf("  fault: %s\n", describe_fault(fault).c_str());
     for (const auto& v : outcome.report.violations) std::printf("  %s: %s\n", v.property.c_str(), v.explanation.c_str());
     std::printf("counterexample: %s\nreplay: %s\n", example.c_str(), replay.c_str());
   }

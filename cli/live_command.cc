@@ -42,14 +42,14 @@ bool write_file(const fs::path& path, const std::string& data) {
 }
 
 bool matched(const Row& r) {
-  return r.skipped.empty() && r.report.verdict != "unknown" && r.report.as_expected();
+  return r.skipped.empty() && !r.report.unknown() && r.report.as_expected();
 }
 
 void print_table(const std::vector<Row>& rows) {
   size_t w_name = 8, w_alg = 9, w_exp = 8, w_found = 5;
   auto found_of = [](const Row& r) {
     if (!r.skipped.empty()) return std::string("-");
-    return r.report.verdict == "unknown" ? std::string("unknown") : join(r.report.found_violations());
+    return r.report.unknown() ? std::string("unknown") : join(r.report.found_violations());
   };
   for (const auto& r : rows) {
     w_name = std::max(w_name, r.report.scenario.size());
@@ -93,7 +93,7 @@ int run(const LiveArgs& args) {
       continue;
     }
     std::string faults;
-    for (const auto& f : s.faults) faults += (faults.empty() ? "" : "; ") + runner::describe_fault(f);
+    for (const auto& f : s.faults) faults += (faults.empty() ? "" : "; ") + describe_fault(f);
     std::printf("seed=%llu algorithm=%s faults=%s  [%s]\n", static_cast<unsigned long long>(s.seed),
                 s.lock.algorithm.c_str(), faults.empty() ? "none" : faults.c_str(), s.name.c_str());
     std::fflush(stdout);

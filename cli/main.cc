@@ -3,7 +3,7 @@
 #include <string>
 
 #include "commands.h"
-#include "lockstep/runner/sim_runner.h"
+#include "lockstep/runner/memory.h"
 
 int main(int argc, char** argv) {
   using namespace lockstep::cli;

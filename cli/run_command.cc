@@ -52,9 +52,9 @@ void print_table(const std::vector<reports::RunReport>& rows) {
   std::printf("\n");
   line("SCENARIO", "ALGORITHM", "EXPECTED", "FOUND", "RESULT");
   for (const auto& r : rows) {
-    std::string found = r.verdict == "unknown" ? "unknown" : join(r.found_violations());
+    std::string found = r.unknown() ? "unknown" : join(r.found_violations());
     line(r.scenario, r.algorithm, join(r.expected_violations), found,
-         r.verdict != "unknown" && r.as_expected() ? "ok" : "MISMATCH");
+         !r.unknown() && r.as_expected() ? "ok" : "MISMATCH");
   }
 }
 
@@ -64,7 +64,7 @@ int run(const RunArgs& args) {
   std::vector<reports::RunReport> rows;
   for (const auto& [s, path] : scenarios) {
     std::string faults;
-    for (const auto& f : s.faults) faults += (faults.empty() ? "" : "; ") + runner::describe_fault(f);
+    for (const auto& f : s.faults) faults += (faults.empty() ? "" : "; ") + describe_fault(f);
     std::printf("seed=%llu algorithm=%s faults=%s  [%s]\n",
                 static_cast<unsigned long long>(args.seed.value_or(s.seed)), s.lock.algorithm.c_str(),
                 faults.empty() ? "none" : faults.c_str(), s.name.c_str());
@@ -91,12 +91,12 @@ int run(const RunArgs& args) {
   }
   int mismatches = 0;
   for (const auto& r : rows) {
-    if (r.verdict == "unknown" || !r.as_expected()) ++mismatches;
+    if (r.unknown() || !r.as_expected()) ++mismatches;
   }
   std::printf("\n%zu scenarios, %d as expected, %d mismatched; reports in %s/ (open %s/index.html)\n",
               rows.size(), int(rows.size()) - mismatches, mismatches, args.out.c_str(), args.out.c_str());
   for (const auto& r : rows) {
-    if (r.verdict == "unknown" || !r.as_expected()) std::printf("  replay: %s\n", r.replay.c_str());
+    if (r.unknown() || !r.as_expected()) std::printf("  replay: %s\n", r.replay.c_str());
   }
   return mismatches == 0 ? 0 : kExitMismatch;
 }

@@ -17,7 +17,7 @@ struct Race {
 class FuzzFinds : public ::testing::TestWithParam<Race> {};
 
 TEST_P(FuzzFinds, ViolationWithinBudgetShrunkAndReplayable) {
-  FuzzSpace space{{GetParam().algorithm}, {GetParam().fault_kind}};
+  FuzzSpace space{{GetParam().algorithm}, {*fault_kind_named(GetParam().fault_kind)}};
   FuzzOptions opts;
   opts.seed = 7;
   opts.runs = GetParam().runs;
@@ -53,7 +53,7 @@ INSTANTIATE_TEST_SUITE_P(Races, FuzzFinds,
                          });
 
 TEST(Fuzz, LeasedLuaLockSurvivesClientCrashes) {
-  FuzzSpace space{{"set-px-lua"}, {"crash"}};
+  FuzzSpace space{{"set-px-lua"}, {FaultKind::Crash}};
   FuzzOptions opts;
   opts.runs = 150;
   FuzzSummary s = fuzz(space, opts);
@@ -62,7 +62,7 @@ TEST(Fuzz, LeasedLuaLockSurvivesClientCrashes) {
 }
 
 TEST(Fuzz, GenerationIsDeterministicAndShardsDiffer) {
-  FuzzSpace space{{"set-px-lua"}, {"pause", "delay"}};
+  FuzzSpace space{{"set-px-lua"}, {FaultKind::Pause, FaultKind::Delay}};
   EXPECT_EQ(generate_scenario(space, 3, 10), generate_scenario(space, 3, 10));
   EXPECT_NE(generate_scenario(space, 3, 10), generate_scenario(space, 3, 11));
   // Shard 1 of 2 runs the odd indices of the same campaign.
@@ -76,7 +76,8 @@ TEST(Fuzz, GenerationIsDeterministicAndShardsDiffer) {
 }
 
 TEST(Fuzz, GeneratedScenariosAreValidFiles) {
-  FuzzSpace space{{"set-px-lua", "setnx", "redlock", "redisson"}, fuzzable_fault_kinds()};
+  FuzzSpace space{{"set-px-lua", "setnx", "redlock", "redisson"}, {}};
+  for (const auto& k : fault_kinds()) space.fault_kinds.push_back(k.kind);
   for (uint64_t i = 0; i < 200; ++i) {
     Scenario s = generate_scenario(space, 11, i);
     auto parsed = parse_scenario(to_json(s).dump(), "generated.json");

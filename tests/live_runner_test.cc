@@ -124,12 +124,12 @@ TEST(LiveRunner, NodeFaultsPlayOnRealServers) {
   s.workload.hold_ms = 20;
   s.workload.start_stagger_ms = 10;
   FaultSpec pause;
-  pause.kind = "pause";
+  pause.kind = FaultKind::Pause;
   pause.target = "node-1";
   pause.at_ms = 100;
   pause.duration_ms = 300;
   FaultSpec crash;
-  crash.kind = "crash";
+  crash.kind = FaultKind::Crash;
   crash.target = "node-1";
   crash.at_ms = 600;
   crash.restart_after_ms = 200;
@@ -157,7 +157,7 @@ TEST(LiveRunner, RefusesWhatLiveCannotDo) {
 
   Scenario partition = s;
   FaultSpec p;
-  p.kind = "partition";
+  p.kind = FaultKind::Partition;
   p.groups = {{"client-1"}, {"node-1"}};
   p.duration_ms = 100;
   partition.faults = {p};
@@ -167,7 +167,7 @@ TEST(LiveRunner, RefusesWhatLiveCannotDo) {
   external.redis = "127.0.0.1:1";
   Scenario node_fault = s;
   FaultSpec crash;
-  crash.kind = "crash";
+  crash.kind = FaultKind::Crash;
   crash.target = "node-1";
   node_fault.faults = {crash};
   EXPECT_NE(live_unsupported(node_fault, external).find("refusing"), std::string::npos);

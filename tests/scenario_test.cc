@@ -93,8 +93,9 @@ TEST(Scenario, FullFileReadsEveryField) {
 
   ASSERT_EQ(s.faults.size(), 9u);
   std::set<std::string> kinds;
-  for (const auto& f : s.faults) kinds.insert(f.kind);
-  EXPECT_EQ(kinds, std::set<std::string>(fault_kinds().begin(), fault_kinds().end()));
+  for (const auto& f : s.faults) kinds.insert(to_string(f.kind));
+  const auto names = fault_kind_names();
+  EXPECT_EQ(kinds, std::set<std::string>(names.begin(), names.end()));
   EXPECT_EQ(s.faults[0].target, "client-1");
   EXPECT_EQ(s.faults[0].at_ms, 50);
   EXPECT_EQ(s.faults[0].duration_ms, 2000);
@@ -143,7 +144,7 @@ TEST(Scenario, EveryRegisteredAlgorithmIsAccepted) {
 TEST(Scenario, NamesForPropertiesAndFaults) {
   EXPECT_EQ(property_names(), (std::vector<std::string>{"mutual-exclusion", "lost-update", "foreign-unlock", "deadlock",
                                                         "linearizability", "fencing", "stale-read"}));
-  EXPECT_EQ(fault_kinds(), (std::vector<std::string>{"pause", "crash", "clock-jump", "clock-drift", "delay", "jitter",
+  EXPECT_EQ(fault_kind_names(), (std::vector<std::string>{"pause", "crash", "clock-jump", "clock-drift", "delay", "jitter",
                                                      "partition", "failover"}));
 }
 
@@ -308,8 +309,8 @@ TEST(Scenario, RoundTripsThroughJson) {
   built.topology.sentinels = 3;
   built.clocks = {{"node-1-replica-1", 1000000000, -99999.5}};
   FaultSpec jump, failover;
-  jump.kind = "clock-jump", jump.target = "node-1", jump.at_ms = 9999, jump.jump_ms = -1'000'000'000;
-  failover.kind = "failover", failover.target = "node-1";
+  jump.kind = FaultKind::ClockJump, jump.target = "node-1", jump.at_ms = 9999, jump.jump_ms = -1'000'000'000;
+  failover.kind = FaultKind::Failover, failover.target = "node-1";
   built.faults = {jump, failover};
   built.expected_violations = {"deadlock", "fencing"};
   expect_round_trip(built);

@@ -215,7 +215,7 @@ std::vector<Violation> check_deadlock(const History& h, const InvariantOptions& 
     } else if (e.f == truth::kFinish) {
       gone.emplace(e.process, e.time_ns);
       gone_how[e.process] = "finished";
-    } else if (e.f == "restart" && e.process >= 0) {
+    } else if (e.f == truth::kRestart && e.process >= 0) {
       gone.erase(e.process);
     } else if (e.key == o.lock_key && e.f == truth::kKeySet) {
       holder[e.node] = Holder{e.process, e.time_ns};

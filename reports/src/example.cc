@@ -90,7 +90,7 @@ std::pair<RunReport, checker::History> example_run() {
        {},
        10000 * kMs,
        1}};
-  r.verdict = "violation";
+  r.verdict = verdict::kViolation;
   r.history_sha256 = sha256_hex(checker::to_jsonl(s.h));
   r.replay = "lockstep run --seed 1005 scenarios/example-gc-pause.json";
   r.stats = {{"events", s.h.events.size()}, {"acquisitions", 2}, {"sales", 2}};

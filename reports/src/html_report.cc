@@ -320,7 +320,7 @@ std::string verdict_word(const RunReport& r) {
 }
 
 std::string verdict_class(const RunReport& r) {
-  return r.verdict == "violation" || r.verdict == "safe" ? r.verdict : "unknown";
+  return r.verdict == verdict::kViolation || r.verdict == verdict::kSafe ? r.verdict : "unknown";
 }
 
 std::string outcome_badge(const RunReport& r) {
@@ -354,7 +354,7 @@ std::string timeline_section(const Timeline& t) {
 std::string verdict_section(const RunReport& r) {
   std::string out = "<div class=\"verdict v-" + verdict_class(r) + "\"><div class=\"big\">" + esc(verdict_word(r)) +
                     "</div><div><p><b>" + esc(outcome(r)) + ".</b> Expected: " + esc(list(r.expected_violations)) +
-                    ". Found: " + esc(r.verdict == "unknown" ? "unknown" : list(r.found_violations())) + ".</p>";
+                    ". Found: " + esc(r.unknown() ? "unknown" : list(r.found_violations())) + ".</p>";
   if (!r.violations.empty()) {
     out += "<ul class=\"violations\">";
     for (const auto& v : r.violations) {
@@ -363,9 +363,9 @@ std::string verdict_section(const RunReport& r) {
       out += "</li>";
     }
     out += "</ul>";
-  } else if (r.verdict == "safe") {
+  } else if (r.verdict == verdict::kSafe) {
     out += "<p>No property was violated.</p>";
-  } else if (r.verdict == "unknown") {
+  } else if (r.unknown()) {
     out += "<p>The run did not finish (the event bound was reached), so no verdict could be given.</p>";
   }
   return out + "</div></div>\n";

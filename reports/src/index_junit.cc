@@ -15,9 +15,9 @@ std::string list(const std::set<std::string>& s, const char* none) {
   return out.empty() ? none : out;
 }
 
-std::string found(const RunReport& r) { return r.verdict == "unknown" ? "unknown" : list(r.found_violations(), "safe"); }
+std::string found(const RunReport& r) { return r.unknown() ? "unknown" : list(r.found_violations(), "safe"); }
 
-bool failed(const RunReport& r) { return r.verdict == "unknown" || !r.as_expected(); }
+bool failed(const RunReport& r) { return r.unknown() || !r.as_expected(); }
 
 // Scenario names come from file names: keep a link working whatever they contain.
 std::string url_segment(const std::string& s) {
@@ -56,7 +56,7 @@ std::string render_index(const std::vector<RunReport>& reports) {
                     std::to_string(mismatched) + " mismatched.</p>\n<table>\n<tr><th>scenario</th><th>algorithm</th>"
                     "<th>expected</th><th>found</th><th>verdict</th><th>result</th></tr>\n";
   for (const auto& r : reports) {
-    const std::string v = r.verdict == "violation" || r.verdict == "safe" ? r.verdict : "unknown";
+    const std::string v = r.verdict == verdict::kViolation || r.verdict == verdict::kSafe ? r.verdict : "unknown";
     out += "<tr><td><a href=\"" + xml_escape(url_segment(r.scenario)) + "/report.html\">" + xml_escape(r.scenario) +
            "</a></td><td>" + xml_escape(r.algorithm) + "</td><td>" + xml_escape(list(r.expected_violations, "safe")) +
            "</td><td>" + xml_escape(found(r)) + "</td><td><span class=\"badge b-" + v + "\">" + xml_escape(v) +
@@ -80,10 +80,10 @@ std::string render_junit(const std::vector<RunReport>& reports, const std::strin
     for (const auto& v : r.violations) body += v.property + ": " + v.explanation + "\n";
     body += "replay: " + r.replay + "\n";
     if (failed(r)) {
-      const std::string message = r.verdict == "unknown"
+      const std::string message = r.unknown()
                                       ? "no verdict: the run did not finish"
                                       : "expected " + list(r.expected_violations, "safe") + ", found " + found(r);
-      out += "      <failure type=\"" + std::string(r.verdict == "unknown" ? "unknown" : "mismatch") + "\" message=\"" +
+      out += "      <failure type=\"" + std::string(r.unknown() ? "unknown" : "mismatch") + "\" message=\"" +
              xml_escape(message) + "\">" + xml_escape(body) + "</failure>\n";
     }
     out += "      <system-out>" + xml_escape("verdict: " + r.verdict + "\n" + body) + "</system-out>\n";

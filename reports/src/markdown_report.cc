@@ -39,7 +39,7 @@ std::string render_markdown(const RunReport& r, const checker::History& h) {
                    "** (" + outcome(r) + ")\n\n";
   if (!r.description.empty()) md += "> " + md_cell(r.description) + "\n\n";
   md += "Expected: " + list(r.expected_violations) +
-        ". Found: " + (r.verdict == "unknown" ? std::string("unknown") : list(r.found_violations())) + ".\n\n";
+        ". Found: " + (r.unknown() ? std::string("unknown") : list(r.found_violations())) + ".\n\n";
   for (const auto& v : r.violations) {
     md += "- **" + md_cell(v.property) + "**: " + md_cell(v.explanation);
     if (v.count > 1) md += " (" + std::to_string(v.count) + " instances; the first is described)";

@@ -120,7 +120,7 @@ bool report_from_json(const json& j, RunReport& r, std::string& error) {
       !f.string("history_sha256", out.history_sha256, false) || !f.string("replay", out.replay, false)) {
     return false;
   }
-  if (out.verdict != "violation" && out.verdict != "safe" && out.verdict != "unknown") {
+  if (out.verdict != verdict::kViolation && out.verdict != verdict::kSafe && !out.unknown()) {
     return f.fail("verdict", "one of violation, safe, unknown");
   }
   auto vs = j.find("violations");

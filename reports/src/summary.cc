@@ -32,7 +32,7 @@ std::string join_names(const json& list) {
 }  // namespace
 
 std::string outcome(const RunReport& r) {
-  if (r.verdict == "unknown") return "UNKNOWN";
+  if (r.unknown()) return "UNKNOWN";
   return r.as_expected() ? "as expected" : "MISMATCH";
 }
 

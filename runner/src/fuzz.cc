@@ -14,73 +14,58 @@ constexpr int kGenSize = 50;
 
 const std::vector<int64_t> kLeases = {200, 500, 1000, 2000};
 
-// Which processes a fault of `kind` may hit. Pauses hit clients. Crashes hit clients and,
-// with several masters, the masters other than node-1: node-1 keeps the protected stock,
-// and losing it would say nothing about the lock. Everything else hits anyone.
-rc::Gen<std::string> process_gen(const std::string& kind, int clients, int nodes) {
+// Which processes a fault of `kind` may hit (the fault plan's fuzz_targets).
+rc::Gen<std::string> process_gen(FaultKind kind, int clients, int nodes) {
   std::vector<std::string> names;
   for (int i = 1; i <= clients; ++i) names.push_back("client-" + std::to_string(i));
-  const int first_node = kind == "pause" ? nodes + 1 : kind == "crash" ? 2 : 1;
+  int first_node = 1;
+  switch (kind_info(kind).fuzz_targets) {
+    case FuzzTargets::Clients: first_node = nodes + 1; break;
+    case FuzzTargets::ClientsSpareNodes: first_node = 2; break;
+    case FuzzTargets::Anyone: break;
+  }
   for (int i = first_node; i <= nodes; ++i) names.push_back("node-" + std::to_string(i));
   return rc::gen::elementOf(names);
 }
 
 // One fault of `kind`, somewhere in the first half of the run so its effects have time
-// to show; durations long enough to outlive small leases.
-rc::Gen<FaultSpec> fault_gen(const std::string& kind, int clients, int nodes, int64_t duration_ms) {
+// to show; sizes long enough to outlive small leases.
+rc::Gen<FaultSpec> fault_gen(FaultKind kind, int clients, int nodes, int64_t duration_ms) {
   const int64_t horizon = duration_ms / 2;
-  if (kind == "failover") {
-    return rc::gen::apply(
-        [](int node, int64_t at) {
-          FaultSpec f;
-          f.kind = "failover";
-          f.target = "node-" + std::to_string(node);
-          f.at_ms = at;
-          return f;
-        },
-        rc::gen::inRange(1, nodes + 1), rc::gen::inRange<int64_t>(0, horizon));
-  }
-  if (kind == "partition") {
-    return rc::gen::apply(
-        [](int c, int64_t at, int64_t dur, bool one_way) {
-          FaultSpec f;
-          f.kind = "partition";
-          f.groups = {{"client-" + std::to_string(c)}, {"node-1"}};
-          f.at_ms = at;
-          f.duration_ms = dur;
-          f.one_way = one_way;
-          return f;
-        },
-        rc::gen::inRange(1, clients + 1), rc::gen::inRange<int64_t>(0, horizon), rc::gen::inRange<int64_t>(1, 3000),
-        rc::gen::arbitrary<bool>());
+  switch (kind_info(kind).target) {
+    case FaultTarget::Master:
+      return rc::gen::apply(
+          [kind](int node, int64_t at) { return sized_fault(kind, "node-" + std::to_string(node), at, 0, false); },
+          rc::gen::inRange(1, nodes + 1), rc::gen::inRange<int64_t>(0, horizon));
+    case FaultTarget::Groups:
+      return rc::gen::apply(
+          [kind](int c, int64_t at, int64_t dur, bool one_way) {
+            FaultSpec f = sized_fault(kind, "", at, dur, false);
+            f.groups = {{"client-" + std::to_string(c)}, {"node-1"}};
+            f.one_way = one_way;
+            return f;
+          },
+          rc::gen::inRange(1, clients + 1), rc::gen::inRange<int64_t>(0, horizon), rc::gen::inRange<int64_t>(1, 3000),
+          rc::gen::arbitrary<bool>());
+    case FaultTarget::Process: break;
   }
   return rc::gen::apply(
       [kind](std::string target, int64_t at, int64_t amount, bool restart) {
-        FaultSpec f;
-        f.kind = kind;
-        f.target = std::move(target);
-        f.at_ms = at;
-        if (kind == "pause") f.duration_ms = amount;
-        if (kind == "crash" && restart) f.restart_after_ms = amount;
-        if (kind == "clock-jump") f.jump_ms = amount;
-        if (kind == "clock-drift") f.drift_ppm = static_cast<double>(amount) * 10;
-        if (kind == "delay" || kind == "jitter") {
-          f.duration_ms = amount;
-          (kind == "delay" ? f.delay_ms : f.jitter_ms) = amount / 4 + 1;
-        }
-        return f;
+        return sized_fault(kind, std::move(target), at, amount, restart);
       },
-      process_gen(kind, clients, nodes), rc::gen::inRange<int64_t>(0, horizon),
-      rc::gen::inRange<int64_t>(1, 3000), rc::gen::arbitrary<bool>());
+      process_gen(kind, clients, nodes), rc::gen::inRange<int64_t>(0, horizon), rc::gen::inRange<int64_t>(1, 3000),
+      rc::gen::arbitrary<bool>());
 }
 
+bool needs_replica(FaultKind kind) { return kind_info(kind).target == FaultTarget::Master; }
+
 rc::Gen<std::vector<FaultSpec>> faults_gen(const FuzzSpace& sp, int clients, int nodes, int replicas) {
-  std::vector<std::string> kinds;
-  for (const auto& k : sp.fault_kinds) {
-    if (k != "failover" || replicas > 0) kinds.push_back(k);  // failover needs a replica
+  std::vector<FaultKind> kinds;
+  for (const auto k : sp.fault_kinds) {
+    if (!needs_replica(k) || replicas > 0) kinds.push_back(k);
   }
   if (kinds.empty()) return rc::gen::just(std::vector<FaultSpec>{});
-  auto one = rc::gen::mapcat(rc::gen::elementOf(kinds), [clients, nodes, d = sp.duration_ms](const std::string& k) {
+  auto one = rc::gen::mapcat(rc::gen::elementOf(kinds), [clients, nodes, d = sp.duration_ms](FaultKind k) {
     return fault_gen(k, clients, nodes, d);
   });
   // Container shrinking drops faults one by one: how a schedule gets down to the few
@@ -124,7 +109,7 @@ Scenario build(const FuzzSpace& sp, const std::string& algorithm, int clients, i
 // Topology first (clients, algorithm and so the node count, replicas), then everything
 // that refers to it, so every generated name exists.
 rc::Gen<Scenario> scenario_gen(const FuzzSpace& sp) {
-  const bool may_fail_over = std::find(sp.fault_kinds.begin(), sp.fault_kinds.end(), "failover") != sp.fault_kinds.end();
+  const bool may_fail_over = std::any_of(sp.fault_kinds.begin(), sp.fault_kinds.end(), needs_replica);
   auto topology = rc::gen::tuple(rc::gen::inRange(2, sp.clients_max + 1), rc::gen::elementOf(sp.algorithms),
                                  rc::gen::inRange(0, may_fail_over ? 2 : 1));
   return rc::gen::mapcat(topology, [sp](const std::tuple<int, std::string, int>& t) {
@@ -172,12 +157,6 @@ Scenario shrink(rc::Shrinkable<Scenario> current, int runs_max, int& steps) {
 }
 
 }  // namespace
-
-const std::vector<std::string>& fuzzable_fault_kinds() {
-  static const std::vector<std::string> kKinds = {"pause", "crash",  "clock-jump", "clock-drift",
-                                                  "delay", "jitter", "partition",  "failover"};
-  return kKinds;
-}
 
 Scenario generate_scenario(const FuzzSpace& space, uint64_t campaign_seed, uint64_t index) {
   return scenario_gen(space)(rc::Random(run_seed(campaign_seed, index)), kGenSize).value();

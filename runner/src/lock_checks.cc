@@ -88,11 +88,11 @@ reports::RunReport judge_run(const Scenario& s, const Scenario& played, const ch
   }
   int64_t sales = 0, acquired = 0;
   for (const auto& e : h.events) {
-    unknown = unknown || (e.type == checker::EventType::Truth && e.f == "runaway");
+    unknown = unknown || (e.type == checker::EventType::Truth && e.f == checker::truth::kRunaway);
     if (e.type == checker::EventType::Ok && e.f == "write") ++sales;
     if (e.type == checker::EventType::Ok && checker::is_acquire(e.f)) ++acquired;
   }
-  r.verdict = unknown ? "unknown" : (r.violations.empty() ? "safe" : "violation");
+  r.verdict = unknown ? reports::verdict::kUnknown : (r.violations.empty() ? reports::verdict::kSafe : reports::verdict::kViolation);
   r.history_sha256 = reports::sha256_hex(jsonl);
   r.stats = {{"events", h.events.size()}, {"acquisitions", acquired}, {"sales", sales}};
   r.scenario_json = to_json(s);

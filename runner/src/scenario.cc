@@ -14,30 +14,19 @@
 #include <set>
 #include <string_view>
 
+#include "json_reader.h"
 #include "lockstep/algorithms.h"
 
 namespace lockstep::runner {
 namespace {
 
-using json = nlohmann::json;
+using namespace json_reader;
 
 // ms values are converted to ns (int64) later; 1e9 ms keeps every sum of a few of them
 // far from overflow.
 constexpr int64_t kMaxMs = 1'000'000'000;
-// Above this, a range is better described by its kind ("a positive integer") than by
-// its bounds.
-constexpr int64_t kWideRange = 1000;
 // A drift of -1e6 ppm would stop a clock; ±10% already covers absurdly bad hardware.
 constexpr double kMaxDriftPpm = 100'000;
-
-// Thrown inside the reader only; parse_scenario turns it into a ScenarioError.
-struct Failure {
-  std::string path, expected, found;
-};
-
-[[noreturn]] void fail(std::string path, std::string expected, std::string found) {
-  throw Failure{std::move(path), std::move(expected), std::move(found)};
-}
 
 const std::vector<std::string> kWorlds = {"sim", "live"};
 const std::vector<std::string> kPersistence = {"none", "aof-everysec", "aof-always"};
@@ -48,17 +37,13 @@ struct Shape {
   std::vector<std::string> keys;  // the keys this kind takes besides the discriminator
 };
 
+// The fault plan's table of kinds, as shapes.
 const std::vector<Shape>& fault_shapes() {
-  static const std::vector<Shape> kShapes = {
-      {"pause", {"target", "at_ms", "duration_ms"}},
-      {"crash", {"target", "at_ms", "restart_after_ms"}},
-      {"clock-jump", {"target", "at_ms", "jump_ms"}},
-      {"clock-drift", {"target", "at_ms", "drift_ppm"}},
-      {"delay", {"target", "at_ms", "duration_ms", "delay_ms"}},
-      {"jitter", {"target", "at_ms", "duration_ms", "jitter_ms"}},
-      {"partition", {"groups", "at_ms", "duration_ms", "one_way"}},
-      {"failover", {"target", "at_ms"}},
-  };
+  static const std::vector<Shape> kShapes = [] {
+    std::vector<Shape> out;
+    for (const auto& k : fault_kinds()) out.push_back({k.name, k.keys});
+    return out;
+  }();
   return kShapes;
 }
 
@@ -90,173 +75,6 @@ std::vector<std::string> union_keys(const std::string& discriminator, const std:
       if (std::find(out.begin(), out.end(), k) == out.end()) out.push_back(k);
   return out;
 }
-
-bool contains(const std::vector<std::string>& v, const std::string& s) {
-  return std::find(v.begin(), v.end(), s) != v.end();
-}
-
-std::string join(const std::vector<std::string>& v) {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
-  return out;
-}
-
-std::string quote(const std::string& s) {
-  return json(s).dump(-1, ' ', true, json::error_handler_t::replace);
-}
-
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diag = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-
-// " (did you mean "x"?)" for the closest candidate within two edits, else "".
-std::string did_you_mean(const std::string& s, const std::vector<std::string>& candidates) {
-  const std::string* best = nullptr;
-  size_t best_d = 3;
-  for (const auto& c : candidates) {
-    size_t d = edit_distance(s, c);
-    if (d < best_d) best = &c, best_d = d;
-  }
-  return best ? " (did you mean " + quote(*best) + "?)" : "";
-}
-
-// What was found, short enough for a one-line message.
-std::string describe(const json& v) {
-  if (v.is_object()) return "an object";
-  if (v.is_array()) return "an array";
-  std::string d = v.dump(-1, ' ', true, json::error_handler_t::replace);
-  constexpr size_t kMax = 48;
-  if (d.size() > kMax) d = d.substr(0, kMax - 4) + (v.is_string() ? "...\"" : "...");
-  return d;
-}
-
-std::string child(const std::string& path, const std::string& key) {
-  bool plain = !key.empty() && !std::isdigit(static_cast<unsigned char>(key[0])) &&
-               std::all_of(key.begin(), key.end(), [](char c) {
-                 return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
-               });
-  return plain ? path + "." + key : path + "[" + quote(key) + "]";
-}
-
-std::string child(const std::string& path, size_t index) {
-  return path + "[" + std::to_string(index) + "]";
-}
-
-std::string int_expected(int64_t lo, int64_t hi, bool too_big) {
-  if (hi - lo < kWideRange) return "an integer from " + std::to_string(lo) + " to " + std::to_string(hi);
-  if (too_big) return "an integer at most " + std::to_string(hi);
-  if (lo == 0) return "a non-negative integer";
-  if (lo == 1) return "a positive integer";
-  if (lo == -hi) return "an integer from " + std::to_string(lo) + " to " + std::to_string(hi);
-  return "an integer at least " + std::to_string(lo);
-}
-
-int64_t read_int(const json& v, const std::string& path, int64_t lo, int64_t hi) {
-  if (!v.is_number_integer()) fail(path, int_expected(lo, hi, false), describe(v));
-  if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(hi))
-    fail(path, int_expected(lo, hi, true), describe(v));
-  int64_t x = v.get<int64_t>();
-  if (x < lo) fail(path, int_expected(lo, hi, false), describe(v));
-  if (x > hi) fail(path, int_expected(lo, hi, true), describe(v));
-  return x;
-}
-
-double read_number(const json& v, const std::string& path, double lo, double hi, const std::string& expected) {
-  if (!v.is_number()) fail(path, expected, describe(v));
-  double x = v.get<double>();
-  if (!std::isfinite(x) || x < lo || x > hi) fail(path, expected, describe(v));
-  return x;
-}
-
-std::string read_choice(const json& v, const std::string& path, const std::vector<std::string>& options) {
-  std::string expected = "one of " + join(options);
-  if (!v.is_string()) fail(path, expected, describe(v));
-  auto s = v.get<std::string>();
-  if (!contains(options, s)) fail(path, expected + did_you_mean(s, options), describe(v));
-  return s;
-}
-
-// A JSON object at a known path whose keys have all been checked against the format.
-class Obj {
- public:
-  Obj(const json& j, std::string path, const std::vector<std::string>& keys) : j_(j), path_(std::move(path)) {
-    if (!j.is_object()) fail(path_, "an object", describe(j));
-    for (const auto& [k, v] : j.items()) {
-      if (contains(keys, k)) continue;
-      std::string hint = did_you_mean(k, keys);
-      fail(child(path_, k), hint.empty() ? "one of the keys " + join(keys) : "a known key" + hint,
-           "unknown key " + quote(k));
-    }
-  }
-
-  std::string at(const std::string& key) const { return child(path_, key); }
-  const json* find(const std::string& key) const {
-    auto it = j_.find(key);
-    return it == j_.end() ? nullptr : &*it;
-  }
-  const json& need(const std::string& key, const std::string& expected) const {
-    const json* v = find(key);
-    if (!v) fail(at(key), expected, "nothing");
-    return *v;
-  }
-
-  int64_t integer(const std::string& key, int64_t lo, int64_t hi, std::optional<int64_t> def) const {
-    const json* v = find(key);
-    if (!v && def) return *def;
-    if (!v) fail(at(key), int_expected(lo, hi, false), "nothing");
-    return read_int(*v, at(key), lo, hi);
-  }
-  double number(const std::string& key, double lo, double hi, const std::string& expected,
-                std::optional<double> def) const {
-    const json* v = find(key);
-    if (!v && def) return *def;
-    return read_number(need(key, expected), at(key), lo, hi, expected);
-  }
-  std::string string(const std::string& key, const std::string& def, bool nonempty = true) const {
-    const json* v = find(key);
-    if (!v) return def;
-    std::string expected = nonempty ? "a non-empty string" : "a string";
-    if (!v->is_string() || (nonempty && v->get<std::string>().empty())) fail(at(key), expected, describe(*v));
-    return v->get<std::string>();
-  }
-  std::string choice(const std::string& key, const std::vector<std::string>& options,
-                     std::optional<std::string> def) const {
-    const json* v = find(key);
-    if (!v && def) return *def;
-    return read_choice(need(key, "one of " + join(options)), at(key), options);
-  }
-  bool boolean(const std::string& key, bool def) const {
-    const json* v = find(key);
-    if (!v) return def;
-    if (!v->is_boolean()) fail(at(key), "true or false", describe(*v));
-    return v->get<bool>();
-  }
-  const json& array(const std::string& key, const std::string& expected) const {
-    const json& v = need(key, expected);
-    if (!v.is_array()) fail(at(key), expected, describe(v));
-    return v;
-  }
-  // Keys outside `allowed` are rejected with a note of what `what` does take.
-  void only(const std::vector<std::string>& allowed, const std::string& what) const {
-    for (const auto& [k, v] : j_.items())
-      if (!contains(allowed, k)) fail(at(k), "no " + k + " in " + what + " (it takes " + join(allowed) + ")", describe(v));
-  }
-
- private:
-  const json& j_;
-  std::string path_;
-};
 
 const std::vector<std::string>& keys_of(const std::string& pattern) {
   for (const auto& [p, keys] : scenario_keys())
@@ -506,12 +324,13 @@ std::vector<std::vector<std::string>> read_groups(const Obj& o, const Processes&
 FaultSpec read_fault(const json& j, const std::string& path, int64_t run_ms, const Processes& procs) {
   Obj o(j, path, keys_of("$.faults[]"));
   FaultSpec f;
-  f.kind = o.choice("kind", fault_kinds(), std::nullopt);
-  const auto& keys = shape_of(fault_shapes(), f.kind).keys;
-  o.only(union_keys("kind", {shape_of(fault_shapes(), f.kind)}), "a " + f.kind + " fault");
+  const std::string kind = o.choice("kind", fault_kind_names(), std::nullopt);
+  f.kind = *fault_kind_named(kind);
+  const auto& keys = kind_info(f.kind).keys;
+  o.only(union_keys("kind", {shape_of(fault_shapes(), kind)}), "a " + kind + " fault");
   if (contains(keys, "target")) {
     const json& t = o.need("target", "a process name (client-N, node-N or node-N-replica-M)");
-    procs.check(t, o.at("target"), f.kind == "failover");
+    procs.check(t, o.at("target"), kind_info(f.kind).target == FaultTarget::Master);
     f.target = t.get<std::string>();
   }
   if (contains(keys, "groups")) f.groups = read_groups(o, procs);
@@ -529,7 +348,7 @@ FaultSpec read_fault(const json& j, const std::string& path, int64_t run_ms, con
 }
 
 void check_failover_possible(const FaultSpec& f, const std::string& path, int replicas) {
-  if (f.kind == "failover" && replicas == 0)
+  if (kind_info(f.kind).target == FaultTarget::Master && replicas == 0)
     fail(path + ".target", "a master with replicas to fail over to (topology.replicas is 0)", quote(f.target));
 }
 
@@ -629,11 +448,6 @@ const std::vector<std::string>& property_names() {
       "stale-read",
   };
   return kNames;
-}
-
-const std::vector<std::string>& fault_kinds() {
-  static const std::vector<std::string> kKinds = kinds_of(fault_shapes());
-  return kKinds;
 }
 
 const std::vector<std::pair<std::string, std::vector<std::string>>>& scenario_keys() {

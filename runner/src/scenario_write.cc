@@ -22,25 +22,6 @@ ojson latency_json(const LatencySpec& l) {
   return {{"dist", "long-tail"}, {"ms", l.ms}, {"tail_ms", l.tail_ms}, {"tail_probability", l.tail_probability}};
 }
 
-ojson fault_json(const FaultSpec& f) {
-  ojson j = {{"kind", f.kind}};
-  const std::string& k = f.kind;
-  if (k == "partition") {
-    j["groups"] = f.groups;
-  } else {
-    j["target"] = f.target;
-  }
-  j["at_ms"] = f.at_ms;
-  if (k == "pause" || k == "delay" || k == "jitter" || k == "partition") j["duration_ms"] = f.duration_ms;
-  if (k == "crash" && f.restart_after_ms) j["restart_after_ms"] = *f.restart_after_ms;
-  if (k == "clock-jump") j["jump_ms"] = f.jump_ms;
-  if (k == "clock-drift") j["drift_ppm"] = f.drift_ppm;
-  if (k == "delay") j["delay_ms"] = f.delay_ms;
-  if (k == "jitter") j["jitter_ms"] = f.jitter_ms;
-  if (k == "partition") j["one_way"] = f.one_way;
-  return j;
-}
-
 ojson lock_json(const LockSpec& l) {
   return {{"algorithm", l.algorithm},
           {"key", l.key},
@@ -82,25 +63,9 @@ nlohmann::ordered_json to_json(const Scenario& s) {
   j["lock"] = lock_json(s.lock);
   j["workload"] = workload_json(s.workload);
   j["faults"] = ojson::array();
-  for (const auto& f : s.faults) j["faults"].push_back(fault_json(f));
+  for (const auto& f : s.faults) j["faults"].push_back(fault_file_json(f));
   j["expect"] = {{"violations", s.expected_violations}};
   j["checks"] = {{"deadlock_bound_ms", s.deadlock_bound_ms}};
-  return j;
-}
-
-nlohmann::json fault_record(const FaultSpec& f) {
-  nlohmann::json j;
-  j["kind"] = f.kind;
-  if (!f.target.empty()) j["target"] = f.target;
-  if (!f.groups.empty()) j["groups"] = f.groups;
-  j["at_ms"] = f.at_ms;
-  if (f.duration_ms) j["duration_ms"] = f.duration_ms;
-  if (f.restart_after_ms) j["restart_after_ms"] = *f.restart_after_ms;
-  if (f.jump_ms) j["jump_ms"] = f.jump_ms;
-  if (f.kind == "clock-drift") j["drift_ppm"] = f.drift_ppm;
-  if (f.delay_ms) j["delay_ms"] = f.delay_ms;
-  if (f.jitter_ms) j["jitter_ms"] = f.jitter_ms;
-  if (f.kind == "partition") j["one_way"] = f.one_way;
   return j;
 }
 

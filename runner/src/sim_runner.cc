@@ -1,13 +1,13 @@
 #include "lockstep/runner/sim_runner.h"
 
-#include <malloc.h>
-
 #include <map>
 
 #include "lockstep/runner/lock_checks.h"
 #include "lockstep/runner/recorder.h"
 #include "lockstep/runner/workload.h"
+#include "lockstep/sim/control.h"
 #include "lockstep/sim/world.h"
+#include "world_run.h"
 
 namespace lockstep::runner {
 namespace {
@@ -49,16 +49,18 @@ sim::Clock clock_for(const Scenario& s, const std::string& process) {
   return sim::Clock();
 }
 
-// One simulated run: owns the world, the recorder and the fault timeline.
+// One simulated run: owns the world, its control and the recorder.
 class SimRun {
  public:
-  SimRun(const Scenario& s, uint64_t seed) : s_(s), world_(options(s, seed)), rec_([this] { return world_.now(); }) {}
+  SimRun(const Scenario& s, uint64_t seed)
+      : s_(s), world_(options(s, seed)), control_(world_), rec_([this] { return world_.now(); }) {}
 
   checker::History run() {
     build();
-    for (const auto& f : s_.faults) schedule(f);
+    start_clients(s_, control_, rec_);
+    play(s_.faults, control_);
     bool finished = world_.scheduler().run_until(s_.duration_ms * kMs, kEventCountMax);
-    if (!finished) rec_.truth("runaway", -1, "", "event bound reached");
+    if (!finished) rec_.truth(checker::truth::kRunaway, -1, "", "event bound reached");
     record_resource();
     return std::move(rec_.history());
   }
@@ -96,18 +98,13 @@ class SimRun {
     }
     world_.on_key_change = [this](int node, const sim::KeyChange& c) { on_key_change(node, c); };
     world_.on_node_reloaded = [this](int pid) { on_node_reloaded(pid); };
-    world_.on_failover = [this](int shard, int old_master, int new_master) {
-      rec_.truth("failover", -1, "", {{"from", world_.process(old_master).name}, {"to", world_.process(new_master).name}},
-                 world_.process(new_master).node_index, {{"shard", shard}});
-    };
+    record_truth(control_, rec_);
     if (s_.topology.down_after_ms > 0 && s_.topology.replicas > 0) {
       world_.start_failure_detector(s_.topology.down_after_ms * kMs, 100 * kMs, s_.duration_ms * kMs);
     }
-    world_.on_client_restart = [this](int pid) { start_client(pid); };
     for (int i = 1; i <= s_.workload.clients; ++i) {
       std::string name = "client-" + std::to_string(i);
-      int pid = world_.add_client(name, i, clock_for(s_, name));
-      world_.scheduler().at((i - 1) * s_.workload.start_stagger_ms * kMs, [this, pid] { start_client(pid); });
+      world_.add_client(name, i, clock_for(s_, name));
     }
   }
 
@@ -116,11 +113,6 @@ class SimRun {
     sim::ClientState setup;
     world_.redis(0).execute(setup, {"SET", s_.workload.stock_key, std::to_string(s_.workload.initial_stock)},
                             world_.node_wall_ms(world_.node_process(0)));
-  }
-
-  void start_client(int pid) {
-    auto& p = world_.process(pid);
-    p.env->spawn(stock_client(*p.env, rec_, p.history_id, s_.lock, s_.workload));
   }
 
   void on_key_change(int node, const sim::KeyChange& c) {
@@ -145,68 +137,6 @@ class SimRun {
     }
   }
 
-  int pid_of(const std::string& name) { return world_.find(name); }
-
-  int64_t history_id(int pid) { return world_.process(pid).history_id; }
-
-  void at(int64_t ms, std::function<void()> fn) { world_.scheduler().at(ms * kMs, std::move(fn)); }
-
-  void mark(const char* f, const FaultSpec& fault) {
-    int pid = fault.target.empty() ? -1 : pid_of(fault.target);
-    int64_t process = pid >= 0 ? history_id(pid) : -1;
-    int64_t node = pid >= 0 ? world_.process(pid).node_index : -1;
-    rec_.truth(f, process, "", fault_record(fault), node);
-  }
-
-  void schedule(const FaultSpec& f) {
-    const int pid = f.target.empty() ? -1 : pid_of(f.target);
-    at(f.at_ms, [this, f] { mark(checker::truth::kFaultStart, f); });
-    if (f.kind == "pause") {
-      at(f.at_ms, [this, pid, f] { world_.pause(pid, f.duration_ms * kMs); });
-    } else if (f.kind == "crash") {
-      at(f.at_ms, [this, pid] {
-        world_.crash(pid);
-        auto& p = world_.process(pid);
-        rec_.truth(checker::truth::kCrash, p.history_id, "", p.name, p.node_index);
-      });
-      if (f.restart_after_ms) {
-        at(f.at_ms + *f.restart_after_ms, [this, pid] {
-          auto& p = world_.process(pid);
-          rec_.truth("restart", p.history_id, "", p.name, p.node_index);
-          world_.restart(pid);
-        });
-      }
-    } else if (f.kind == "clock-jump") {
-      at(f.at_ms, [this, pid, f] { world_.process(pid).clock.jump_wall(f.jump_ms * kMs); });
-    } else if (f.kind == "clock-drift") {
-      at(f.at_ms, [this, pid, f] { world_.process(pid).clock.set_drift(world_.now(), f.drift_ppm); });
-    } else if (f.kind == "delay" || f.kind == "jitter") {
-      const bool delay = f.kind == "delay";
-      const int64_t amount = (delay ? f.delay_ms : f.jitter_ms) * kMs;
-      auto apply = [this, pid, delay](int64_t a) {
-        delay ? world_.network().add_extra_delay(pid, a) : world_.network().add_jitter(pid, a);
-      };
-      at(f.at_ms, [apply, amount] { apply(amount); });
-      at(f.at_ms + f.duration_ms, [apply, amount] { apply(-amount); });
-    } else if (f.kind == "failover") {
-      at(f.at_ms, [this, pid] { world_.failover(world_.process(pid).shard); });
-    } else if (f.kind == "partition") {
-      at(f.at_ms, [this, f] { partition(f, +1); });
-      at(f.at_ms + f.duration_ms, [this, f] { partition(f, -1); });
-    }
-    if (f.duration_ms > 0) at(f.at_ms + f.duration_ms, [this, f] { mark(checker::truth::kFaultEnd, f); });
-  }
-
-  void partition(const FaultSpec& f, int delta) {
-    if (f.groups.size() < 2) return;
-    for (const auto& a : f.groups[0]) {
-      for (const auto& b : f.groups[1]) {
-        world_.network().block(pid_of(a), pid_of(b), delta);
-        if (!f.one_way) world_.network().block(pid_of(b), pid_of(a), delta);
-      }
-    }
-  }
-
   void record_resource() {
     nlohmann::json final_value = nullptr;
     if (auto v = world_.redis(0).peek_string(s_.workload.stock_key)) {
@@ -222,6 +152,7 @@ class SimRun {
 
   const Scenario& s_;
   sim::World world_;
+  sim::Control control_;
   Recorder rec_;
 };
 
@@ -235,30 +166,6 @@ reports::RunReport make_report(const Scenario& s, uint64_t seed, const RunOption
 }
 
 }  // namespace
-
-std::string describe_fault(const FaultSpec& f) {
-  std::string who = f.target;
-  if (f.kind == "partition" && f.groups.size() == 2) {
-    auto join = [](const std::vector<std::string>& g) {
-      std::string out;
-      for (const auto& x : g) out += (out.empty() ? "" : ",") + x;
-      return out;
-    };
-    who = join(f.groups[0]) + (f.one_way ? "->" : "|") + join(f.groups[1]);
-  }
-  std::string out = f.kind + " " + who + " @" + std::to_string(f.at_ms) + "ms";
-  if (f.duration_ms) out += " for " + std::to_string(f.duration_ms) + "ms";
-  if (f.jump_ms) out += " by " + std::to_string(f.jump_ms) + "ms";
-  if (f.restart_after_ms) out += " restart +" + std::to_string(*f.restart_after_ms) + "ms";
-  return out;
-}
-
-void keep_freed_memory_for_reuse() {
-#if defined(__GLIBC__)
-  mallopt(M_TRIM_THRESHOLD, 256 << 20);  // give back only a top of heap over 256 MiB
-  mallopt(M_MMAP_THRESHOLD, 32 << 20);   // the largest allowed: big buffers stay in the heap
-#endif
-}
 
 RunOutcome run_in_sim(const Scenario& scenario, const RunOptions& options) {
   const uint64_t seed = options.seed.value_or(scenario.seed);

@@ -51,7 +51,11 @@ inline constexpr const char* kCsEnter = "cs-enter";
 inline constexpr const char* kCsExit = "cs-exit";
 inline constexpr const char* kFaultStart = "fault-start";
 inline constexpr const char* kFaultEnd = "fault-end";
-inline constexpr const char* kCrash = "crash";      // a client process crashed
+inline constexpr const char* kCrash = "crash";      // a process crashed; value: its name
+inline constexpr const char* kRestart = "restart";  // a crashed process came back
+inline constexpr const char* kFailover = "failover";  // a replica took over its master
+inline constexpr const char* kFailoverRequested = "failover-requested";  // asked of Sentinel
+inline constexpr const char* kRunaway = "runaway";  // the run hit its event bound
 inline constexpr const char* kFinish = "finish";    // a client process finished its work
 inline constexpr const char* kResource = "resource";  // value: {initial, final}
 }  // namespace truth

@@ -16,6 +16,14 @@
 
 namespace lockstep::reports {
 
+// A run's verdict: it broke a property, kept them all, or could not be decided (a check
+// ran out of its limits, the run out of its event bound, or a live run could not start).
+namespace verdict {
+inline constexpr const char* kViolation = "violation";
+inline constexpr const char* kSafe = "safe";
+inline constexpr const char* kUnknown = "unknown";
+}  // namespace verdict
+
 struct RunReport {
   std::string scenario;
   std::string description;
@@ -25,7 +33,7 @@ struct RunReport {
   nlohmann::json faults = nlohmann::json::array();  // [{kind, target, at_ms, ...}]
   std::set<std::string> expected_violations;
   std::vector<checker::Violation> violations;
-  std::string verdict;  // "violation", "safe" or "unknown"
+  std::string verdict;  // one of verdict::k...
   std::string history_sha256;
   std::string replay;  // the command that reproduces this run
   nlohmann::json stats = nlohmann::json::object();  // counts a reader may want (sales, ops)
@@ -34,6 +42,7 @@ struct RunReport {
   std::set<std::string> found_violations() const;
   // The verdict matches the expectation: exactly the expected properties were violated.
   bool as_expected() const { return found_violations() == expected_violations; }
+  bool unknown() const { return verdict == verdict::kUnknown; }
 };
 
 nlohmann::ordered_json to_json(const RunReport& r);

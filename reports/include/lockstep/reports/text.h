@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include "lockstep/text.h"
+
 namespace lockstep::reports {
 
 // Escapes & < > " ' so the text is safe in HTML and XML element content and attributes;
@@ -15,8 +17,7 @@ std::string xml_escape(const std::string& s);
 // and turns newlines into spaces so a cell stays on one line.
 std::string md_cell(const std::string& s);
 
-// "1.5s", "250ms", "12.5ms": a duration or instant in the shortest honest form.
-std::string format_duration(int64_t ns);
+using lockstep::format_duration;
 
 // "client-3" for process 3, "node-1" for node index 0.
 std::string node_label(int64_t node_index);

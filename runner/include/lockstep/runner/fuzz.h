@@ -19,20 +19,18 @@
 #include <vector>
 
 #include "lockstep/runner/scenario.h"
+#include "lockstep/runner/run.h"
 #include "lockstep/runner/sim_runner.h"
 
 namespace lockstep::runner {
 
 struct FuzzSpace {
   std::vector<std::string> algorithms;   // drawn from these
-  std::vector<std::string> fault_kinds;  // empty: no faults
+  std::vector<FaultKind> fault_kinds;    // empty: no faults
   int64_t duration_ms = 6000;
   int clients_max = 4;
   int faults_max = 6;
 };
-
-// The fault kinds the generator knows how to place.
-const std::vector<std::string>& fuzzable_fault_kinds();
 
 // One generated scenario for run `index` of a campaign with this base seed (pure: the
 // same arguments give the same scenario).

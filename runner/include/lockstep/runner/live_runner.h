@@ -17,7 +17,7 @@
 #include <string>
 
 #include "lockstep/runner/scenario.h"
-#include "lockstep/runner/sim_runner.h"
+#include "lockstep/runner/run.h"
 
 namespace lockstep::runner {
 

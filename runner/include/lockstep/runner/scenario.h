@@ -17,6 +17,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "lockstep/fault_plan.h"
+
 namespace lockstep::runner {
 
 // How long a message takes on a link.
@@ -102,32 +104,6 @@ struct WorkloadSpec {
   bool operator==(const WorkloadSpec&) const = default;
 };
 
-// One fault on the timeline. Which fields matter depends on `kind`:
-//   pause        target, at_ms, duration_ms
-//   crash        target, at_ms, restart_after_ms (optional; nodes restart empty)
-//   clock-jump   target, at_ms, jump_ms (wall clock only; may be negative)
-//   clock-drift  target, at_ms, drift_ppm (from then on; both clocks)
-//   delay        target, at_ms, duration_ms, delay_ms (extra latency on its links)
-//   jitter       target, at_ms, duration_ms, jitter_ms (extra uniform [0, jitter_ms])
-//   partition    groups (two lists of process names), at_ms, duration_ms, one_way
-//                (one_way: only messages from groups[0] to groups[1] are dropped)
-//   failover     target (a master node-N; needs topology.replicas > 0), at_ms
-// Every fault starts before the scenario's duration_ms; durations may run past it.
-struct FaultSpec {
-  std::string kind;
-  std::string target;
-  int64_t at_ms = 0;
-  int64_t duration_ms = 0;
-  std::optional<int64_t> restart_after_ms;
-  int64_t jump_ms = 0;
-  double drift_ppm = 0.0;
-  int64_t delay_ms = 0;
-  int64_t jitter_ms = 0;
-  std::vector<std::vector<std::string>> groups;
-  bool one_way = false;
-  bool operator==(const FaultSpec&) const = default;
-};
-
 struct Scenario {
   std::string name;  // defaults to the file name without .json
   std::string description;
@@ -148,8 +124,6 @@ struct Scenario {
 
 // The property names a scenario may expect.
 const std::vector<std::string>& property_names();
-// The fault kinds a scenario may use.
-const std::vector<std::string>& fault_kinds();
 
 // The keys each object of the file format accepts, by path pattern: "$" for the top
 // level, "$.lock", "$.network.latency", "$.faults[]" for every element of faults, ...
@@ -178,9 +152,5 @@ ScenarioResult load_scenario_file(const std::string& path);
 // The scenario as JSON, in the file format, every field written (defaults too);
 // parse_scenario(to_json(s).dump(), s.file) gives back s field for field.
 nlohmann::ordered_json to_json(const Scenario& s);
-
-// A fault as the history's fault-start/fault-end records and the report's fault list
-// carry it, in both worlds: the fields it sets (not the file form of to_json).
-nlohmann::json fault_record(const FaultSpec& f);
 
 }  // namespace lockstep::runner

@@ -1,0 +1,159 @@
+// WorldControl is what a run's fault plan may do to a world: the second, small interface
+// both worlds implement, beside the Env that lock code sees. The simulator implements it
+// over its scheduler and simulated processes (sim::Control); the live world over real
+// redis-server processes, its event loop and its client coroutines (live::Control).
+//
+// What a WorldControl promises:
+//  - One timeline: now() is the run's true time (the scheduler's clock in the simulator,
+//    the monotonic clock since the clients may start live), the clock every history
+//    record is stamped with; at(t, fn) runs fn on the world's one thread at t, in the
+//    order calls were made for equal t. A fault is never applied from inside lock code.
+//  - Processes are named as scenarios name them: client-N, node-N, node-N-replica-M. A
+//    name the world does not know is nullopt, never a crash. A fault on node-N after a
+//    failover still hits the process first started as node-N, in both worlds.
+//  - A world that cannot do something says so in capabilities() with the reason in
+//    words, so a runner never asks which world it is in; the plan refuses a scenario
+//    that needs what the world lacks before anything runs.
+//  - Faults are idempotent where the world is: pausing a paused process extends the pause
+//    only if the new one ends later; crashing a crashed one does nothing; restarting a
+//    running one does nothing.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "lockstep/env.h"
+
+namespace lockstep {
+
+// What a world can do. Server means any Redis process (master or replica).
+enum class Capability {
+  PauseClient,
+  PauseServer,
+  CrashClient,
+  CrashServer,
+  ClockJumpClient,
+  ClockJumpServer,
+  ClockDriftClient,
+  ClockDriftServer,
+  LinkDelay,
+  LinkJitter,
+  Partition,
+  Failover,
+  kCount,
+};
+
+// A set of capabilities, and for each one missing, why (for the user's error message).
+// A capability may depend on a check that costs something (starting a server to see
+// whether it takes lockstep's clock library): it runs the first time it is asked about.
+class Capabilities {
+ public:
+  Capabilities& allow(Capability c) {
+    slot(c) = Slot{};
+    return *this;
+  }
+  Capabilities& deny(Capability c, std::string why) {
+    slot(c) = Slot{std::move(why), nullptr};
+    return *this;
+  }
+  // Allowed if `check` returns "", else denied for the reason it returns.
+  Capabilities& allow_if(Capability c, std::function<std::string()> check) {
+    slot(c) = Slot{"", std::move(check)};
+    return *this;
+  }
+  bool has(Capability c) const { return why_not(c).empty(); }
+  // "" when the world has it.
+  const std::string& why_not(Capability c) const {
+    Slot& s = const_cast<Capabilities*>(this)->slot(c);
+    if (s.check) s.why_not = std::exchange(s.check, nullptr)();
+    return s.why_not;
+  }
+
+  // Everything, to deny from.
+  static Capabilities all() { return Capabilities(); }
+
+ private:
+  struct Slot {
+    std::string why_not;
+    std::function<std::string()> check;
+  };
+  Slot& slot(Capability c) { return slots_[static_cast<int>(c)]; }
+
+  Slot slots_[static_cast<int>(Capability::kCount)];
+};
+
+// One process of a world, as the fault plan addresses it and as history records name it.
+struct ProcessRef {
+  int id = -1;              // the world's own handle
+  std::string name;         // "client-2", "node-1-replica-1"
+  bool server = false;      // a Redis process
+  int64_t history_id = -1;  // the process number history records use; -1 for servers
+  int64_t truth_node = -1;  // the node field of truth records about it; -1 for clients
+};
+
+// Ground-truth records the fault plan and the worlds write about faults (the runner
+// writes them into the history under checker::truth's names).
+enum class Truth {
+  FaultStart,         // value: the fault's record
+  FaultEnd,           // value: the fault's record
+  Crash,              // value: the process's name
+  Restart,            // value: the process's name
+  Failover,           // value: which server took over from which
+  FailoverRequested,  // value: whom the failover was asked of, and the answer
+};
+using TruthSink =
+    std::function<void(Truth kind, int64_t process, nlohmann::json value, int64_t node, nlohmann::json extra)>;
+
+class WorldControl {
+ public:
+  virtual ~WorldControl() = default;
+
+  virtual const Capabilities& capabilities() const = 0;
+
+  // The run's timeline.
+  virtual Nanos now() const = 0;
+  virtual void at(Nanos t, std::function<void()> fn) = 0;
+
+  virtual std::optional<ProcessRef> process(std::string_view name) const = 0;
+
+  // Nothing of the process runs for `d`: a client's timers and replies wait and are
+  // handled in order afterwards (a GC pause); a server is stopped (SIGSTOP live).
+  virtual void pause(const ProcessRef& p, Nanos d) = 0;
+  // The process loses everything it had in memory; a client's coroutines are gone.
+  virtual void crash(const ProcessRef& p) = 0;
+  // A crashed process comes back: a server with what its persistence kept, a client with
+  // nothing (on_client_restart decides what it does).
+  virtual void restart(const ProcessRef& p) = 0;
+  // Steps the process's wall clock (its monotonic clock never jumps).
+  virtual void jump_wall_clock(const ProcessRef& p, Nanos by) = 0;
+  // From now on both of the process's clocks run at (1 + ppm / 1e6) of true speed.
+  virtual void set_clock_drift(const ProcessRef& p, double drift_ppm) = 0;
+  // Adds (or, negative, takes back) delay or jitter on every link of the process.
+  virtual void add_link_delay(const ProcessRef& p, Nanos extra) = 0;
+  virtual void add_link_jitter(const ProcessRef& p, Nanos extra) = 0;
+  // Cuts (+1) or restores (-1) the link from one process to another; cuts nest.
+  virtual void block_link(const ProcessRef& from, const ProcessRef& to, int delta) = 0;
+  // Promotes a replica of master node-N, as Sentinel would, and points clients at it.
+  virtual void fail_over(const ProcessRef& master) = 0;
+
+  // Client processes run the workload: their Env, and what a restarted client does.
+  virtual Env& env(const ProcessRef& client) = 0;
+  std::function<void(const ProcessRef& client)> on_client_restart;
+
+  // Where the plan and the world write ground truth about faults; set by the runner.
+  TruthSink on_truth;
+
+ protected:
+  void truth(Truth kind, int64_t process, nlohmann::json value, int64_t node, nlohmann::json extra = nullptr) {
+    if (on_truth) on_truth(kind, process, std::move(value), node, std::move(extra));
+  }
+  friend class FaultPlayer;
+};
+
+}  // namespace lockstep

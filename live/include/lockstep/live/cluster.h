@@ -1,0 +1,114 @@
+// A Cluster is the server side of one live run: the redis-server masters and replicas,
+// the relays that give replication its lag, the redis-sentinels and the follower that
+// re-points clients when Sentinel fails a master over. It is the live counterpart of the
+// topology half of the simulator's World (add_node, add_replica, failover, the failure
+// detector), and it plays the server faults a WorldControl asks for.
+//
+// Invariants:
+//  - Every server and sentinel is one lockstep started (ServerFarm's safety rules), or,
+//    with use_server(), the one server the user named, which is never faulted.
+//  - Replicas start in sync: linked to their master and holding the seeded keys, before
+//    any client starts. Sentinels know every replica and each other before then too.
+//  - A fault on node-N hits the process first started as node-N, whatever its role now.
+//  - Everything runs on the LiveWorld's loop thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "lockstep/live/lag_relay.h"
+#include "lockstep/live/live_world.h"
+#include "lockstep/live/redis_server.h"
+#include "lockstep/live/sentinel_follower.h"
+
+namespace lockstep::live {
+
+struct ClusterSpec {
+  int nodes = 1;
+  int replicas = 0;  // per master
+  std::string persistence = "none";
+  int64_t replication_lag_ms = 0;
+  int min_replicas_to_write = 0;
+  int sentinels = 0;
+  int64_t down_after_ms = 0;
+  // How long the run lasts: Sentinel must not rewire a lagged replica before it ends.
+  int64_t run_ms = 0;
+  // Servers started with lockstep's clock library (their wall clock can be moved), and
+  // the offset each starts with.
+  std::vector<std::pair<std::string, Nanos>> shifted_clocks;
+  // Keys written on node-1 before the clients start (the protected resource).
+  std::vector<std::pair<std::string, std::string>> seed;
+};
+
+class Cluster {
+ public:
+  explicit Cluster(LiveWorld& world);
+  ~Cluster();
+  Cluster(const Cluster&) = delete;
+  Cluster& operator=(const Cluster&) = delete;
+
+  // Starts every server and sentinel of `spec`, seeds node-1, and waits until replicas
+  // and sentinels are ready. Returns "" or why it could not.
+  std::string start(const ClusterSpec& spec);
+  // The user's own server as node-1 (lockstep live --redis): checked to answer, seeded,
+  // never faulted.
+  std::string use_server(const NodeAddress& address, const ClusterSpec& spec);
+
+  bool own_servers() const { return farm_ != nullptr; }
+  RedisServer* server(const std::string& name) { return farm_ ? farm_->find(name) : nullptr; }
+
+  // Server faults, by the name the server was started under.
+  void pause(const std::string& name, bool paused);
+  void kill(const std::string& name);
+  void restart(const std::string& name);
+  void jump_clock(const std::string& name, Nanos by);
+  // Promotes node `n`'s first replica: through the sentinels if there are any (they
+  // announce the switch and the follower re-points the clients), else by REPLICAOF NO
+  // ONE and re-pointing the clients here.
+  void fail_over(int n);
+
+  // The failover as it happened or was asked for: {value, node}.
+  std::function<void(bool requested, nlohmann::json value, int node)> on_failover;
+  // Node `n` now answers from another server: keys there may vanish with the old one.
+  std::function<void(int node)> on_moved;
+
+  // The end of a run: every server resumed and answering again (a late restart may
+  // still be loading its AOF), Sentinel's own log collected.
+  void finish();
+
+  nlohmann::json servers_json() const;
+  int64_t relay_dropped_bytes() const;
+  const std::string& sentinel_timers() const { return sentinel_timers_; }
+  const nlohmann::json& sentinel_events() const { return sentinel_events_; }
+
+ private:
+  live::ServerConfig config(const std::string& name, std::optional<NodeAddress> replica_of) const;
+  std::string start_servers();
+  std::string seed();
+  std::string await_replicas();
+  std::string start_sentinels();
+  bool wait_for(const std::function<bool()>& check, Nanos limit);
+  void switched(int n, const NodeAddress& from, const NodeAddress& to);
+  RedisServer* server_at(const NodeAddress& a);
+  void collect_sentinel_events();
+
+  LiveWorld& world_;
+  ClusterSpec spec_;
+  std::unique_ptr<ServerFarm> farm_;
+  std::vector<std::unique_ptr<LagRelay>> relays_;
+  std::unique_ptr<SentinelFollower> follower_;
+  std::vector<RedisServer*> masters_;
+  std::vector<std::pair<int, RedisServer*>> replicas_;  // (node index, server)
+  std::vector<RedisServer*> sentinels_;
+  std::string sentinel_timers_;
+  nlohmann::json sentinel_events_ = nlohmann::json::object();
+};
+
+}  // namespace lockstep::live

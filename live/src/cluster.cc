@@ -1,0 +1,316 @@
+#include "lockstep/live/cluster.h"
+
+#include <deque>
+#include <fstream>
+
+namespace lockstep::live {
+namespace {
+
+// Bounds on setting up replication and Sentinel before the clients start.
+constexpr Nanos kSetupLimit = Millis(15000);
+// Sentinel's own timer periods, shortened (SENTINEL DEBUG) so that setting up takes well
+// under a second and a failover about down_after_ms plus one or two seconds:
+//  - info-period 200 (default 10 s): replicas are discovered through the master's INFO
+//    and must have answered INFO recently to be promoted.
+//  - publish-period 200 (default 2 s): sentinels find each other, and learn a new
+//    configuration, from each other's hello messages.
+//  - ping-period 250 (default 1 s): after +switch-master a sentinel reconnects to the
+//    new master at most once per ping period while its down-after clock already runs, so
+//    a period as long as a short down_after_ms would make it see the master it just
+//    promoted as down. Sentinel promotes a replica only if its INFO is younger than five
+//    ping periods and refreshes it every second once the master is down: 1.25 s suffices.
+// ask-period stays at 1 s: it spreads the moments at which the sentinels agree that the
+// master is down, so that one of them asks for votes first and wins the election; with
+// all asking at once, each votes for itself and no failover happens for
+// 2 * failover-timeout. Detection itself is untouched: down-after-milliseconds and the
+// quorum are the scenario's.
+const std::vector<std::string> kSentinelTimers = {"SENTINEL",       "DEBUG", "info-period", "200",
+                                                  "publish-period", "200",   "ping-period", "250"};
+
+std::string node_name(int n) { return "node-" + std::to_string(n + 1); }
+
+// How many instances a SENTINEL replicas/sentinels reply lists with exactly these flags
+// (no s_down, no disconnected) and, for replicas, whose own INFO the sentinel has read
+// (it says the link to the master is ok): Sentinel promotes no other replica.
+int healthy(RedisServer* sentinel, std::vector<std::string> argv, const std::string& flags, bool informed = false) {
+  Reply r = sync_command(sentinel->address(), argv, Millis(500));
+  if (r.type != Reply::Type::Array) return 0;
+  int n = 0;
+  for (const auto& instance : r.elements) {
+    bool flags_match = false, link_ok = false;
+    for (size_t i = 0; i + 1 < instance.elements.size(); i += 2) {
+      const std::string& field = instance.elements[i].str;
+      flags_match = flags_match || (field == "flags" && instance.elements[i + 1].str == flags);
+      link_ok = link_ok || (field == "master-link-status" && instance.elements[i + 1].str == "ok");
+    }
+    if (flags_match && (link_ok || !informed)) ++n;
+  }
+  return n;
+}
+
+}  // namespace
+
+Cluster::Cluster(LiveWorld& world) : world_(world) {}
+
+Cluster::~Cluster() {
+  // The follower and the relays run on the world's loop: they go before the servers.
+  follower_.reset();
+  relays_.clear();
+}
+
+std::string Cluster::use_server(const NodeAddress& address, const ClusterSpec& spec) {
+  spec_ = spec;
+  std::vector<std::string> ping{"PING"};
+  Reply r = sync_command(address, ping, Millis(1000));
+  if (r.type != Reply::Type::Status) return "cannot reach " + address.text() + ": " + to_short_text(r);
+  world_.add_node(address);
+  return seed();
+}
+
+std::string Cluster::start(const ClusterSpec& spec) {
+  spec_ = spec;
+  if (auto err = start_servers(); !err.empty()) return err;
+  if (auto err = seed(); !err.empty()) return err;
+  if (auto err = await_replicas(); !err.empty()) return err;
+  return start_sentinels();
+}
+
+ServerConfig Cluster::config(const std::string& name, std::optional<NodeAddress> replica_of) const {
+  ServerConfig c;
+  c.name = name;
+  c.persistence = spec_.persistence;
+  c.min_replicas_to_write = spec_.min_replicas_to_write;
+  c.replica_of = std::move(replica_of);
+  for (const auto& [server, offset] : spec_.shifted_clocks) {
+    if (server != name) continue;
+    c.shifted_clock = true;
+    c.initial_clock_offset = offset;
+  }
+  return c;
+}
+
+std::string Cluster::start_servers() {
+  farm_ = std::make_unique<ServerFarm>();
+  if (!farm_->error().empty()) return farm_->error();
+  for (int i = 0; i < spec_.nodes; ++i) {
+    RedisServer* master = farm_->start(config(node_name(i), std::nullopt));
+    if (!master) return farm_->error();
+    masters_.push_back(master);
+    world_.add_node(master->address());
+    for (int r = 1; r <= spec_.replicas; ++r) {
+      NodeAddress upstream = master->address();
+      if (spec_.replication_lag_ms > 0) {
+        relays_.push_back(std::make_unique<LagRelay>(world_.loop(), upstream, Millis(spec_.replication_lag_ms)));
+        if (auto err = relays_.back()->start(); !err.empty()) return err;
+        upstream = relays_.back()->address();
+      }
+      RedisServer* replica = farm_->start(config(node_name(i) + "-replica-" + std::to_string(r), upstream));
+      if (!replica) return farm_->error();
+      replicas_.push_back({i, replica});
+    }
+  }
+  return "";
+}
+
+std::string Cluster::seed() {
+  for (const auto& [key, value] : spec_.seed) {
+    std::vector<std::string> set{"SET", key, value};
+    Reply r = sync_command(world_.node_address(0), set, Millis(2000));
+    if (!r.is_ok()) return "cannot seed " + key + ": " + to_short_text(r);
+  }
+  return "";
+}
+
+// Runs the loop (relays need it) until check() holds, asking at most every 20 ms.
+bool Cluster::wait_for(const std::function<bool()>& check, Nanos limit) {
+  Nanos next{0};
+  return world_.loop().run_until(
+      [&] {
+        if (mono_clock() < next) return false;
+        next = mono_clock() + Millis(20);
+        return check();
+      },
+      limit);
+}
+
+// Replicas start in sync, as in the simulator: linked to their master and, on node-1,
+// holding what was seeded there.
+std::string Cluster::await_replicas() {
+  for (const auto& [node, replica] : replicas_) {
+    auto synced = [&, node = node, replica = replica] {
+      std::vector<std::string> info{"INFO", "replication"};
+      Reply r = sync_command(replica->address(), info, Millis(500));
+      if (r.type != Reply::Type::Bulk || r.str.find("master_link_status:up") == std::string::npos) return false;
+      if (node != 0) return true;
+      for (const auto& [key, value] : spec_.seed) {
+        std::vector<std::string> get{"GET", key};
+        if (sync_command(replica->address(), get, Millis(500)) != Reply::bulk(value)) return false;
+      }
+      return true;
+    };
+    if (!wait_for(synced, kSetupLimit)) return replica->config().name + " did not sync with its master";
+  }
+  return "";
+}
+
+// Sentinels watch every master with a majority quorum. The clients start only once each
+// sentinel knows every replica and every other sentinel: a master lost before that could
+// not be failed over.
+std::string Cluster::start_sentinels() {
+  const int count = spec_.sentinels;
+  if (count == 0) return "";
+  std::vector<MonitoredMaster> monitors;
+  std::vector<std::string> names;
+  for (int n = 0; n < static_cast<int>(masters_.size()); ++n) {
+    MonitoredMaster m;
+    m.name = node_name(n);
+    m.address = masters_[n]->address();
+    m.quorum = count / 2 + 1;
+    m.down_after_ms = spec_.down_after_ms;
+    // Sentinel rewires a replica that replicates through a lag relay to the master itself
+    // once failover-timeout has passed (+fix-slave-config); past the end of the run, the
+    // lag stays what the scenario says.
+    m.failover_timeout_ms = spec_.run_ms + 10'000;
+    monitors.push_back(m);
+    names.push_back(m.name);
+  }
+  std::vector<NodeAddress> addresses;
+  for (int k = 1; k <= count; ++k) {
+    ServerConfig c;
+    c.name = "sentinel-" + std::to_string(k);
+    c.monitors = monitors;
+    RedisServer* sentinel = farm_->start(c);
+    if (!sentinel) return farm_->error();
+    Reply r = sync_command(sentinel->address(), kSentinelTimers, Millis(1000));
+    sentinel_timers_ = r.is_ok() ? "shortened" : "defaults (" + to_short_text(r) + ")";
+    sentinels_.push_back(sentinel);
+    addresses.push_back(sentinel->address());
+  }
+  auto ready = [&] {
+    for (auto* sentinel : sentinels_) {
+      for (const auto& name : names) {
+        if (healthy(sentinel, {"SENTINEL", "replicas", name}, "slave", true) < spec_.replicas) return false;
+        if (healthy(sentinel, {"SENTINEL", "sentinels", name}, "sentinel") < count - 1) return false;
+      }
+    }
+    return true;
+  };
+  if (!wait_for(ready, kSetupLimit)) return "the sentinels did not discover every replica and each other in time";
+  follower_ = std::make_unique<SentinelFollower>(world_, names);
+  follower_->on_switch = [this](int node, const NodeAddress& from, const NodeAddress& to) { switched(node, from, to); };
+  if (auto err = follower_->follow(addresses); !err.empty()) return err;
+  if (!wait_for([&] { return follower_->subscribed(); }, kSetupLimit))
+    return "could not subscribe to the sentinels' +switch-master";
+  return "";
+}
+
+// SIGSTOP/SIGCONT, and the replication the server had buffered in a relay stops with it.
+void Cluster::pause(const std::string& name, bool paused) {
+  RedisServer* sv = server(name);
+  if (!sv) return;
+  paused ? sv->pause() : sv->resume();
+  for (auto& relay : relays_) {
+    if (relay->upstream().port == sv->address().port) relay->hold(paused);
+  }
+}
+
+void Cluster::kill(const std::string& name) {
+  if (auto* sv = server(name)) sv->kill();
+}
+
+// Not waited for: clients see refused connections until it listens, as they would after
+// a real restart.
+void Cluster::restart(const std::string& name) {
+  if (auto* sv = server(name)) sv->restart(false);
+}
+
+void Cluster::jump_clock(const std::string& name, Nanos by) {
+  if (auto* sv = server(name)) sv->set_clock_offset(sv->clock_offset() + by);
+}
+
+void Cluster::fail_over(int n) {
+  if (n < 0 || !farm_) return;
+  if (!sentinels_.empty()) {
+    std::vector<std::string> ask{"SENTINEL", "FAILOVER", node_name(n)};
+    Reply r = sync_command(sentinels_.front()->address(), ask, Millis(500));
+    if (on_failover) on_failover(true, {{"sentinel", sentinels_.front()->config().name}, {"reply", to_short_text(r)}}, n);
+    return;
+  }
+  RedisServer* replica = farm_->find(node_name(n) + "-replica-1");
+  if (!replica) return;
+  std::vector<std::string> promote{"REPLICAOF", "NO", "ONE"};
+  Reply r = sync_command(replica->address(), promote, Millis(500));
+  if (on_failover) on_failover(false, {{"promoted", replica->config().name}, {"reply", to_short_text(r)}}, n);
+  masters_[n] = replica;
+  world_.set_node_address(n, replica->address());
+  if (on_moved) on_moved(n);
+}
+
+// Sentinel announced a new master for node `n`; the follower has re-pointed the clients.
+void Cluster::switched(int n, const NodeAddress& from, const NodeAddress& to) {
+  RedisServer* promoted = server_at(to);
+  RedisServer* old = server_at(from);
+  if (on_failover) {
+    on_failover(false,
+                {{"from", old ? old->config().name : from.text()},
+                 {"to", promoted ? promoted->config().name : to.text()},
+                 {"by", "sentinel"}},
+                n);
+  }
+  if (on_moved) on_moved(n);
+  if (promoted) masters_[n] = promoted;
+}
+
+RedisServer* Cluster::server_at(const NodeAddress& a) {
+  if (!farm_) return nullptr;
+  for (auto& sv : farm_->servers()) {
+    if (!sv->config().sentinel() && sv->address().port == a.port) return sv.get();
+  }
+  return nullptr;
+}
+
+// Sentinel's own account (+sdown, +odown, +elected-leader, -failover-abort-..., +switch-
+// master), so a report can say why a failover did or did not happen.
+void Cluster::collect_sentinel_events() {
+  constexpr size_t kLinesMax = 60;
+  for (auto* sentinel : sentinels_) {
+    std::ifstream log(sentinel->log_file());
+    std::deque<std::string> events;
+    std::string line;
+    while (std::getline(log, line)) {
+      // "<pid>:X <day> <month> <year> <hh:mm:ss.mmm> # +sdown master node-1 127.0.0.1 6379"
+      const auto mark = line.find(" # ");
+      if (mark == std::string::npos || mark + 3 >= line.size()) continue;
+      const char sign = line[mark + 3];
+      if (sign != '+' && sign != '-') continue;
+      const auto clock = line.rfind(' ', mark - 1);
+      events.push_back(line.substr(clock + 1, mark - clock - 1) + " " + line.substr(mark + 3));
+      if (events.size() > kLinesMax) events.pop_front();
+    }
+    sentinel_events_[sentinel->config().name] = nlohmann::json(std::vector<std::string>(events.begin(), events.end()));
+  }
+}
+
+void Cluster::finish() {
+  collect_sentinel_events();
+  if (!farm_) return;
+  for (auto& sv : farm_->servers()) pause(sv->config().name, false);
+  for (auto& sv : farm_->servers()) {
+    if (sv->running()) sv->wait_ready(Millis(3000));
+  }
+}
+
+nlohmann::json Cluster::servers_json() const {
+  nlohmann::json out = nlohmann::json::array();
+  if (!farm_) return out;
+  for (const auto& sv : farm_->servers()) out.push_back({{"name", sv->config().name}, {"port", sv->address().port}});
+  return out;
+}
+
+int64_t Cluster::relay_dropped_bytes() const {
+  int64_t n = 0;
+  for (const auto& r : relays_) n += r->dropped_bytes();
+  return n;
+}
+
+}  // namespace lockstep::live

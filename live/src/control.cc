@@ -1,0 +1,96 @@
+#include "lockstep/live/control.h"
+
+#include <cstdlib>
+
+namespace lockstep::live {
+namespace {
+
+// node-N -> N-1 for a master; replicas and anything else -> -1 (as live truth records
+// name nodes: replicas are not polled).
+int master_index(std::string_view name) {
+  if (name.rfind("node-", 0) != 0 || name.find("replica") != std::string_view::npos) return -1;
+  return std::atoi(std::string(name.substr(5)).c_str()) - 1;
+}
+
+}  // namespace
+
+Capabilities live_capabilities(bool own_servers) {
+  Capabilities c = Capabilities::all();
+  const std::string network = "live mode cannot inject network faults on loopback; run it in the simulator";
+  c.deny(Capability::LinkDelay, network).deny(Capability::LinkJitter, network).deny(Capability::Partition, network);
+  const std::string drift = "live mode cannot make a clock drift; run it in the simulator";
+  c.deny(Capability::ClockDriftClient, drift).deny(Capability::ClockDriftServer, drift);
+  if (!own_servers) {
+    const std::string yours =
+        "--redis: refusing to fault your server; run it without --redis (lockstep then starts its own)";
+    c.deny(Capability::PauseServer, yours).deny(Capability::CrashServer, yours).deny(Capability::Failover, yours);
+    c.deny(Capability::ClockJumpServer, "--redis: refusing to change your server's clock; run it without --redis");
+  } else {
+    // Probing starts a server: only a scenario that moves a server's clock pays for it.
+    c.allow_if(Capability::ClockJumpServer, [] {
+      const std::string& why = shifted_clock_unusable_reason();
+      return why.empty() ? why : "a server clock fault cannot be played here: " + why;
+    });
+  }
+  return c;
+}
+
+Control::Control(LiveWorld& world, Cluster& cluster)
+    : world_(world), cluster_(cluster), capabilities_(live_capabilities(cluster.own_servers())) {
+  world_.on_client_restart = [this](int c) {
+    if (!on_client_restart) return;
+    if (auto p = process(world_.client_name(c))) on_client_restart(*p);
+  };
+  cluster_.on_failover = [this](bool requested, nlohmann::json value, int node) {
+    truth(requested ? Truth::FailoverRequested : Truth::Failover, -1, std::move(value), node);
+  };
+}
+
+void Control::at(Nanos t, std::function<void()> fn) {
+  ++pending_;
+  world_.loop().after(t - now(), [this, fn = std::move(fn)] {
+    --pending_;
+    fn();
+  });
+}
+
+std::optional<ProcessRef> Control::process(std::string_view name) const {
+  if (name.rfind("node-", 0) == 0) {
+    if (cluster_.own_servers() && !cluster_.server(std::string(name))) return std::nullopt;
+    return ProcessRef{-1, std::string(name), true, -1, master_index(name)};
+  }
+  for (int c = 0; c < world_.client_count(); ++c) {
+    if (world_.client_name(c) == name) return ProcessRef{c, std::string(name), false, world_.history_id(c), -1};
+  }
+  return std::nullopt;
+}
+
+void Control::pause(const ProcessRef& p, Nanos d) {
+  if (!p.server) {
+    world_.pause(p.id, d);
+    return;
+  }
+  cluster_.pause(p.name, true);
+  at(now() + d, [this, name = p.name] { cluster_.pause(name, false); });
+}
+
+void Control::crash(const ProcessRef& p) { p.server ? cluster_.kill(p.name) : world_.crash(p.id); }
+void Control::restart(const ProcessRef& p) { p.server ? cluster_.restart(p.name) : world_.restart(p.id); }
+
+// A client's jump moves only that client's own view of the wall clock; a server's moves
+// the clock its preloaded clock library reports.
+void Control::jump_wall_clock(const ProcessRef& p, Nanos by) {
+  p.server ? cluster_.jump_clock(p.name, by) : world_.jump_wall_clock(p.id, by);
+}
+
+// Refused by capabilities() before a run starts.
+void Control::set_clock_drift(const ProcessRef&, double) {}
+void Control::add_link_delay(const ProcessRef&, Nanos) {}
+void Control::add_link_jitter(const ProcessRef&, Nanos) {}
+void Control::block_link(const ProcessRef&, const ProcessRef&, int) {}
+
+void Control::fail_over(const ProcessRef& master) { cluster_.fail_over(static_cast<int>(master.truth_node)); }
+
+Env& Control::env(const ProcessRef& client) { return world_.env(client.id); }
+
+}  // namespace lockstep::live

@@ -1,0 +1,181 @@
+#include "live_truth.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+
+namespace lockstep::runner {
+namespace {
+
+constexpr int64_t kMs = 1'000'000;
+// How long a key change may wait for the reply that says who caused it.
+constexpr int64_t kAttributionWaitNs = 200 * kMs;
+
+std::string upper(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
+
+const char* const kLockPollScript =
+    "local t = redis.call('TYPE', KEYS[1]).ok\n"
+    "if t == 'none' then return {t, false, -2} end\n"
+    "local v = ''\n"
+    "if t == 'string' then v = redis.call('GET', KEYS[1])\n"
+    "elseif t == 'hash' then local f = redis.call('HKEYS', KEYS[1]); v = f[1] or '' end\n"
+    "return {t, v, redis.call('PTTL', KEYS[1])}\n";
+
+LockTruth::LockTruth(Recorder& rec, std::string key, int nodes) : rec_(rec), key_(std::move(key)), nodes_(nodes) {
+  setters_.resize(nodes);
+  deleters_.resize(nodes);
+}
+
+void LockTruth::sent(int64_t process, const std::vector<std::string>& argv) {
+  const std::string cmd = upper(argv[0]);
+  if ((cmd == "SET" || cmd == "SETNX") && argv.size() >= 3 && argv[1] == key_) tokens_[argv[2]].insert(process);
+}
+
+void LockTruth::replied(int64_t process, int node, const std::vector<std::string>& argv, const Reply& r, int64_t now) {
+  const std::string cmd = upper(argv[0]);
+  if (argv.size() >= 3 && argv[1] == key_ && ((cmd == "SET" && r.is_ok()) || (cmd == "SETNX" && r.is_integer(1)))) {
+    setters_[node].push_back({process, now, false, std::nullopt});
+  } else if (deletes_lock(cmd, argv) && r.type == Reply::Type::Integer && r.integer >= 1) {
+    deleters_[node].push_back({process, now, false, script_token(cmd, argv)});
+  }
+}
+
+void LockTruth::observe(int node, const Reply& r, int64_t sent, int64_t now) {
+  if (r.type != Reply::Type::Array || r.elements.size() != 3) return;  // no news this round
+  ++polls_;
+  NodeState& st = nodes_[node];
+  const bool present = r.elements[0].str != "none";
+  const std::string value = r.elements[1].str;
+  if (st.present && (!present || value != st.value)) {
+    st.pending.push_back({true, now, st.value, st.last_present_ns, st.expires_at_ns, now + kAttributionWaitNs});
+  }
+  if (present && (!st.present || value != st.value)) {
+    st.pending.push_back({false, now, value, st.present ? st.last_present_ns : st.last_absent_ns, -1,
+                          now + kAttributionWaitNs});
+  }
+  st.present = present;
+  st.value = value;
+  if (present) {
+    st.last_present_ns = sent;
+    const int64_t pttl = r.elements[2].integer;
+    st.expires_at_ns = pttl >= 0 ? now + pttl * kMs : -1;
+  } else {
+    st.last_absent_ns = sent;
+  }
+  settle(node, now, false);
+}
+
+void LockTruth::settle_all(int64_t now) {
+  for (int n = 0; n < static_cast<int>(nodes_.size()); ++n) settle(n, now, true);
+}
+
+std::optional<std::string> LockTruth::script_token(const std::string& cmd, const std::vector<std::string>& argv) {
+  if (cmd != "EVAL") return std::nullopt;
+  const size_t numkeys = static_cast<size_t>(std::max(0, std::atoi(argv[2].c_str())));
+  if (3 + numkeys >= argv.size()) return std::nullopt;
+  return argv[3 + numkeys];
+}
+
+bool LockTruth::deletes_lock(const std::string& cmd, const std::vector<std::string>& argv) const {
+  if (cmd == "DEL" || cmd == "UNLINK") return std::find(argv.begin() + 1, argv.end(), key_) != argv.end();
+  if (cmd != "EVAL" || argv.size() < 4) return false;
+  // Only scripts that can delete: a renewal also answers 1 but removes nothing.
+  if (upper(argv[1]).find("DEL") == std::string::npos) return false;
+  const size_t numkeys = static_cast<size_t>(std::max(0, std::atoi(argv[2].c_str())));
+  for (size_t i = 0; i < numkeys && 3 + i < argv.size(); ++i) {
+    if (argv[3 + i] == key_) return true;
+  }
+  return false;
+}
+
+LockTruth::Done* LockTruth::first_after(std::vector<Done>& v, int64_t t) {
+  for (auto& d : v) {
+    if (!d.used && d.at_ns >= t) return &d;
+  }
+  return nullptr;
+}
+
+LockTruth::Done* LockTruth::deleter_of(std::vector<Done>& v, const std::string& value, int64_t t) {
+  for (auto& d : v) {
+    if (!d.used && d.at_ns >= t && d.token == value) return &d;
+  }
+  for (auto& d : v) {
+    if (!d.used && d.at_ns >= t && !d.token) return &d;
+  }
+  return nullptr;
+}
+
+void LockTruth::settle(int node, int64_t now, bool final) {
+  NodeState& st = nodes_[node];
+  // Changes leave in order, so a removal is never written after the set that followed.
+  while (!st.pending.empty()) {
+    Change& c = st.pending.front();
+    const bool may_wait = !final && now < c.deadline_ns;
+    if (c.removal ? !emit_removal(node, c, may_wait) : !emit_set(node, c, may_wait)) return;
+    st.pending.pop_front();
+  }
+}
+
+bool LockTruth::emit_set(int node, const Change& c, bool may_wait) {
+  int64_t writer = -1;
+  if (auto it = tokens_.find(c.value); it != tokens_.end() && it->second.size() == 1) {
+    writer = *it->second.begin();
+  } else if (Done* d = first_after(setters_[node], c.window_start_ns)) {
+    d->used = true;
+    writer = d->process;
+  } else if (may_wait) {
+    return false;
+  }
+  if (writer < 0) ++unattributed_sets_;
+  nodes_[node].holder = writer;
+  insert(checker::truth::kKeySet, writer, c.value, node, nullptr, c.at_ns);
+  return true;
+}
+
+bool LockTruth::emit_removal(int node, const Change& c, bool may_wait) {
+  const int64_t owner = nodes_[node].holder;
+  nlohmann::json extra = {{"owner", owner}};
+  if (Done* d = deleter_of(deleters_[node], c.value, c.window_start_ns)) {
+    d->used = true;
+    insert(checker::truth::kKeyDel, d->process, c.value, node, extra, c.at_ns);
+    return true;
+  }
+  if (may_wait) return false;
+  // No delete reply: an expiry if the TTL had run out by then (1 ms for measurement),
+  // lost with the old master if the node moved since the key was last seen, otherwise
+  // gone by a cause we cannot name (a lost reply, a node restart).
+  if (c.expires_at_ns >= 0 && c.expires_at_ns <= c.at_ns + kMs) {
+    insert(checker::truth::kKeyExpire, -1, c.value, node, extra, c.at_ns);
+  } else if (nodes_[node].moved_at_ns >= c.window_start_ns) {
+    extra["cause"] = "failover";
+    insert(checker::truth::kKeyDel, -1, c.value, node, extra, c.at_ns);
+  } else {
+    ++unattributed_dels_;
+    extra["cause"] = "unknown";
+    insert(checker::truth::kKeyDel, -1, c.value, node, extra, c.at_ns);
+  }
+  return true;
+}
+
+void LockTruth::insert(const char* f, int64_t process, const std::string& value, int node, nlohmann::json extra, int64_t at) {
+  checker::Event e;
+  e.type = checker::EventType::Truth;
+  e.process = process;
+  e.f = f;
+  e.key = key_;
+  e.value = value;
+  e.time_ns = at;
+  e.node = node;
+  e.extra = std::move(extra);
+  auto& events = rec_.history().events;
+  size_t pos = events.size();
+  while (pos > 0 && events[pos - 1].time_ns > at) --pos;
+  events.insert(events.begin() + static_cast<std::ptrdiff_t>(pos), std::move(e));
+}
+
+}  // namespace lockstep::runner

@@ -1,0 +1,116 @@
+// Ground truth for a live run. The simulator knows who holds the lock key on every node at
+// every instant; live, lockstep learns it the way an outside observer can:
+//  - a poller (an extra client no fault targets) reads the lock key's state on every node
+//    every few milliseconds, in one atomic script;
+//  - every command a client sends and every reply it gets pass through LiveEnv, so a
+//    value written by exactly one client names its writer, and a delete reply of 1 names
+//    who deleted.
+// LockTruth turns the two into the key-set / key-del / key-expire records the checker
+// reads. It is weaker than the simulator's truth, and says by how much: what it could not
+// attribute is counted, and report.stats.checkable lists only what the run could decide.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "lockstep/reply.h"
+#include "lockstep/runner/recorder.h"
+
+namespace lockstep::runner {
+
+// The lock key's state on a node in one atomic step: {type, value, pttl}. For a hash
+// (Redisson-style locks) the value is its first field, which names the owner.
+extern const char* const kLockPollScript;
+
+// Turns polled states of the lock key, and the replies clients got, into the truth
+// records the checker reads (key-set / key-del / key-expire). A change is attributed
+// when the evidence allows: a value written by exactly one client names the writer; a
+// delete reply of 1 that arrived after the key was last seen names the deleter. A change
+// waits up to kAttributionWaitNs for such a reply and is then written at the time it was
+// observed, so the history stays in time order.
+class LockTruth {
+ public:
+  LockTruth(Recorder& rec, std::string key, int nodes);
+
+  void sent(int64_t process, const std::vector<std::string>& argv);
+
+  void replied(int64_t process, int node, const std::vector<std::string>& argv, const Reply& r, int64_t now);
+
+  // `sent` is when the poll left: the state it reports held at some moment after that,
+  // so a change it reveals happened after the previous poll was sent, not answered (a
+  // client's reply can be handled before the poll reply that preceded it on the server).
+  void observe(int node, const Reply& r, int64_t sent, int64_t now);
+
+  // Node `node` now answers from another server (a failover): a key that vanishes there
+  // from now on went with the old master, not by anyone's delete.
+  void moved(int node, int64_t now) { nodes_[node].moved_at_ns = now; }
+
+  void settle_all(int64_t now);
+
+  int64_t polls() const { return polls_; }
+  int64_t unattributed_sets() const { return unattributed_sets_; }
+  int64_t unattributed_dels() const { return unattributed_dels_; }
+
+ private:
+  struct Change {
+    bool removal;
+    int64_t at_ns;
+    std::string value;
+    int64_t window_start_ns;  // the change happened after this observation
+    int64_t expires_at_ns;    // removal: when the key's TTL said it would expire; -1 none
+    int64_t deadline_ns;
+  };
+  struct NodeState {
+    bool present = false;
+    std::string value;
+    int64_t last_present_ns = 0;  // when the last poll that saw the key was sent
+    int64_t last_absent_ns = 0;   // when the last poll that saw no key was sent
+    int64_t expires_at_ns = -1;
+    int64_t holder = -1;  // writer of the last emitted key-set
+    int64_t moved_at_ns = -1;  // when the node last moved to another server
+    std::deque<Change> pending;
+  };
+  struct Done {
+    int64_t process;
+    int64_t at_ns;
+    bool used = false;
+    std::optional<std::string> token;  // the value a compare-and-delete script removes
+  };
+
+  // A script's first ARGV is the owner token by the convention of lockstep's unlock
+  // scripts; a plain DEL names no value.
+  static std::optional<std::string> script_token(const std::string& cmd, const std::vector<std::string>& argv);
+
+  bool deletes_lock(const std::string& cmd, const std::vector<std::string>& argv) const;
+
+  static Done* first_after(std::vector<Done>& v, int64_t t);
+
+  // The delete that removed `value`: one that names it, else a plain DEL after the key
+  // was last seen. Deletes naming another value removed a holder the poller never saw
+  // (several holders can come and go between two polls) and explain nothing here.
+  static Done* deleter_of(std::vector<Done>& v, const std::string& value, int64_t t);
+
+  void settle(int node, int64_t now, bool final);
+
+  bool emit_set(int node, const Change& c, bool may_wait);
+
+  bool emit_removal(int node, const Change& c, bool may_wait);
+
+  void insert(const char* f, int64_t process, const std::string& value, int node, nlohmann::json extra, int64_t at);
+
+  Recorder& rec_;
+  std::string key_;
+  std::vector<NodeState> nodes_;
+  std::vector<std::vector<Done>> setters_, deleters_;
+  std::map<std::string, std::set<int64_t>> tokens_;
+  int64_t polls_ = 0;
+  int64_t unattributed_sets_ = 0;
+  int64_t unattributed_dels_ = 0;
+};
+
+}  // namespace lockstep::runner

@@ -1,0 +1,54 @@
+#include "world_run.h"
+
+#include "lockstep/runner/workload.h"
+
+namespace lockstep::runner {
+namespace {
+
+const char* truth_name(Truth kind) {
+  switch (kind) {
+    case Truth::FaultStart: return checker::truth::kFaultStart;
+    case Truth::FaultEnd: return checker::truth::kFaultEnd;
+    case Truth::Crash: return checker::truth::kCrash;
+    case Truth::Restart: return checker::truth::kRestart;
+    case Truth::Failover: return checker::truth::kFailover;
+    case Truth::FailoverRequested: return checker::truth::kFailoverRequested;
+  }
+  return checker::truth::kFaultStart;
+}
+
+void start_client(const Scenario& s, WorldControl& world, Recorder& rec, const ProcessRef& client) {
+  Env& env = world.env(client);
+  env.spawn(stock_client(env, rec, client.history_id, s.lock, s.workload));
+}
+
+}  // namespace
+
+void record_truth(WorldControl& world, Recorder& rec) {
+  world.on_truth = [&rec](Truth kind, int64_t process, nlohmann::json value, int64_t node, nlohmann::json extra) {
+    rec.truth(truth_name(kind), process, "", std::move(value), node, std::move(extra));
+  };
+}
+
+void start_clients(const Scenario& s, WorldControl& world, Recorder& rec) {
+  world.on_client_restart = [&s, &world, &rec](const ProcessRef& client) { start_client(s, world, rec, client); };
+  for (int i = 1; i <= s.workload.clients; ++i) {
+    auto client = world.process("client-" + std::to_string(i));
+    if (!client) continue;
+    world.at(Millis((i - 1) * s.workload.start_stagger_ms),
+             [&s, &world, &rec, c = *client] { start_client(s, world, rec, c); });
+  }
+}
+
+std::string unplayable(const Scenario& s, const Capabilities& caps) {
+  for (const auto& c : s.clocks) {
+    const bool server = c.process.rfind("node-", 0) == 0;
+    const Capability drift = server ? Capability::ClockDriftServer : Capability::ClockDriftClient;
+    const Capability jump = server ? Capability::ClockJumpServer : Capability::ClockJumpClient;
+    if (c.drift_ppm != 0 && !caps.has(drift)) return caps.why_not(drift) + " (" + c.process + "'s clock)";
+    if (c.offset_ms != 0 && !caps.has(jump)) return caps.why_not(jump) + " (" + c.process + "'s clock)";
+  }
+  return lockstep::unplayable(s.faults, caps);
+}
+
+}  // namespace lockstep::runner

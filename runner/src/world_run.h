@@ -1,0 +1,25 @@
+// What a scenario's run does the same way in both worlds, on a WorldControl: start the
+// workload's clients on their stagger (and again after a restart), write the world's and
+// the fault plan's ground truth into the history, and refuse what the world cannot do.
+#pragma once
+
+#include <string>
+
+#include "lockstep/runner/recorder.h"
+#include "lockstep/runner/scenario.h"
+#include "lockstep/world_control.h"
+
+namespace lockstep::runner {
+
+// Points the world's truth records into `rec`, under checker::truth's names.
+void record_truth(WorldControl& world, Recorder& rec);
+
+// client-i begins its workload at (i-1) * start_stagger_ms; a client that restarts
+// after a crash begins it again. The clients must already exist in the world.
+void start_clients(const Scenario& s, WorldControl& world, Recorder& rec);
+
+// Why the scenario cannot run on a world with these capabilities ("" if it can): a
+// fault or a starting clock the world cannot play.
+std::string unplayable(const Scenario& s, const Capabilities& caps);
+
+}  // namespace lockstep::runner

@@ -1,0 +1,49 @@
+#include "lockstep/sim/control.h"
+
+namespace lockstep::sim {
+
+Control::Control(World& world) : world_(world) {
+  world_.on_client_restart = [this](int pid) {
+    if (on_client_restart) on_client_restart(ref(pid));
+  };
+  world_.on_failover = [this](int shard, int old_master, int new_master) {
+    const Process& to = world_.process(new_master);
+    truth(Truth::Failover, -1, {{"from", world_.process(old_master).name}, {"to", to.name}}, to.node_index,
+          {{"shard", shard}});
+  };
+}
+
+ProcessRef Control::ref(int pid) const {
+  const Process& p = const_cast<World&>(world_).process(pid);
+  return ProcessRef{pid, p.name, p.is_node, p.history_id, p.node_index};
+}
+
+void Control::at(Nanos t, std::function<void()> fn) { world_.scheduler().at(t.count(), std::move(fn)); }
+
+std::optional<ProcessRef> Control::process(std::string_view name) const {
+  const int pid = world_.find(std::string(name));
+  if (pid < 0) return std::nullopt;
+  return ref(pid);
+}
+
+void Control::pause(const ProcessRef& p, Nanos d) { world_.pause(p.id, d.count()); }
+void Control::crash(const ProcessRef& p) { world_.crash(p.id); }
+void Control::restart(const ProcessRef& p) { world_.restart(p.id); }
+void Control::jump_wall_clock(const ProcessRef& p, Nanos by) { world_.process(p.id).clock.jump_wall(by.count()); }
+
+void Control::set_clock_drift(const ProcessRef& p, double drift_ppm) {
+  world_.process(p.id).clock.set_drift(world_.now(), drift_ppm);
+}
+
+void Control::add_link_delay(const ProcessRef& p, Nanos extra) { world_.network().add_extra_delay(p.id, extra.count()); }
+void Control::add_link_jitter(const ProcessRef& p, Nanos extra) { world_.network().add_jitter(p.id, extra.count()); }
+
+void Control::block_link(const ProcessRef& from, const ProcessRef& to, int delta) {
+  world_.network().block(from.id, to.id, delta);
+}
+
+void Control::fail_over(const ProcessRef& master) { world_.failover(world_.process(master.id).shard); }
+
+Env& Control::env(const ProcessRef& client) { return world_.env(client.id); }
+
+}  // namespace lockstep::sim
