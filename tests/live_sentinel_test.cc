@@ -1,7 +1,6 @@
 // Failover through redis-sentinel in the live world, against real redis-server and
-// redis-sentinel processes started on free loopback ports: the lag relay holds the
-// replication stream, so a master crash loses a write its client saw succeed; clients
-// follow Sentinel's +switch-master; the catalogue's failover race loses the lock live and
+// redis-sentinel processes started on free loopback ports: clients follow Sentinel's
+// +switch-master; the catalogue's failover race loses the lock live and
 // its counterpart stays safe; nothing the suite started is left running, not even when
 // a run is interrupted.
 #include <fcntl.h>
@@ -18,7 +17,6 @@
 #include <sstream>
 #include <thread>
 
-#include "lockstep/live/lag_relay.h"
 #include "lockstep/live/live_world.h"
 #include "lockstep/live/redis_server.h"
 #include "lockstep/live/sentinel_follower.h"
@@ -41,11 +39,6 @@ live::ServerConfig config(std::string name, std::optional<NodeAddress> replica_o
 
 Reply sync(const NodeAddress& a, Argv argv) { return live::sync_command(a, argv, Millis(1000)); }
 
-bool linked(const NodeAddress& replica) {
-  Reply r = sync(replica, {"INFO", "replication"});
-  return r.type == Reply::Type::Bulk && r.str.find("master_link_status:up") != std::string::npos;
-}
-
 // Runs the loop (the relay needs it) until check() holds, asking every 20 ms.
 bool run_until(live::EventLoop& loop, const std::function<bool()>& check, Nanos limit) {
   Nanos next{0};
@@ -63,48 +56,6 @@ void expect_all_gone(const std::vector<pid_t>& pids) {
     EXPECT_EQ(::kill(pid, 0), -1) << "pid " << pid << " is still running";
     EXPECT_EQ(errno, ESRCH);
   }
-}
-
-TEST(LiveReplicationLag, TheRelayDelaysWritesAndAMasterCrashLosesThem) {
-  if (!has_redis()) GTEST_SKIP() << "redis-server not installed: live tests need it";
-  live::ServerFarm farm;
-  live::RedisServer* master = farm.start(config("node-1"));
-  ASSERT_NE(master, nullptr) << farm.error();
-  live::EventLoop loop;
-  live::LagRelay relay(loop, master->address(), Millis(300));
-  ASSERT_EQ(relay.start(), "");
-  EXPECT_NE(relay.address().port, master->address().port);
-  live::RedisServer* replica = farm.start(config("node-1-replica-1", relay.address()));
-  ASSERT_NE(replica, nullptr) << farm.error();
-  ASSERT_TRUE(run_until(loop, [&] { return linked(replica->address()); }, Millis(10000)));
-  // Streaming has begun once a first write came through: what follows is held by the
-  // relay alone.
-  ASSERT_TRUE(sync(master->address(), {"SET", "warm", "1"}).is_ok());
-  ASSERT_TRUE(run_until(loop, [&] { return sync(replica->address(), {"GET", "warm"}) == Reply::bulk("1"); }, Millis(5000)));
-
-  const Nanos written = live::mono_clock();
-  ASSERT_TRUE(sync(master->address(), {"SET", "a", "1"}).is_ok());
-  loop.run_for(Millis(100));
-  EXPECT_EQ(sync(replica->address(), {"GET", "a"}), Reply::nil()) << "the relay passed the write on early";
-  ASSERT_TRUE(run_until(loop, [&] { return sync(replica->address(), {"GET", "a"}) == Reply::bulk("1"); }, Millis(3000)));
-  EXPECT_GE(live::mono_clock() - written, Millis(300));
-
-  // A paused master sends nothing: held, a write stays past its lag until released.
-  relay.hold(true);
-  ASSERT_TRUE(sync(master->address(), {"SET", "c", "1"}).is_ok());
-  loop.run_for(Millis(500));
-  EXPECT_EQ(sync(replica->address(), {"GET", "c"}), Reply::nil());
-  relay.hold(false);
-  EXPECT_TRUE(run_until(loop, [&] { return sync(replica->address(), {"GET", "c"}) == Reply::bulk("1"); }, Millis(1000)));
-
-  // Killed while the write is still held: the replica never gets it.
-  ASSERT_TRUE(sync(master->address(), {"SET", "b", "1"}).is_ok());
-  loop.run_for(Millis(50));
-  master->kill();
-  loop.run_for(Millis(600));
-  EXPECT_EQ(sync(replica->address(), {"GET", "b"}), Reply::nil());
-  EXPECT_EQ(sync(replica->address(), {"GET", "a"}), Reply::bulk("1"));
-  EXPECT_GT(relay.dropped_bytes(), 0);
 }
 
 TEST(LiveSentinel, ClientsFollowSwitchMasterToThePromotedReplica) {

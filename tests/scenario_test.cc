@@ -185,7 +185,7 @@ std::vector<Bad> bad_table() {
       {"pause_without_duration", "$.faults[0].duration_ms", "a positive integer", "nothing"},
       {"pause_zero_duration", "$.faults[0].duration_ms", "a positive integer", "0"},
       {"crash_with_jump_ms", "$.faults[0].jump_ms",
-       "no jump_ms in a crash fault (it takes kind, target, at_ms, restart_after_ms)", "5000"},
+       "no jump_ms in a crash fault (it takes kind, target, at_ms, restart_after_ms, on)", "5000"},
       {"fault_without_target", "$.faults[0].target", process, "nothing"},
       {"nonexistent_client", "$.faults[0].target", "an existing client (client-1 to client-2)", "\"client-5\""},
       {"nonexistent_node", "$.clocks[0].process", "an existing node (node-1 to node-3)", "\"node-4\""},

@@ -26,6 +26,7 @@ void Recorder::truth(const std::string& f, int64_t process, const std::string& k
   e.node = node;
   e.extra = std::move(extra);
   history_.events.push_back(std::move(e));
+  if (on_truth) on_truth(history_.events.back());
 }
 
 }  // namespace lockstep::runner

@@ -58,9 +58,11 @@ class SimRun {
   checker::History run() {
     build();
     start_clients(s_, control_, rec_);
-    play(s_.faults, control_);
+    FaultPlan plan(s_.faults, control_);
+    watch_critical_sections(control_, rec_);
     bool finished = world_.scheduler().run_until(s_.duration_ms * kMs, kEventCountMax);
     if (!finished) rec_.truth(checker::truth::kRunaway, -1, "", "event bound reached");
+    record_unfired(plan, rec_);
     record_resource();
     return std::move(rec_.history());
   }
@@ -116,6 +118,7 @@ class SimRun {
   }
 
   void on_key_change(int node, const sim::KeyChange& c) {
+    if (control_.on_event) key_event(control_, node_name(node), c.key, c.kind == sim::KeyChange::Kind::Set);
     if (c.key != s_.lock.key) return;
     using K = sim::KeyChange::Kind;
     if (c.kind == K::Set) {
@@ -125,6 +128,14 @@ class SimRun {
       rec_.truth(c.kind == K::Del ? checker::truth::kKeyDel : checker::truth::kKeyExpire, c.by_process, c.key,
                  c.value, node, extra);
     }
+  }
+
+  const std::string& node_name(int node_index) const {
+    for (int pid = 0; pid < world_.process_count(); ++pid) {
+      if (world_.process(pid).is_node && world_.process(pid).node_index == node_index) return world_.process(pid).name;
+    }
+    static const std::string kNone;
+    return kNone;
   }
 
   // A keyspace replaced wholesale (AOF reload, resync) fires no per-key events; say who

@@ -40,6 +40,25 @@ void start_clients(const Scenario& s, WorldControl& world, Recorder& rec) {
   }
 }
 
+void watch_critical_sections(WorldControl& world, Recorder& rec) {
+  rec.on_truth = [&world](const checker::Event& e) {
+    if (!world.on_event || e.process < 0) return;
+    const bool enter = e.f == checker::truth::kCsEnter;
+    if (!enter && e.f != checker::truth::kCsExit) return;
+    const std::string name = "client-" + std::to_string(e.process);
+    world.event({enter ? WorldEvent::Kind::Enters : WorldEvent::Kind::Leaves, name, "critical-section", {}});
+  };
+}
+
+void key_event(WorldControl& world, const std::string& node, const std::string& key, bool set) {
+  if (!world.on_event) return;
+  world.event({set ? WorldEvent::Kind::Sets : WorldEvent::Kind::Deletes, node, key, key});
+}
+
+void record_unfired(const FaultPlan& plan, Recorder& rec) {
+  for (const auto& f : plan.unfired()) rec.truth(checker::truth::kFaultUnfired, -1, "", fault_record(f));
+}
+
 std::string unplayable(const Scenario& s, const Capabilities& caps) {
   for (const auto& c : s.clocks) {
     const bool server = c.process.rfind("node-", 0) == 0;

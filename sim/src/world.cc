@@ -253,6 +253,14 @@ void World::schedule_active_expire(int pid) {
 }
 
 void World::send_request(std::shared_ptr<Request> req) {
+  if (on_command && on_command(req->client_pid, req->argv, false)) {
+    post(req->client_pid, sched_.now(), [this, req] { transmit(req); });
+    return;
+  }
+  transmit(std::move(req));
+}
+
+void World::transmit(std::shared_ptr<Request> req) {
   auto arrival = net_.transit(req->client_pid, req->node_pid, sched_.now());
   if (!arrival) return;  // lost: the caller's timeout decides
   sched_.at(*arrival, [this, req = std::move(req)]() mutable {
@@ -289,7 +297,15 @@ void World::reply_to_client(const std::shared_ptr<Request>& req, Reply reply, in
   auto arrival = net_.transit(req->node_pid, req->client_pid, send_ns);
   if (!arrival) return;
   req->answer = std::move(reply);
-  post_epoch(req->client_pid, req->client_epoch, *arrival, [req] { req->pending.finish(std::move(req->answer)); });
+  post_epoch(req->client_pid, req->client_epoch, *arrival, [this, req] { deliver(req); });
+}
+
+void World::deliver(const std::shared_ptr<Request>& req) {
+  if (on_command && on_command(req->client_pid, req->argv, true)) {
+    post_epoch(req->client_pid, req->client_epoch, sched_.now(), [req] { req->pending.finish(std::move(req->answer)); });
+    return;
+  }
+  req->pending.finish(std::move(req->answer));
 }
 
 uint64_t World::register_subscriber(std::function<void(std::string, std::string)> deliver, int client_pid,

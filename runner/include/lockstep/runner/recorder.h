@@ -20,6 +20,10 @@ class Recorder {
   void truth(const std::string& f, int64_t process, const std::string& key, nlohmann::json value = nullptr,
              int64_t node = -1, nlohmann::json extra = nullptr);
 
+  // Sees every truth record as it is written (the runner raises critical-section events
+  // for event-triggered faults from it).
+  std::function<void(const checker::Event&)> on_truth;
+
   const checker::History& history() const { return history_; }
   checker::History& history() { return history_; }
   int64_t now() const { return clock_(); }

@@ -96,6 +96,7 @@ class World {
   int add_replica(int shard, const std::string& name, Clock clock, Persistence persistence = Persistence::None);
   int add_client(const std::string& name, int64_t history_id, Clock clock);
   Process& process(int id) { return *procs_[id]; }
+  const Process& process(int id) const { return *procs_[id]; }
   int process_count() const { return static_cast<int>(procs_.size()); }
   int find(const std::string& name) const;  // -1 if none
   // The current master of logical node `shard` (changes at failover).
@@ -138,6 +139,11 @@ class World {
   // A node's keyspace was replaced wholesale (restart from AOF, resync after failover).
   std::function<void(int node_pid)> on_node_reloaded;
   std::function<void(int shard, int old_master, int new_master)> on_failover;
+  // A command leaving client `client_pid` (reply == false) or its reply reaching the
+  // client (reply == true). Returning true defers what comes next — the command's
+  // transmission, the reply's delivery — to the client's next step, after whatever was
+  // scheduled for this instant (an event-triggered fault).
+  std::function<bool(int client_pid, const std::vector<std::string>& argv, bool reply)> on_command;
 
   // Used by connections (sim_env.cc).
   struct Request;
@@ -161,6 +167,8 @@ class World {
   }
   void end_pause(int pid);
   void execute_on_node(const std::shared_ptr<Request>& req);
+  void transmit(std::shared_ptr<Request> req);
+  void deliver(const std::shared_ptr<Request>& req);
   void reply_to_client(const std::shared_ptr<Request>& req, Reply reply, int64_t send_ns);
   void schedule_active_expire(int pid);
   void publish(int node_pid, ClientState& target, const std::string& channel, const std::string& msg);
