@@ -130,7 +130,7 @@ TEST(LiveSentinel, ClientsFollowSwitchMasterToThePromotedReplica) {
 }
 
 runner::Scenario load(const std::string& file) {
-  auto r = runner::load_scenario_file(std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/live/" + file);
+  auto r = runner::load_scenario_file(std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/" + file);
   if (auto* e = std::get_if<runner::ScenarioError>(&r)) ADD_FAILURE() << e->message();
   return std::get<runner::Scenario>(r);
 }
@@ -145,7 +145,7 @@ const checker::Event* find(const checker::History& h, const std::string& f) {
 TEST(LiveSentinel, FailoverLosesTheLockLive) {
   if (!has_redis()) GTEST_SKIP() << "redis-server not installed: live tests need it";
   const size_t started_before = live::started_server_pids().size();
-  runner::RunOutcome o = runner::run_live(load("set-px-lua-sentinel-failover.json"));
+  runner::RunOutcome o = runner::run_live(load("12-failover-loses-lock.json"));
   ASSERT_FALSE(o.report.stats.contains("error")) << o.report.stats.dump();
   EXPECT_EQ(o.report.found_violations(),
             (std::set<std::string>{"linearizability", "lost-update", "mutual-exclusion"}))
@@ -172,7 +172,7 @@ TEST(LiveSentinel, FailoverLosesTheLockLive) {
 
 TEST(LiveSentinel, FailoverAfterReplicationIsSafeLive) {
   if (!has_redis()) GTEST_SKIP() << "redis-server not installed: live tests need it";
-  runner::RunOutcome o = runner::run_live(load("set-px-lua-sentinel-failover-after-replication.json"));
+  runner::RunOutcome o = runner::run_live(load("13-failover-after-replication.json"));
   ASSERT_FALSE(o.report.stats.contains("error")) << o.report.stats.dump();
   EXPECT_EQ(o.report.verdict, "safe") << o.report.stats.dump() << "\n" << o.history_jsonl;
   EXPECT_EQ(o.report.stats["sales"], 2);
@@ -223,7 +223,7 @@ bool gone(pid_t pid) {
 TEST(LiveSentinel, InterruptedRunLeavesNoServerOrSentinel) {
   if (!has_redis()) GTEST_SKIP() << "redis-server not installed: live tests need it";
   const std::string out_dir = ::testing::TempDir() + "/lockstep-live-interrupted";
-  const std::string scenario = std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/live/set-px-lua-sentinel-failover.json";
+  const std::string scenario = std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/12-failover-loses-lock.json";
   const pid_t lockstep = fork();
   ASSERT_GE(lockstep, 0);
   if (lockstep == 0) {
@@ -256,13 +256,13 @@ TEST(LiveSentinel, InterruptedRunLeavesNoServerOrSentinel) {
 }
 
 TEST(LiveSentinel, AutomaticFailoverLiveNeedsSentinels) {
-  runner::Scenario s = load("set-px-lua-sentinel-failover.json");
+  runner::Scenario s = load("12-failover-loses-lock.json");
   EXPECT_EQ(runner::live_unsupported(s, {}), "");
   s.topology.sentinels = 0;
   EXPECT_NE(runner::live_unsupported(s, {}).find("topology.sentinels"), std::string::npos);
   runner::LiveOptions external;
   external.redis = "127.0.0.1:1";
-  EXPECT_NE(runner::live_unsupported(load("set-px-lua-sentinel-failover.json"), external), "");
+  EXPECT_NE(runner::live_unsupported(load("12-failover-loses-lock.json"), external), "");
 }
 
 }  // namespace

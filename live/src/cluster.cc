@@ -64,6 +64,7 @@ std::string Cluster::server_name(const NodeAddress& a) {
 
 std::string Cluster::use_server(const NodeAddress& address, const ClusterSpec& spec) {
   spec_ = spec;
+  proxy_.set_latency(spec.latency);
   std::vector<std::string> ping{"PING"};
   Reply r = sync_command(address, ping, Millis(1000));
   if (r.type != Reply::Type::Status) return "cannot reach " + address.text() + ": " + to_short_text(r);
@@ -73,6 +74,7 @@ std::string Cluster::use_server(const NodeAddress& address, const ClusterSpec& s
 
 std::string Cluster::start(const ClusterSpec& spec) {
   spec_ = spec;
+  proxy_.set_latency(spec.latency);
   if (auto err = start_servers(); !err.empty()) return err;
   if (auto err = seed(); !err.empty()) return err;
   if (auto err = await_replicas(); !err.empty()) return err;

@@ -300,9 +300,9 @@ Nanos FaultProxy::delay_between(const std::string& a, const std::string& b) {
     auto it = m.find(k);
     return it == m.end() ? Nanos(0) : it->second;
   };
-  Nanos d = get(delay_, a) + get(delay_, b);
+  Nanos d = Nanos(latency_.draw(rng_)) + get(delay_, a) + get(delay_, b);
   const Nanos jitter = get(jitter_, a) + get(jitter_, b);
-  if (jitter > Nanos(0)) d += Nanos(static_cast<int64_t>(rng_.next() % static_cast<uint64_t>(jitter.count() + 1)));
+  if (jitter > Nanos(0)) d += Nanos(rng_.between(0, jitter.count()));
   return std::max(d, Nanos(0));
 }
 

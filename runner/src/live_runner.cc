@@ -67,6 +67,7 @@ live::ClusterSpec cluster_spec(const Scenario& s) {
     clock.drift_ppm = k.drift_ppm;
   }
   c.seed = {{s.workload.stock_key, std::to_string(s.workload.initial_stock)}};
+  c.latency = latency_of(s.network.latency);
   return c;
 }
 
@@ -307,7 +308,8 @@ RunOutcome run_live(const Scenario& scenario, const LiveOptions& options) {
   if (!truth_json.is_null()) st["truth_counts"] = truth_json;
   if (!servers_json.is_null()) st["servers"] = servers_json;
   if (!replication_json.is_null()) st["replication"] = replication_json;
-  st["network"] = "loopback: the scenario's network latency and loss do not apply live";
+  st["network"] = "loopback through lockstep's fault proxy: each message waits a draw of the scenario's latency "
+                  "(loss does not apply live)";
   st["wall_ms"] = (live::mono_clock() - wall_start).count() / kMs;
   if (options.redis) st["redis"] = *options.redis;
   if (!error.empty()) {

@@ -17,31 +17,6 @@ constexpr int64_t kMs = 1'000'000;
 // bound); the run stops and the verdict is unknown rather than spinning forever.
 constexpr uint64_t kEventCountMax = 200'000'000;
 
-sim::Latency to_latency(const LatencySpec& l) {
-  sim::Latency out;
-  auto ns = [](double ms) { return static_cast<int64_t>(ms * 1e6); };
-  switch (l.kind) {
-    case LatencySpec::Kind::Constant: out.kind = sim::Latency::Kind::Constant; out.a_ns = ns(l.ms); break;
-    case LatencySpec::Kind::Uniform:
-      out.kind = sim::Latency::Kind::Uniform;
-      out.a_ns = ns(l.min_ms);
-      out.b_ns = ns(l.max_ms);
-      break;
-    case LatencySpec::Kind::Normal:
-      out.kind = sim::Latency::Kind::Normal;
-      out.a_ns = ns(l.mean_ms);
-      out.b_ns = ns(l.stddev_ms);
-      break;
-    case LatencySpec::Kind::LongTail:
-      out.kind = sim::Latency::Kind::LongTail;
-      out.a_ns = ns(l.ms);
-      out.b_ns = ns(l.tail_ms);
-      out.tail_probability = l.tail_probability;
-      break;
-  }
-  return out;
-}
-
 sim::Clock clock_for(const Scenario& s, const std::string& process) {
   for (const auto& c : s.clocks) {
     if (c.process == process) return sim::Clock(c.offset_ms * kMs, c.drift_ppm);
@@ -71,7 +46,7 @@ class SimRun {
   static sim::WorldOptions options(const Scenario& s, uint64_t seed) {
     sim::WorldOptions o;
     o.seed = seed;
-    o.latency = to_latency(s.network.latency);
+    o.latency = latency_of(s.network.latency);
     o.loss = s.network.loss;
     o.replication_lag_ns = s.topology.replication_lag_ms * kMs;
     o.min_replicas_to_write = s.topology.min_replicas_to_write;

@@ -8,9 +8,13 @@
 #include "lockstep/runner/recorder.h"
 #include "lockstep/runner/scenario.h"
 #include "lockstep/fault_plan.h"
+#include "lockstep/latency.h"
 #include "lockstep/world_control.h"
 
 namespace lockstep::runner {
+
+// The scenario's network latency as both worlds draw it.
+Latency latency_of(const LatencySpec& l);
 
 // Points the world's truth records into `rec`, under checker::truth's names.
 void record_truth(WorldControl& world, Recorder& rec);

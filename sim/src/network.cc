@@ -1,7 +1,6 @@
 #include "lockstep/sim/network.h"
 
 #include <algorithm>
-#include <cmath>
 
 namespace lockstep::sim {
 
@@ -23,23 +22,7 @@ void Network::block(int from, int to, int delta) {
 }
 
 int64_t Network::draw_delay(int from, int to) {
-  int64_t d = 0;
-  switch (latency_.kind) {
-    case Latency::Kind::Constant: d = latency_.a_ns; break;
-    case Latency::Kind::Uniform: d = rng_.between(latency_.a_ns, latency_.b_ns); break;
-    case Latency::Kind::Normal:
-      d = latency_.a_ns + static_cast<int64_t>(std::llround(rng_.normal() * static_cast<double>(latency_.b_ns)));
-      break;
-    case Latency::Kind::LongTail:
-      d = latency_.a_ns;
-      // A slow message waits an exponentially distributed extra time: most messages are
-      // quick, a few are very late — the shape that makes timeouts lie.
-      if (rng_.chance(latency_.tail_probability)) {
-        d += static_cast<int64_t>(-std::log(1.0 - rng_.uniform01()) * static_cast<double>(latency_.b_ns));
-      }
-      break;
-  }
-  d = std::max<int64_t>(d, 0);
+  int64_t d = latency_.draw(rng_);
   d += slot(extra_delay_ns_, from) + slot(extra_delay_ns_, to);
   const int64_t jitter = slot(jitter_ns_, from) + slot(jitter_ns_, to);
   if (jitter > 0) d += rng_.between(0, jitter);

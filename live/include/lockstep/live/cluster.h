@@ -49,6 +49,9 @@ struct ClusterSpec {
     double drift_ppm = 0;
   };
   std::vector<ShiftedClock> shifted_clocks;
+  // Every message through the fault proxy waits a draw from this (the scenario's
+  // network latency).
+  Latency latency{Latency::Kind::Constant, 0, 0, 0.0};
   // Keys written on node-1 before the clients start (the protected resource).
   std::vector<std::pair<std::string, std::string>> seed;
 };

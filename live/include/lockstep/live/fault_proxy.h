@@ -7,9 +7,10 @@
 // Semantics, chosen to be the simulator's:
 //  - A link direction is FIFO: nothing overtakes what went before it, however it is
 //    delayed.
-//  - Delay and jitter belong to processes: a message between A and B waits
-//    delay(A) + delay(B) plus a uniform draw in [0, jitter(A) + jitter(B)], as in
-//    sim::Network. Loopback's own latency stands in for the scenario's base latency.
+//  - Every message waits a draw from the scenario's latency distribution (on top of
+//    loopback's own few microseconds), as in sim::Network. Delay and jitter faults
+//    belong to processes: a message between A and B also waits delay(A) + delay(B)
+//    plus a uniform draw in [0, jitter(A) + jitter(B)].
 //  - Client links are read as RESP: delays and cuts apply to whole commands and replies.
 //    A message that is complete while its direction is cut is dropped, never delivered
 //    later, exactly as the simulator drops a message sent into a partition; what was
@@ -36,6 +37,7 @@
 
 #include "lockstep/live/event_loop.h"
 #include "lockstep/live/live_world.h"
+#include "lockstep/latency.h"
 #include "lockstep/random.h"
 
 struct evconnlistener;
@@ -76,6 +78,8 @@ class FaultProxy {
   // Returns "" or why it could not listen.
   std::string route(const LinkSpec& spec, NodeAddress& out);
 
+  // The scenario's network latency, drawn for every message (default: none).
+  void set_latency(const Latency& l) { latency_ = l; }
   void add_delay(const std::string& process, Nanos d);
   void add_jitter(const std::string& process, Nanos d);
   // +1 cuts the direction from -> to (cuts nest), -1 restores it.
@@ -103,6 +107,7 @@ class FaultProxy {
 
   EventLoop& loop_;
   Rng rng_;
+  Latency latency_{Latency::Kind::Constant, 0, 0, 0.0};
   std::map<std::string, Nanos> delay_, jitter_;
   std::map<std::pair<std::string, std::string>, int> blocked_;
   std::map<std::string, bool> held_from_;

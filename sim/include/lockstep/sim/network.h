@@ -11,17 +11,12 @@
 #include <utility>
 #include <vector>
 
+#include "lockstep/latency.h"
 #include "lockstep/random.h"
 
 namespace lockstep::sim {
 
-struct Latency {
-  enum class Kind { Constant, Uniform, Normal, LongTail };
-  Kind kind = Kind::Constant;
-  int64_t a_ns = 1000000;  // constant: delay; uniform: min; normal: mean; long-tail: usual
-  int64_t b_ns = 0;        // uniform: max; normal: stddev; long-tail: mean extra when slow
-  double tail_probability = 0.0;
-};
+using Latency = lockstep::Latency;
 
 class Network {
  public:
