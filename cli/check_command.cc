@@ -21,6 +21,7 @@ using namespace lockstep::checker;
 struct CheckOptions {
   std::string model = "mutex";
   std::string format = "auto";
+  std::string kv_missing = "empty";
   double time_limit_s = 10.0;
   double memory_limit_mb = 1024.0;
   bool json = false;
@@ -115,7 +116,9 @@ void print_error(const std::string& file, const std::string& error, bool json) {
 }
 
 int run_check(const CheckOptions& o) {
-  std::unique_ptr<Model> model = make_model(o.model);
+  ModelOptions model_options;
+  parse_kv_missing(o.kv_missing, model_options.kv_missing);  // CLI11 checked the name
+  std::unique_ptr<Model> model = make_model(o.model, model_options);
   Format fmt;
   if (!model || !parse_format(o.format, fmt)) {
     std::string known;
@@ -168,6 +171,11 @@ CommandRunner add_check_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--memory-limit", o->memory_limit_mb, "MiB the search may hold per file before unknown")
       ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--kv-missing", o->kv_missing,
+                  "kv model: what a get of a never-written key returns, empty (\"\", as Jepsen's kv tests "
+                  "record; nil reads as \"\" too) or nil")
+      ->check(CLI::IsMember({"empty", "nil"}))
       ->capture_default_str();
   cmd->add_flag("--json", o->json, "One JSON object per file instead of text");
   cmd->add_option("files", o->files, "History files")->required();
