@@ -63,6 +63,8 @@ std::string Model::explain(const ExplainContext& ctx) const {
          " model (state there: " + show(ctx.state, ctx.values) + ")";
 }
 
+bool Model::never_allowed(const State&, const Step&, std::span<const Step* const>) const { return false; }
+
 namespace detail {
 std::string show_value(const nlohmann::json& v) {
   if (v.is_null()) return "nil";

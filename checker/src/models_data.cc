@@ -66,6 +66,7 @@ class Register : public Model {
     append_i64(next, op.code == kCas ? op.b : op.a);
     return true;
   }
+  bool is_read(const Step& op) const override { return op.code == kRead; }
   std::string show(const State& s, const Interner& values) const override {
     return "value " + show_value(values.value(read_i64(s, 0)));
   }
@@ -135,6 +136,7 @@ class Counter final : public Model {
     append_i64(next, static_cast<int64_t>(static_cast<uint64_t>(cur) + static_cast<uint64_t>(op.a)));
     return true;
   }
+  bool is_read(const Step& op) const override { return op.code == kCounterRead; }
   std::string show(const State& s, const Interner&) const override {
     return "value " + std::to_string(read_i64(s, 0));
   }

@@ -143,6 +143,24 @@ class Kv final : public Model {
     return true;
   }
 
+  // A value only grows, element by element, until a put sets it to one element; and a key
+  // once written never reads nil again. So a read is out of reach when neither the value
+  // now nor any put that may come first is a prefix of what it returned.
+  bool rules_out() const override { return true; }
+  bool is_read(const Step& op) const override { return op.code == kGetString || op.code == kGetNil || op.code == kGetList; }
+  bool never_allowed(const State& s, const Step& op, std::span<const Step* const> may_come_first) const override {
+    if (op.code == kGetNil) return s[0] != kAbsent;
+    if (op.code != kGetString && op.code != kGetList) return false;
+    if (s[0] == kAbsent || prefix_of_read(s, op)) return false;
+    for (const Step* p : may_come_first) {
+      if (p->code != kPut) continue;
+      State after(1, kPresent);
+      after += p->s;
+      if (prefix_of_read(after, op)) return false;
+    }
+    return true;
+  }
+
   std::string show(const State& s, const Interner&) const override {
     return s[0] == kAbsent ? "nil" : nlohmann::json(concatenation(s)).dump();
   }
@@ -159,6 +177,15 @@ class Kv final : public Model {
   }
 
  private:
+  // Whether the value in `s` could still grow into what read `op` returned.
+  static bool prefix_of_read(const State& s, const Step& op) {
+    if (op.code == kGetList) return s.size() - 1 <= op.s.size() && s.compare(1, std::string::npos, op.s, 0, s.size() - 1) == 0;
+    size_t pos = 0, at = 0, len = 0;
+    for (size_t i = 1; next_element(s, i, at, len); pos += len) {
+      if (len > op.s.size() - pos || s.compare(at, len, op.s, pos, len) != 0) return false;
+    }
+    return true;
+  }
   static bool bad_get(const nlohmann::json& v, std::string& error) {
     error = "kv: get must return a string, integer, nil or a vector of those, got " + v.dump();
     return false;

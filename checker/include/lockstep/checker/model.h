@@ -49,6 +49,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -136,6 +137,19 @@ class Model {
   // One sentence saying why ctx.failed could not be linearized. The default is generic.
   virtual std::string explain(const ExplainContext& ctx) const;
 
+  // Optional, for speed: whether `op` can never be allowed again once the object is in
+  // state `s`, if only the operations in `may_come_first` (in any order, any of them) can
+  // be linearized before it — e.g. a kv read of "ab" once the value is "ac" and only
+  // appends can follow. The search then abandons orders that a later read rules out,
+  // which changes no verdict and no explanation. Saying false is always safe; saying true
+  // wrongly would call valid histories invalid.
+  virtual bool never_allowed(const State& s, const Step& op, std::span<const Step* const> may_come_first) const;
+  // Whether never_allowed can ever say true; the search asks it only then.
+  virtual bool rules_out() const { return false; }
+  // Whether `op` never changes the state: from any state it is either not allowed or
+  // leaves the state as it was (a read). The search linearizes an allowed read at once
+  // and does not try orders without it there. Saying false is always safe.
+  virtual bool is_read(const Step&) const { return false; }
 };
 
 // How the kv model reads a key that was never written.
