@@ -3,6 +3,7 @@
 // The output is the same for any --threads, apart from the milliseconds.
 // Exit: 0 all valid, 1 any invalid, 2 any unknown and none invalid, 64 usage error,
 // 65 any file unreadable or malformed (takes precedence: that file was not checked).
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -130,7 +131,9 @@ int run_check(const CheckOptions& o) {
               << "\n";
     return kExitUsage;
   }
-  Limits limits{o.time_limit_s, static_cast<size_t>(o.memory_limit_mb * 1024.0 * 1024.0), o.threads};
+  // At most 2^62 bytes, so that the conversion from a double cannot overflow; NaN is 0.
+  double memory_bytes = o.memory_limit_mb > 0 ? std::min(o.memory_limit_mb * 1024.0 * 1024.0, 0x1p62) : 0.0;
+  Limits limits{o.time_limit_s, static_cast<size_t>(memory_bytes), o.threads};
   bool any_invalid = false, any_unknown = false, any_error = false;
   for (const std::string& file : o.files) {
     auto start = std::chrono::steady_clock::now();

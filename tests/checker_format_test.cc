@@ -136,6 +136,10 @@ TEST(CheckerFormat, MalformedInputNamesFileLineAndColumn) {
             "h.txt:2:18: not valid JSON: syntax error while parsing value - unexpected end of input; expected '[', "
             "'{', or a literal");
   EXPECT_EQ(parse_error("{\"type\":\"done\"}"), "h.txt:1:1: \"type\" must be one of invoke, ok, fail, info, truth");
+  // Nested past the bound: an error, not a stack overflow when the value is written out.
+  std::string deep = "{\"type\":\"invoke\",\"f\":\"w\",\"value\":\"[\",\"x\":";
+  EXPECT_EQ(parse_error(deep + std::string(200000, '[') + std::string(200000, ']') + "}"),
+            "h.txt:1:" + std::to_string(deep.size() + 64) + ": nesting deeper than 64");
   EXPECT_EQ(parse_error("INFO  jepsen.util - 1 :go :read"),
             "h.txt:1:23: :type must be one of :invoke, :ok, :fail, :info (got \"go\")");
   EXPECT_EQ(parse_error("x\nINFO  jepsen.util - 1  :invoke  :read  [1 2"),

@@ -36,6 +36,33 @@ bool parse_format(const std::string& s, Format& out) {
 }
 
 namespace detail {
+namespace {
+
+// The JSON library reads any depth but writes (and so compares) values recursively, so
+// a hostile line nested a million deep would overflow the stack later. Lines are checked
+// first, as EDN is, against the same bound. Returns the column of the first bracket past
+// it, or 0.
+constexpr int kMaxJsonDepth = 64;
+size_t too_deep(std::string_view line) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    char c = line[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth) return i + 1;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
 
 bool read_json_lines(std::string_view text, const std::string& name, History& out, std::string& error) {
   History h;
@@ -51,6 +78,7 @@ bool read_json_lines(std::string_view text, const std::string& name, History& ou
       error = name + ":" + std::to_string(line_no) + ":" + std::to_string(column) + ": " + why;
       return false;
     };
+    if (size_t at = too_deep(line)) return fail(at, "nesting deeper than " + std::to_string(kMaxJsonDepth));
     nlohmann::json j;
     try {
       j = nlohmann::json::parse(line);

@@ -162,7 +162,10 @@ LinResult check_linearizable(const History& history, const Model& model, const L
   if (!make_partitions(ops, model, parts, r.error)) return r;
   detail::MemoryLedger ledger(limits.memory_limit_bytes);
   detail::SearchBudget budget;
-  auto span = std::chrono::duration<double>(std::max(0.0, limits.time_limit_s));
+  // At most 31 years, so that converting to the clock's nanoseconds cannot overflow; NaN
+  // counts as 0.
+  double seconds = limits.time_limit_s > 0 ? std::min(limits.time_limit_s, 1e9) : 0.0;
+  auto span = std::chrono::duration<double>(seconds);
   budget.deadline = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::nanoseconds>(span);
   budget.memory = &ledger;
   detail::search_partitions(parts, budget, thread_count(limits.threads));
