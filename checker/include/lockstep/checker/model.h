@@ -7,6 +7,8 @@
 //    the object would behave identically from them. Models keep it short (a few 8-byte
 //    words) because the search stores one per memoized configuration.
 //  - `step` is a pure function of (state, step): same input, same answer, no side effect.
+//    It (and never_allowed, is_read) may be called from several threads at once, for
+//    different keys, so a model keeps no mutable state.
 //  - Every model is per object: the search partitions a history by Event::key and checks
 //    each key on its own (P-compositionality), starting each from `initial()`.
 //
