@@ -212,6 +212,28 @@ TEST(LiveRunner, CliSkipsScenariosNotMeantForLive) {
   EXPECT_NE(ss.str().find("skipped 09-sim-only"), std::string::npos) << ss.str();
 }
 
+// `lockstep live` leaves what `lockstep run` leaves: per scenario the history, report.json,
+// report.md and report.html, and index.html and JUnit XML for the batch.
+TEST(LiveRunner, CliWritesTheSameReportsAsRun) {
+  if (!has_redis()) GTEST_SKIP() << "redis-server not installed: live tests need it";
+  namespace fs = std::filesystem;
+  const fs::path out = fs::path(::testing::TempDir()) / "lockstep-live-reports";
+  fs::remove_all(out);
+  const std::string cmd = std::string(LOCKSTEP_BINARY) + " live --out " + out.string() + " --junit " +
+                          (out / "junit.xml").string() + " " + LOCKSTEP_SOURCE_DIR +
+                          "/scenarios/04-set-px-del-crash-between.json > " + out.string() + ".txt 2>&1";
+  ASSERT_EQ(WEXITSTATUS(std::system(cmd.c_str())), 0);
+  const fs::path dir = out / "04-set-px-del-crash-between";
+  for (const char* f : {"history.jsonl", "report.json", "report.md", "report.html"}) EXPECT_TRUE(fs::exists(dir / f)) << f;
+  EXPECT_TRUE(fs::exists(out / "index.html"));
+  std::ifstream junit(out / "junit.xml"), html(dir / "report.html");
+  std::stringstream j, h;
+  j << junit.rdbuf();
+  h << html.rdbuf();
+  EXPECT_NE(j.str().find("04-set-px-del-crash-between"), std::string::npos) << j.str();
+  EXPECT_NE(h.str().find("lockstep live"), std::string::npos) << "the replay command is the live one";
+}
+
 // The catalogue directory takes in its subdirectories: `lockstep live scenarios` runs
 // what scenarios/live/ holds, and `lockstep run scenarios` keeps those verdicts in check.
 TEST(LiveRunner, CliReadsScenarioSubdirectories) {
