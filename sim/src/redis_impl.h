@@ -84,6 +84,11 @@ struct KeyVersion {
   uint64_t live = 0;
 };
 
+// The keyspace, looked up by hash on every command. Wherever its order could reach a
+// reply, a history or a random draw (flush, active expiry, snapshots), the keys are
+// sorted first, as the std::map it replaced kept them: nothing depends on hash order.
+using Keyspace = std::unordered_map<std::string, Entry>;
+
 struct NodeCore;
 using Args = std::vector<std::string>;
 using Handler = Reply (*)(NodeCore&, ClientState&, const Args&);
@@ -136,9 +141,13 @@ struct NodeCore {
   NodeCore();
   ~NodeCore();
 
-  std::map<std::string, Entry> db;
-  std::map<std::string, KeyVersion> versions;
+  Keyspace db;
+  // WATCH versions, looked up only. Kept from the first WATCH on: before any, no client
+  // holds a version to compare, and EXEC only asks whether a key's version moved since
+  // its WATCH, which tracking from then on answers the same.
+  std::unordered_map<std::string, KeyVersion> versions;
   uint64_t version_seq = 0;
+  bool versions_tracked = false;
   // By lowercase name (views of the names in command_list). Looked up, never iterated.
   std::unordered_map<std::string_view, const Command*> commands;
   std::vector<Command> command_list;
@@ -146,6 +155,7 @@ struct NodeCore {
   std::function<void(const KeyChange&)> observer;
   std::function<void(ClientState&, const std::string&, const std::string&)> publisher;
   std::function<void(const std::vector<std::string>&)> propagator;
+  KeyChange change;  // reused for every observer call: its strings keep their capacity
   std::map<std::string, std::vector<ClientState*>> subscribers;  // in subscription order
 
   bool replica = false;
@@ -158,6 +168,8 @@ struct NodeCore {
   int64_t dirty = 0;  // count of effective changes, as server.dirty
   std::optional<Args> rewritten;  // what to propagate instead of argv
   std::vector<Args> pending_propagation;
+  std::vector<Args> flushing;  // pending_propagation's spare, so both keep their capacity
+  bool stream_contents = true;  // see RedisNode::set_stream_contents
   int call_depth = 0;
 
   // Top-level entry: arity, MULTI queueing, pubsub context, then call().
@@ -172,6 +184,7 @@ struct NodeCore {
   bool key_is_expired(const std::string& key, const Entry& e) const;
   // Deletes the key if logically expired (never on a replica); true if it is expired.
   bool expire_if_needed(const std::string& key);
+  bool expire_found(Keyspace::iterator it);
   Entry* lookup(const std::string& key);
   // The value of a key of the given type; sets `wrong` when it holds another type.
   Entry* lookup_typed(const std::string& key, VType type, bool& wrong);
@@ -181,10 +194,18 @@ struct NodeCore {
   void modified(const std::string& key, Entry& e);
   bool remove(const std::string& key);  // DEL semantics; true if it existed
   void remove_expired(const std::string& key);
+  void remove_expired(Keyspace::iterator it);
   void flush_db(int64_t by_process);
   void touch(const std::string& key);  // WATCH invalidation
   void notify(KeyChange::Kind kind, const std::string& key, const Entry& e, int64_t by);
-  void propagate(Args argv);
+  // Queues one effect for the replication stream: nothing when no one listens, an empty
+  // placeholder when only the count matters (set_stream_contents(false)).
+  void propagate(Args&& argv);
+  void propagate(const Args& argv);
+  // Whether a handler's rewritten command would be read: when not, it need not build one.
+  bool propagating() const { return propagator && stream_contents; }
+  // The keys in the order the sorted keyspace had: for every walk whose order shows.
+  std::vector<const std::string*> sorted_keys() const;
   int64_t process_id() const { return client ? client->process : -1; }
 };
 

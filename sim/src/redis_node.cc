@@ -146,17 +146,36 @@ Reply NodeCore::call(ClientState& c, const Command& cmd, const Args& argv) {
   return r;
 }
 
-void NodeCore::propagate(Args argv) { pending_propagation.push_back(std::move(argv)); }
+void NodeCore::propagate(Args&& argv) {
+  if (propagator) pending_propagation.push_back(stream_contents ? std::move(argv) : Args());
+}
+
+void NodeCore::propagate(const Args& argv) {
+  if (propagator) pending_propagation.push_back(stream_contents ? argv : Args());
+}
+
+std::vector<const std::string*> NodeCore::sorted_keys() const {
+  std::vector<const std::string*> keys;
+  keys.reserve(db.size());
+  for (const auto& kv : db) keys.push_back(&kv.first);
+  std::sort(keys.begin(), keys.end(), [](const std::string* a, const std::string* b) { return *a < *b; });
+  return keys;
+}
 
 // Effects of one top-level command reach replicas atomically: several are wrapped in
 // MULTI/EXEC, as 7.0 does for scripts, transactions and expiries met on the way.
+// (The propagator never runs a command on this node, so the buffers are simply swapped.)
 void NodeCore::flush_propagation() {
-  auto ops = std::move(pending_propagation);
-  pending_propagation.clear();
-  if (!propagator || ops.empty()) return;
-  if (ops.size() > 1) propagator({"MULTI"});
-  for (const auto& op : ops) propagator(op);
-  if (ops.size() > 1) propagator({"EXEC"});
+  if (pending_propagation.empty()) return;
+  flushing.swap(pending_propagation);
+  if (propagator) {
+    static const Args kMulti{"MULTI"}, kExec{"EXEC"}, kNone;
+    const bool wrap = flushing.size() > 1;
+    if (wrap) propagator(stream_contents ? kMulti : kNone);
+    for (const auto& op : flushing) propagator(op);
+    if (wrap) propagator(stream_contents ? kExec : kNone);
+  }
+  flushing.clear();
 }
 
 // Redis compares with '>': a key whose expiry time equals the clock is still alive
@@ -167,27 +186,35 @@ bool NodeCore::key_is_expired(const std::string&, const Entry& e) const {
 
 bool NodeCore::expire_if_needed(const std::string& key) {
   auto it = db.find(key);
-  if (it == db.end() || !key_is_expired(key, it->second)) return false;
+  return it != db.end() && expire_found(it);
+}
+
+// The expiry check of a key already found, so that a lookup hashes the key once.
+bool NodeCore::expire_found(Keyspace::iterator it) {
+  if (!key_is_expired(it->first, it->second)) return false;
   // A replica never expires keys on its own: its master sends the DEL, so both stay
   // consistent even with skewed clocks. Commands from the master must see the key as
   // the master did; everybody else gets the logically correct answer.
   if (replica) return !(client && client->is_master_link);
-  remove_expired(key);
+  remove_expired(it);
   return true;
 }
 
-void NodeCore::remove_expired(const std::string& key) {
-  auto it = db.find(key);
-  notify(KeyChange::Kind::Expire, key, it->second, -1);
+void NodeCore::remove_expired(const std::string& key) { remove_expired(db.find(key)); }
+
+void NodeCore::remove_expired(Keyspace::iterator it) {
+  notify(KeyChange::Kind::Expire, it->first, it->second, -1);
+  if (propagating()) propagate(Args{"DEL", it->first});
+  else propagate(Args());
+  const std::string key = versions_tracked ? it->first : std::string();
   db.erase(it);
-  touch(key);
-  propagate({"DEL", key});
+  if (versions_tracked) touch(key);
 }
 
 Entry* NodeCore::lookup(const std::string& key) {
-  if (expire_if_needed(key)) return nullptr;
   auto it = db.find(key);
-  return it == db.end() ? nullptr : &it->second;
+  if (it == db.end() || expire_found(it)) return nullptr;
+  return &it->second;
 }
 
 Entry* NodeCore::lookup_typed(const std::string& key, VType type, bool& wrong) {
@@ -224,9 +251,8 @@ void NodeCore::modified(const std::string& key, Entry& e) {
 }
 
 bool NodeCore::remove(const std::string& key) {
-  if (expire_if_needed(key)) return false;
   auto it = db.find(key);
-  if (it == db.end()) return false;
+  if (it == db.end() || expire_found(it)) return false;
   notify(KeyChange::Kind::Del, key, it->second, process_id());
   db.erase(it);
   ++dirty;
@@ -235,13 +261,15 @@ bool NodeCore::remove(const std::string& key) {
 }
 
 void NodeCore::flush_db(int64_t by_process) {
-  for (const auto& [key, e] : db) notify(KeyChange::Kind::Del, key, e, by_process);
+  const std::vector<const std::string*> keys = sorted_keys();
+  for (const std::string* key : keys) notify(KeyChange::Kind::Del, *key, db.at(*key), by_process);
   auto old = std::move(db);
   db.clear();
-  for (const auto& kv : old) touch(kv.first);
+  for (const std::string* key : keys) touch(*key);
 }
 
 void NodeCore::touch(const std::string& key) {
+  if (!versions_tracked) return;
   KeyVersion& v = versions[key];
   v.any = ++version_seq;
   if (db.count(key)) v.live = version_seq;
@@ -250,13 +278,13 @@ void NodeCore::touch(const std::string& key) {
 void NodeCore::notify(KeyChange::Kind kind, const std::string& key, const Entry& e,
                              int64_t by) {
   if (!observer) return;
-  KeyChange ch;
-  ch.kind = kind;
-  ch.key = key;
-  if (e.v.type == VType::String) ch.value = e.v.str;
-  ch.writer = e.writer;
-  ch.by_process = by;
-  observer(ch);
+  change.kind = kind;
+  change.key = key;
+  if (e.v.type == VType::String) change.value = e.v.str;
+  else change.value.clear();
+  change.writer = e.writer;
+  change.by_process = by;
+  observer(change);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -292,8 +320,8 @@ void RedisNode::active_expire_cycle(int64_t now_ms, Rng& rng) {
   m.client = nullptr;
   for (int round = 0; round < 16; ++round) {
     std::vector<std::string> volatile_keys;
-    for (const auto& [k, e] : m.db)
-      if (e.expire >= 0) volatile_keys.push_back(k);
+    for (const std::string* k : m.sorted_keys())
+      if (m.db.at(*k).expire >= 0) volatile_keys.push_back(*k);
     if (volatile_keys.empty()) break;
     const size_t n = volatile_keys.size();
     const size_t sample = std::min<size_t>(20, n);
@@ -342,21 +370,27 @@ void RedisNode::disconnect(ClientState& client) {
 void RedisNode::set_replica(bool replica) { impl_->replica = replica; }
 bool RedisNode::is_replica() const { return impl_->replica; }
 
+void RedisNode::set_stream_contents(bool contents) { impl_->stream_contents = contents; }
+
 void RedisNode::set_propagator(std::function<void(const std::vector<std::string>&)> p) {
   impl_->propagator = std::move(p);
 }
 
 Snapshot RedisNode::snapshot() const {
   auto data = std::make_shared<Snapshot::Data>();
-  data->db = impl_->db;
+  data->db.insert(impl_->db.begin(), impl_->db.end());
   return Snapshot{std::move(data)};
 }
 
 void RedisNode::restore(const Snapshot& snapshot) {
-  auto old = std::move(impl_->db);
-  impl_->db = snapshot.data ? snapshot.data->db : std::map<std::string, Entry>{};
-  for (const auto& kv : old) impl_->touch(kv.first);
-  for (const auto& kv : impl_->db) impl_->touch(kv.first);
+  const std::vector<const std::string*> old_keys = impl_->sorted_keys();
+  Keyspace old = std::move(impl_->db);
+  impl_->db.clear();
+  if (snapshot.data) impl_->db.insert(snapshot.data->db.begin(), snapshot.data->db.end());
+  for (const std::string* key : old_keys) impl_->touch(*key);
+  if (snapshot.data) {
+    for (const auto& kv : snapshot.data->db) impl_->touch(kv.first);
+  }
 }
 
 std::optional<std::string> RedisNode::peek_string(const std::string& key) const {

@@ -95,13 +95,14 @@ Reply cmd_set(Impl& m, ClientState&, const Args& a) {
   if (((flags & kNX) && found) || ((flags & kXX) && !found))
     return (flags & kGet) ? old : Reply::nil();
   Entry& e = m.set_value(a[1], string_value(a[2]), flags & kKeepTtl);
+  if (expire_arg) e.expire = when;
+  if (!m.propagating()) return (flags & kGet) ? old : Reply::ok();
   Args prop;
   prop.reserve(5);
   prop.emplace_back("SET");
   prop.push_back(a[1]);
   prop.push_back(a[2]);
   if (expire_arg) {
-    e.expire = when;
     // Replicas and the AOF get an absolute time, so a late replay expires on time.
     prop.emplace_back("PXAT");
     prop.push_back(std::to_string(when));

@@ -42,6 +42,10 @@ int World::add_redis(const std::string& name, Clock clock, Persistence persisten
     publish(pid, target, channel, msg);
   });
   p->redis->set_propagator([this, pid](const std::vector<std::string>& argv) { replicate(pid, argv); });
+  // Until its shard has a replica, no one could apply what a node streams: it streams
+  // placeholders, which keep the offsets (and a lagging buffer's sends) as they were.
+  // Anything streamed before a replica joins is in the copy the replica starts from.
+  p->redis->set_stream_contents(false);
   procs_.push_back(std::move(p));
   redis_pids_.push_back(pid);
   schedule_active_expire(pid);
@@ -61,6 +65,7 @@ int World::add_node(const std::string& name, Clock clock, Persistence persistenc
 int World::add_replica(int shard, const std::string& name, Clock clock, Persistence persistence) {
   const int pid = add_redis(name, clock, persistence, shard);
   shards_[shard].members.push_back(pid);
+  for (int member : shards_[shard].members) procs_[member]->redis->set_stream_contents(true);
   procs_[pid]->redis->set_replica(true);
   resync(pid, shards_[shard].master);
   return pid;
