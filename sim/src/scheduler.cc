@@ -1,9 +1,24 @@
 #include "lockstep/sim/scheduler.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 namespace lockstep::sim {
 
 Scheduler::EventId Scheduler::at(int64_t t_ns, Fn fn) {
   if (t_ns < now_ns_) t_ns = now_ns_;
+  return insert(t_ns, next_seq_++, std::move(fn));
+}
+
+Scheduler::EventId Scheduler::at(int64_t t_ns, Ticket ticket, Fn fn) {
+  if (t_ns < now_ns_ || earlier(Key{t_ns, ticket.seq, 0}, last_run_) || ticket.seq >= next_seq_) {
+    std::fprintf(stderr, "lockstep: an event was scheduled into a place that has passed\n");
+    std::abort();
+  }
+  return insert(t_ns, ticket.seq, std::move(fn));
+}
+
+Scheduler::EventId Scheduler::insert(int64_t t_ns, uint64_t seq, Fn fn) {
   uint32_t slot;
   if (!free_slots_.empty()) {
     slot = free_slots_.back();
@@ -12,7 +27,6 @@ Scheduler::EventId Scheduler::at(int64_t t_ns, Fn fn) {
     slot = static_cast<uint32_t>(slots_.size());
     slots_.emplace_back();
   }
-  const uint64_t seq = next_seq_++;
   slots_[slot].fn = std::move(fn);
   slots_[slot].seq = seq;
   heap_.push_back(Key{t_ns, seq, slot});
@@ -72,6 +86,7 @@ bool Scheduler::run_until(int64_t t_end_ns, uint64_t event_count_max) {
     if (ran++ >= event_count_max) return false;
     // Taken out before it runs: it may schedule or cancel events.
     now_ns_ = heap_.front().time_ns;
+    last_run_ = heap_.front();
     Fn fn = remove_at(0);
     ++executed_;
     fn();

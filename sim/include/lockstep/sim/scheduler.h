@@ -26,6 +26,16 @@ class Scheduler {
     uint64_t seq = UINT64_MAX;
   };
 
+  // A place in the order, taken now for an event that may or may not be scheduled
+  // later: scheduled with at(t, ticket), it runs exactly where it would have run had it
+  // been scheduled when the ticket was taken; never scheduled, it leaves no trace (the
+  // events after it keep their order). It must be scheduled before anything at or after
+  // its place has run. This is how a call's timeout stays off the schedule unless its
+  // reply might not beat it.
+  struct Ticket {
+    uint64_t seq = UINT64_MAX;
+  };
+
   int64_t now() const { return now_ns_; }
   size_t pending() const { return heap_.size(); }
   uint64_t executed() const { return executed_; }
@@ -33,6 +43,10 @@ class Scheduler {
   // Runs fn at true time t; a time in the past is treated as now.
   EventId at(int64_t t_ns, Fn fn);
   EventId after(int64_t delay_ns, Fn fn) { return at(now_ns_ + delay_ns, std::move(fn)); }
+  Ticket reserve() { return Ticket{next_seq_++}; }
+  // Runs fn at true time t in the place `ticket` took. Aborts if that place has passed:
+  // the order of events would then depend on when the event was scheduled.
+  EventId at(int64_t t_ns, Ticket ticket, Fn fn);
   // Drops the event if it has not run yet (a timeout whose call was answered): it then
   // neither runs nor counts towards run_until's bound.
   void cancel(EventId id);
@@ -70,7 +84,10 @@ class Scheduler {
   // Takes the key at `pos` out of the heap and frees its slot; returns its callback.
   Fn remove_at(uint32_t pos);
 
+  EventId insert(int64_t t_ns, uint64_t seq, Fn fn);
+
   int64_t now_ns_ = 0;
+  Key last_run_{INT64_MIN, 0, 0};  // the place of the event that ran last
   uint64_t next_seq_ = 0;
   uint64_t executed_ = 0;
   std::vector<Key> heap_;  // a binary min-heap by (time, seq)
