@@ -264,7 +264,9 @@ void World::schedule_active_expire(int pid) {
 void World::send_request(const RequestRef& req) {
   auto arrival = net_.transit(req->client_pid, req->node_pid, sched_.now());
   if (arrival) {
-    sched_.at(*arrival, [this, req] {
+    // Captures are initialised copies, not `req` itself: a copy of a const reference is a
+    // const member, which a move would copy (and count) instead of moving.
+    sched_.at(*arrival, [this, req = RequestRef(req)] {
       Process& node = *procs_[req->node_pid];
       if (node.crashed) {
         reply_to_client(req, Reply::io_error("connection refused"), sched_.now());
@@ -273,7 +275,7 @@ void World::send_request(const RequestRef& req) {
       const int pid = req->node_pid;
       // A paused node answers when the pause ends, which may be after the deadline.
       if (admit(pid, node.epoch) == Admit::Hold) arm_timeout(req);
-      auto execute = [this, req] { execute_on_node(req); };
+      auto execute = [this, r = req] { execute_on_node(r); };
       run_in(pid, node.epoch, execute);
     });
   }
@@ -287,7 +289,7 @@ void World::arm_timeout(const RequestRef& req) {
   req->timeout_armed = true;
   req->pending.scheduler = &sched_;
   req->pending.timeout = post_epoch(req->client_pid, req->client_epoch, req->deadline_ns, req->timeout_ticket,
-                                    [req] { req->pending.finish(Reply::timeout()); });
+                                    [r = req] { r->pending.finish(Reply::timeout()); });
 }
 
 void World::execute_on_node(const RequestRef& req) {
@@ -315,7 +317,7 @@ void World::reply_to_client(const RequestRef& req, Reply reply, int64_t send_ns)
   if (!arrival || *arrival >= req->deadline_ns) arm_timeout(req);
   if (!arrival) return;
   req->answer = std::move(reply);
-  post_epoch(req->client_pid, req->client_epoch, *arrival, [req] { req->pending.finish(std::move(req->answer)); });
+  post_epoch(req->client_pid, req->client_epoch, *arrival, [r = req] { r->pending.finish(std::move(r->answer)); });
 }
 
 uint64_t World::register_subscriber(std::function<void(std::string, std::string)> deliver, int client_pid,

@@ -2,15 +2,16 @@
 // moves when the next event is taken. Events run in (time, sequence) order, where the
 // sequence number is the order they were scheduled in, so two runs that schedule the same
 // events run them in the same order — nothing depends on pointer values or hashing.
-// Cancelling an event removes it without disturbing that order for the others: (time,
-// sequence) keys are unique, so which events run in what order never depends on the
-// heap's shape.
+// Cancelling an event marks it; it leaves the heap when its turn comes, without running
+// and without counting. (time, sequence) keys are unique, so which events run in what
+// order never depends on the heap's shape.
 //
 // Single-threaded by design: an event runs to completion (including any coroutine it
 // resumes, up to that coroutine's next suspension) before the next one starts.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "lockstep/sim/callback.h"
@@ -37,7 +38,7 @@ class Scheduler {
   };
 
   int64_t now() const { return now_ns_; }
-  size_t pending() const { return heap_.size(); }
+  size_t pending() const { return heap_.size() - cancelled_; }
   uint64_t executed() const { return executed_; }
 
   // Runs fn at true time t; a time in the past is treated as now.
@@ -57,32 +58,30 @@ class Scheduler {
   bool run_until(int64_t t_end_ns, uint64_t event_count_max = UINT64_MAX);
 
  private:
-  static constexpr uint32_t kNotQueued = UINT32_MAX;
-
   // The heap holds small keys; callbacks stay put in slots, so sifting moves 24 bytes
-  // rather than a function object, and a slot knows its heap position for cancel().
+  // rather than a function object. Slots live in fixed-size chunks that never move, so
+  // an event's callback runs where it lies even when it schedules more events.
   struct Key {
     int64_t time_ns;
     uint64_t seq;
     uint32_t slot;
   };
-  struct Slot {
-    Fn fn;
-    uint64_t seq = 0;
-    uint32_t heap_pos = kNotQueued;
-  };
-
   static bool earlier(const Key& a, const Key& b) {
     return a.time_ns != b.time_ns ? a.time_ns < b.time_ns : a.seq < b.seq;
   }
-  void place(uint32_t pos, const Key& k) {
-    heap_[pos] = k;
-    slots_[k.slot].heap_pos = pos;
-  }
-  void sift_up(uint32_t pos, Key k);
-  void sift_down(uint32_t pos, Key k);
-  // Takes the key at `pos` out of the heap and frees its slot; returns its callback.
-  Fn remove_at(uint32_t pos);
+  struct Slot {
+    Fn fn;
+    uint64_t seq = 0;
+    bool queued = false;
+    bool cancelled = false;
+  };
+  static constexpr uint32_t kChunkBits = 8;
+  static constexpr uint32_t kChunk = 1u << kChunkBits;
+
+  Slot& slot(uint32_t i) { return chunks_[i >> kChunkBits][i & (kChunk - 1)]; }
+  uint32_t take_slot();
+  void push(const Key& k);
+  void pop();  // removes the earliest key
 
   EventId insert(int64_t t_ns, uint64_t seq, Fn fn);
 
@@ -90,8 +89,10 @@ class Scheduler {
   Key last_run_{INT64_MIN, 0, 0};  // the place of the event that ran last
   uint64_t next_seq_ = 0;
   uint64_t executed_ = 0;
-  std::vector<Key> heap_;  // a binary min-heap by (time, seq)
-  std::vector<Slot> slots_;
+  size_t cancelled_ = 0;  // keys still in the heap whose events were cancelled
+  std::vector<Key> heap_;  // a binary min-heap
+  std::vector<std::unique_ptr<Slot[]>> chunks_;
+  uint32_t slot_count_ = 0;
   std::vector<uint32_t> free_slots_;
 };
 
