@@ -1,7 +1,8 @@
 // RedisNode's hashed keyspace and its replication stream: whatever the node reports in
 // an order (a flush's deletions, active expiry's sample) follows the keys' sorted order,
 // never the order of a hash table, so two nodes that hold the same keys behave the same
-// however the keys arrived; a stream without contents counts the same effects.
+// however the keys arrived; a key re-created in a deleted key's storage inherits nothing
+// from it; a stream without contents counts the same effects.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -54,6 +55,30 @@ TEST(RedisNodeOrder, ActiveExpiryDoesNotDependOnInsertionOrder) {
   const auto first = removed_keys(a, keys, true);
   EXPECT_EQ(first.size(), keys.size());  // every sample was all expired: it went on
   EXPECT_EQ(removed_keys(b, reversed, true), first);
+}
+
+TEST(RedisNodeOrder, ReusedStorageCarriesNothingOver) {
+  RedisNode node;
+  ClientState a, b;
+  a.process = 1;
+  b.process = 2;
+  auto run = [&](ClientState& c, const Args& argv) { return node.execute(c, argv, 1000); };
+  for (int round = 0; round < 3; ++round) {
+    run(a, {"SET", "old-string", std::string(40, 'x'), "PX", "100000"});
+    run(a, {"HSET", "old-hash", "f", "v"});
+    run(a, {"RPUSH", "old-list", "x"});
+    run(a, {"DEL", "old-string", "old-hash", "old-list"});
+    EXPECT_EQ(run(b, {"SET", "fresh", "7"}), Reply::ok());
+    EXPECT_EQ(run(b, {"PTTL", "fresh"}), Reply::integer_of(-1));
+    EXPECT_EQ(node.writer_of("fresh"), 2);
+    EXPECT_EQ(run(b, {"STRLEN", "fresh"}), Reply::integer_of(1));
+    EXPECT_EQ(run(b, {"INCR", "fresh"}), Reply::integer_of(8));
+    EXPECT_EQ(run(b, {"HSET", "fresh-hash", "g", "w"}), Reply::integer_of(1));
+    EXPECT_EQ(run(b, {"HGETALL", "fresh-hash"}), Reply::array({Reply::bulk("g"), Reply::bulk("w")}));
+    EXPECT_EQ(run(b, {"LLEN", "fresh-list"}), Reply::integer_of(0));
+    run(b, {"DEL", "fresh", "fresh-hash"});
+  }
+  EXPECT_EQ(node.key_count(), 0u);
 }
 
 TEST(RedisNodeOrder, StreamWithoutContentsCountsTheSameEffects) {

@@ -371,6 +371,7 @@ void LuaEngine::close() {
   if (L_) lua_close(L_);
   L_ = nullptr;
   by_body_.clear();
+  last_ = nullptr;
   scripts_.clear();
 }
 
@@ -382,7 +383,13 @@ void LuaEngine::flush_scripts() {
 // Scripts are compiled as chunks named "@user_script" (errors read "user_script:1:"),
 // as Redis 7.0 does, and kept in the registry.
 const LuaEngine::Script* LuaEngine::load(const std::string& body, Reply& err) {
-  if (auto it = by_body_.find(body); it != by_body_.end()) return it->second;
+  // Clients send the same few bodies over and over: comparing with the last one is
+  // cheaper than hashing the body to look it up.
+  if (last_ && last_body_ == body) return last_;
+  if (auto it = by_body_.find(body); it != by_body_.end()) {
+    last_body_ = body;
+    return last_ = it->second;
+  }
   std::string sha = sha1_hex(body);
   const Script* script = find(sha);
   if (!script) {
@@ -397,7 +404,8 @@ const LuaEngine::Script* LuaEngine::load(const std::string& body, Reply& err) {
   }
   if (by_body_.size() >= kBodyCacheMax) by_body_.clear();
   by_body_.emplace(body, script);
-  return script;
+  last_body_ = body;
+  return last_ = script;
 }
 
 const LuaEngine::Script* LuaEngine::find(const std::string& sha) const {

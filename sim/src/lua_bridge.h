@@ -90,6 +90,8 @@ class LuaEngine {
   // when it reaches kBodyCacheMax (a workload of ever-new bodies stays bounded).
   std::unordered_map<std::string, const Script*> by_body_;
   static constexpr size_t kBodyCacheMax = 256;
+  std::string last_body_;
+  const Script* last_ = nullptr;
   ClientState* caller_ = nullptr;
   bool script_wrote_ = false;
   int64_t instructions_ = 0;  // executed by the running script

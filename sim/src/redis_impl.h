@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "lockstep/random.h"
 #include "lockstep/sim/redis_node.h"
 
 namespace lockstep::sim {
@@ -87,7 +88,16 @@ struct KeyVersion {
 // The keyspace, looked up by hash on every command. Wherever its order could reach a
 // reply, a history or a random draw (flush, active expiry, snapshots), the keys are
 // sorted first, as the std::map it replaced kept them: nothing depends on hash order.
-using Keyspace = std::unordered_map<std::string, Entry>;
+//
+// Hashed with a hasher of our own: libstdc++ treats std::hash<std::string> as slow and
+// then looks small tables (up to 20 keys, any lock workload's) up by comparing the key
+// with every entry in turn, which cost more than the map it replaced. Not declared
+// noexcept on purpose: that is what makes libstdc++ keep each node's hash, so erasing
+// or moving a node does not hash its key again.
+struct KeyHash {
+  size_t operator()(const std::string& s) const { return stable_hash(s); }
+};
+using Keyspace = std::unordered_map<std::string, Entry, KeyHash>;
 
 struct NodeCore;
 using Args = std::vector<std::string>;
@@ -145,11 +155,14 @@ struct NodeCore {
   // WATCH versions, looked up only. Kept from the first WATCH on: before any, no client
   // holds a version to compare, and EXEC only asks whether a key's version moved since
   // its WATCH, which tracking from then on answers the same.
-  std::unordered_map<std::string, KeyVersion> versions;
+  std::unordered_map<std::string, KeyVersion, KeyHash> versions;
   uint64_t version_seq = 0;
   bool versions_tracked = false;
   // By lowercase name (views of the names in command_list). Looked up, never iterated.
-  std::unordered_map<std::string_view, const Command*> commands;
+  struct NameHash {
+    size_t operator()(std::string_view s) const { return stable_hash(s); }
+  };
+  std::unordered_map<std::string_view, const Command*, NameHash> commands;
   std::vector<Command> command_list;
 
   std::function<void(const KeyChange&)> observer;
@@ -190,9 +203,18 @@ struct NodeCore {
   Entry* lookup_typed(const std::string& key, VType type, bool& wrong);
   // Stores a new value (creation or overwrite): clears expiry unless keep_ttl.
   Entry& set_value(const std::string& key, Value v, bool keep_ttl);
+  Entry& set_string(const std::string& key, const std::string& value, bool keep_ttl);
   // Marks an in-place modification of an existing value (writer, observer, WATCH).
   void modified(const std::string& key, Entry& e);
   bool remove(const std::string& key);  // DEL semantics; true if it existed
+  // Erased keys keep their node, and a small string value its buffer, for the next new
+  // key: a lock workload deletes and re-creates the same few keys all the time.
+  void erase_entry(Keyspace::iterator it);
+  Keyspace::iterator emplace_key(const std::string& key, bool& inserted);
+  Entry& stored(Keyspace::iterator it, bool inserted, bool keep_ttl);
+  static constexpr size_t kSpareMax = 64;
+  static constexpr size_t kSpareValueMax = 256;
+  std::vector<Keyspace::node_type> spare;
   void remove_expired(const std::string& key);
   void remove_expired(Keyspace::iterator it);
   void flush_db(int64_t by_process);

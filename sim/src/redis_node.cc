@@ -207,8 +207,30 @@ void NodeCore::remove_expired(Keyspace::iterator it) {
   if (propagating()) propagate(Args{"DEL", it->first});
   else propagate(Args());
   const std::string key = versions_tracked ? it->first : std::string();
-  db.erase(it);
+  erase_entry(it);
   if (versions_tracked) touch(key);
+}
+
+void NodeCore::erase_entry(Keyspace::iterator it) {
+  if (spare.size() < kSpareMax) spare.push_back(db.extract(it));
+  else db.erase(it);
+}
+
+Keyspace::iterator NodeCore::emplace_key(const std::string& key, bool& inserted) {
+  auto it = db.find(key);
+  inserted = it == db.end();
+  if (!inserted) return it;
+  if (spare.empty()) return db.try_emplace(key).first;
+  Keyspace::node_type node = std::move(spare.back());
+  spare.pop_back();
+  node.key() = key;
+  Entry& e = node.mapped();
+  // Only a modest string buffer is worth keeping; anything else starts afresh.
+  if (e.v.type != VType::String || e.v.str.capacity() > kSpareValueMax) e.v = Value();
+  e.v.str.clear();
+  e.expire = -1;
+  e.writer = -1;
+  return db.insert(std::move(node)).position;
 }
 
 Entry* NodeCore::lookup(const std::string& key) {
@@ -224,8 +246,24 @@ Entry* NodeCore::lookup_typed(const std::string& key, VType type, bool& wrong) {
 }
 
 Entry& NodeCore::set_value(const std::string& key, Value v, bool keep_ttl) {
-  auto [it, inserted] = db.try_emplace(key);
+  bool inserted = false;
+  auto it = emplace_key(key, inserted);
   it->second.v = std::move(v);
+  return stored(it, inserted, keep_ttl);
+}
+
+// The string is copied into the entry's own buffer, which a re-created key brings along.
+Entry& NodeCore::set_string(const std::string& key, const std::string& value, bool keep_ttl) {
+  bool inserted = false;
+  auto it = emplace_key(key, inserted);
+  Value& v = it->second.v;
+  if (v.type != VType::String) v = Value();
+  v.str.assign(value);
+  return stored(it, inserted, keep_ttl);
+}
+
+Entry& NodeCore::stored(Keyspace::iterator it, bool inserted, bool keep_ttl) {
+  const std::string& key = it->first;
   if (!keep_ttl || inserted) it->second.expire = -1;
   it->second.writer = process_id();
   ++dirty;
@@ -241,7 +279,7 @@ void NodeCore::modified(const std::string& key, Entry& e) {
                      (e.v.type == VType::ZSet && e.v.zset.dict.empty());
   if (empty) {  // Redis never keeps an empty aggregate: the key goes away
     notify(KeyChange::Kind::Del, key, e, process_id());
-    db.erase(key);
+    erase_entry(db.find(key));
     touch(key);
     return;
   }
@@ -254,7 +292,7 @@ bool NodeCore::remove(const std::string& key) {
   auto it = db.find(key);
   if (it == db.end() || expire_found(it)) return false;
   notify(KeyChange::Kind::Del, key, it->second, process_id());
-  db.erase(it);
+  erase_entry(it);
   ++dirty;
   touch(key);
   return true;

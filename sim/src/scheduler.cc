@@ -12,16 +12,10 @@ namespace {
 }
 }  // namespace
 
-Scheduler::EventId Scheduler::at(int64_t t_ns, Fn fn) {
-  if (t_ns < now_ns_) t_ns = now_ns_;
-  return insert(t_ns, next_seq_++, std::move(fn));
-}
-
-Scheduler::EventId Scheduler::at(int64_t t_ns, Ticket ticket, Fn fn) {
+void Scheduler::check_place(int64_t t_ns, Ticket ticket) const {
   if (t_ns < now_ns_ || earlier(Key{t_ns, ticket.seq, 0}, last_run_) || ticket.seq >= next_seq_) {
     fail("an event was scheduled into a place that has passed");
   }
-  return insert(t_ns, ticket.seq, std::move(fn));
 }
 
 uint32_t Scheduler::take_slot() {
@@ -32,17 +26,6 @@ uint32_t Scheduler::take_slot() {
   }
   if ((slot_count_ & (kChunk - 1)) == 0) chunks_.push_back(std::make_unique<Slot[]>(kChunk));
   return slot_count_++;
-}
-
-Scheduler::EventId Scheduler::insert(int64_t t_ns, uint64_t seq, Fn fn) {
-  const uint32_t i = take_slot();
-  Slot& s = slot(i);
-  s.fn = std::move(fn);
-  s.seq = seq;
-  s.queued = true;
-  s.cancelled = false;
-  push(Key{t_ns, seq, i});
-  return EventId{i, seq};
 }
 
 void Scheduler::cancel(EventId id) {

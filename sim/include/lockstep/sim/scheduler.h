@@ -41,13 +41,25 @@ class Scheduler {
   size_t pending() const { return heap_.size() - cancelled_; }
   uint64_t executed() const { return executed_; }
 
-  // Runs fn at true time t; a time in the past is treated as now.
-  EventId at(int64_t t_ns, Fn fn);
-  EventId after(int64_t delay_ns, Fn fn) { return at(now_ns_ + delay_ns, std::move(fn)); }
+  // Runs fn (any void() callable, or a Fn) at true time t; a time in the past is treated
+  // as now.
+  template <typename F>
+  EventId at(int64_t t_ns, F&& fn) {
+    if (t_ns < now_ns_) t_ns = now_ns_;
+    return insert(t_ns, next_seq_++, std::forward<F>(fn));
+  }
+  template <typename F>
+  EventId after(int64_t delay_ns, F&& fn) {
+    return at(now_ns_ + delay_ns, std::forward<F>(fn));
+  }
   Ticket reserve() { return Ticket{next_seq_++}; }
   // Runs fn at true time t in the place `ticket` took. Aborts if that place has passed:
   // the order of events would then depend on when the event was scheduled.
-  EventId at(int64_t t_ns, Ticket ticket, Fn fn);
+  template <typename F>
+  EventId at(int64_t t_ns, Ticket ticket, F&& fn) {
+    check_place(t_ns, ticket);
+    return insert(t_ns, ticket.seq, std::forward<F>(fn));
+  }
   // Drops the event if it has not run yet (a timeout whose call was answered): it then
   // neither runs nor counts towards run_until's bound.
   void cancel(EventId id);
@@ -83,7 +95,18 @@ class Scheduler {
   void push(const Key& k);
   void pop();  // removes the earliest key
 
-  EventId insert(int64_t t_ns, uint64_t seq, Fn fn);
+  void check_place(int64_t t_ns, Ticket ticket) const;
+  template <typename F>
+  EventId insert(int64_t t_ns, uint64_t seq, F&& fn) {
+    const uint32_t i = take_slot();
+    Slot& s = slot(i);
+    s.fn.assign(std::forward<F>(fn));
+    s.seq = seq;
+    s.queued = true;
+    s.cancelled = false;
+    push(Key{t_ns, seq, i});
+    return EventId{i, seq};
+  }
 
   int64_t now_ns_ = 0;
   Key last_run_{INT64_MIN, 0, 0};  // the place of the event that ran last
