@@ -56,7 +56,7 @@ void LockTruth::observe(int node, const Reply& r, int64_t sent, int64_t now) {
   const std::string value = r.elements[1].str;
   const bool removed = st.present && (!present || value != st.value);
   const bool set = present && (!st.present || value != st.value);
-  Done* reset = st.present && present && value == st.value ? unseen_reset(node, now) : nullptr;
+  Done* reset = st.present && present && value == st.value ? unseen_reset(node, sent) : nullptr;
   if (removed) {
     st.pending.push_back({true, now, st.value, st.last_present_ns, st.expires_at_ns, now + kAttributionWaitNs});
   }
@@ -66,12 +66,12 @@ void LockTruth::observe(int node, const Reply& r, int64_t sent, int64_t now) {
   }
   if (reset) {
     // Gone when its TTL said, if that falls between the last sighting and the new set.
-    const int64_t gone = std::clamp(st.expires_at_ns >= 0 ? st.expires_at_ns : reset->sent_ns, st.last_reply_ns,
-                                    reset->sent_ns);
-    st.pending.push_back({true, gone, st.value, st.last_present_ns, st.expires_at_ns, now + kAttributionWaitNs});
+    const int64_t gone = std::clamp(st.expires_at_ns >= 0 ? st.expires_at_ns : reset->sent_ns,
+                                    st.run_first_reply_ns, reset->sent_ns);
+    st.pending.push_back({true, gone, st.value, st.run_first_reply_ns, st.expires_at_ns, now + kAttributionWaitNs});
     st.pending.push_back({false, reset->at_ns, value, gone, -1, now + kAttributionWaitNs});
   }
-  st.last_reply_ns = now;
+  if (set || reset) st.run_first_reply_ns = now;
   st.present = present;
   st.value = value;
   if (present) {
@@ -86,11 +86,10 @@ void LockTruth::observe(int node, const Reply& r, int64_t sent, int64_t now) {
   if (on_change && (set || reset)) on_change(node, true);
 }
 
-LockTruth::Done* LockTruth::unseen_reset(int node, int64_t now) {
+LockTruth::Done* LockTruth::unseen_reset(int node, int64_t poll_sent) {
   const NodeState& st = nodes_[node];
   for (auto& d : setters_[node]) {
-    // Sent after the last poll had its answer, so it ran after that poll saw the old key.
-    if (!d.used && d.only_if_absent && d.sent_ns > st.last_reply_ns && d.at_ns <= now) return &d;
+    if (d.only_if_absent && d.sent_ns > st.run_first_reply_ns && d.at_ns < poll_sent) return &d;
   }
   return nullptr;
 }

@@ -78,7 +78,7 @@ class LockTruth {
     int64_t last_present_ns = 0;  // when the last poll that saw the key was sent
     int64_t last_absent_ns = 0;   // when the last poll that saw no key was sent
     int64_t expires_at_ns = -1;
-    int64_t last_reply_ns = 0;  // when the last poll's answer came back
+    int64_t run_first_reply_ns = 0;  // when the first poll to see the current value answered
     int64_t holder = -1;  // writer of the last emitted key-set
     int64_t moved_at_ns = -1;  // when the node last moved to another server
     std::deque<Change> pending;
@@ -107,10 +107,11 @@ class LockTruth {
   // (several holders can come and go between two polls) and explain nothing here.
   static Done* deleter_of(std::vector<Done>& v, const std::string& value, int64_t t, int64_t seen);
 
-  // A set-if-absent that succeeded between two polls that both saw the same value: the
-  // key went and came back unseen (the lease ran out and the next holder wrote the same
-  // value within one poll interval).
-  Done* unseen_reset(int node, int64_t now);
+  // A set-if-absent that ran after a poll saw the current value and before this poll was
+  // sent, which sees the same value: the key went and came back unseen (the lease ran out
+  // and the next holder wrote the same value within one poll interval). Only replies
+  // decide "ran before": a poll and a client's command race on the server.
+  Done* unseen_reset(int node, int64_t poll_sent);
 
   void settle(int node, int64_t now, bool final);
 
