@@ -81,10 +81,14 @@ struct Client {
   }
 
   // A helper that takes the same (reentrant) lock: a failed unlock throws out of it.
+  // (Outcomes are named before they are compared: GCC 12 miscompiles a co_await inside
+  // the condition of an if that opens a coroutine.)
   Task<bool> nested() {
-    if (co_await acquire() != AcquireOutcome::Acquired) co_return false;
+    const AcquireOutcome got = co_await acquire();
+    if (got != AcquireOutcome::Acquired) co_return false;
     co_await env.sleep(Millis(w.reentrant_hold_ms));
-    co_return co_await release() == ReleaseOutcome::Released;
+    const ReleaseOutcome rel = co_await release();
+    co_return rel == ReleaseOutcome::Released;
   }
 
   Task<std::optional<int64_t>> read_stock() {
@@ -112,12 +116,15 @@ struct Client {
   Task<void> sell() {
     std::optional<int64_t> stock = co_await read_stock();
     bool go_on = stock.has_value();
-    if (w.reentrant_hold_ms > 0) {
-      if (go_on) go_on = co_await work(w.hold_ms / 2);
-      if (go_on) go_on = co_await nested();
-      if (go_on) go_on = co_await work(w.hold_ms - w.hold_ms / 2);
-    } else if (go_on) {
-      go_on = co_await work(w.hold_ms);
+    const int64_t first = w.reentrant_hold_ms > 0 ? w.hold_ms / 2 : w.hold_ms;
+    if (go_on) {
+      go_on = co_await work(first);
+    }
+    if (go_on && w.reentrant_hold_ms > 0) {
+      go_on = co_await nested();
+      if (go_on) {
+        go_on = co_await work(w.hold_ms - first);
+      }
     }
     // The library's documentation: check the abort signal before writing.
     if (go_on && !l.aborted() && *stock > 0) co_await write_stock(*stock - 1);
@@ -143,7 +150,8 @@ Task<void> profile_stock_client(Env& env, Recorder& rec, int64_t process, const 
   };
   Client c{env, rec, process, lock, w, *l, Millis(lock.command_timeout_ms)};
   for (int attempt = 0; attempt < w.attempts_per_client; ++attempt) {
-    if (co_await c.acquire() != AcquireOutcome::Acquired) continue;
+    const AcquireOutcome got = co_await c.acquire();
+    if (got != AcquireOutcome::Acquired) continue;
     rec.truth(checker::truth::kCsEnter, process, lock.key);
     co_await c.sell();
     rec.truth(checker::truth::kCsExit, process, lock.key);

@@ -70,7 +70,8 @@ class RedisPlusPlus : public ProfileLock {
       value_.clear();
       co_return ReleaseOutcome::Released;
     }
-    co_return co_await unlock_all(value_, true) ? ReleaseOutcome::Released : ReleaseOutcome::Unknown;
+    const bool unlocked = co_await unlock_all(value_, true);
+    co_return unlocked ? ReleaseOutcome::Released : ReleaseOutcome::Unknown;
   }
 
   bool can_extend() const override { return !redmutex_; }
@@ -109,11 +110,13 @@ class RedisPlusPlus : public ProfileLock {
       }
       const int64_t remaining = whole_ms(start + Millis(ttl_ms_) - env_.now_mono() - drift());
       if (remaining <= 0) {
-        if (!co_await unlock_all(value, true)) co_return AcquireOutcome::Unknown;
+        const bool unlocked = co_await unlock_all(value, true);
+        if (!unlocked) co_return AcquireOutcome::Unknown;
         break;  // "should not retry after the TTL expiration"
       }
       if (locked >= quorum()) co_return AcquireOutcome::Acquired;
-      if (!co_await unlock_all(value, true)) co_return AcquireOutcome::Unknown;
+      const bool unlocked = co_await unlock_all(value, true);
+      if (!unlocked) co_return AcquireOutcome::Unknown;
       if (i != retry_count_ - 1) co_await env_.sleep(Millis(random_between(env_, 0, retry_delay_ms_)));
     }
     co_return AcquireOutcome::NotAcquired;
