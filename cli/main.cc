@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   add(add_fuzz_command(app));
   add(add_sim_shell_command(app));
   add(add_profiles_command(app));
+  add(add_matrix_command(app));
 
   try {
     app.parse(argc, argv);

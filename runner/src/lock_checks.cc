@@ -15,9 +15,12 @@ namespace {
 // A process that crashed while holding the lock never releases it, yet its lease runs
 // out: that is an `info` release from the crash on (it may take effect at any later
 // point), which is exactly what a lease promises and no more.
-// A client's own extend that failed (the library told it the lock is gone) ends its
-// hold there: a release, and the client's later unlock of that hold is no operation
-// on a lock it holds. Background renewals (threads above 0) are not the client's word.
+// A client's own extend that did not succeed (the library said the lock is gone, or
+// failed to say anything) ends its hold there: the client stops relying on the lock, as
+// the libraries tell it to, so that is a release, and its later unlock of that hold is
+// no operation on a lock it holds. If the extension did take effect, the keys it left
+// keep everyone else out until they expire, so no overlap hides behind this release.
+// Background renewals (threads above 0) are not the client's word.
 checker::History lock_operations(const checker::History& h, const std::string& lock_key) {
   checker::History out;
   std::map<int64_t, std::string> holding;  // process -> the release its hold awaits
@@ -25,7 +28,8 @@ checker::History lock_operations(const checker::History& h, const std::string& l
   for (const auto& e : h.events) {
     if (e.type != checker::EventType::Truth && e.key == lock_key && e.f == "extend" && e.thread == 0) {
       auto it = holding.find(e.process);
-      if (e.type == checker::EventType::Fail && it != holding.end()) {
+      const bool gave_up = e.type == checker::EventType::Fail || e.type == checker::EventType::Info;
+      if (gave_up && it != holding.end()) {
         checker::Event release = e;
         release.f = it->second;
         release.value = "lost";
