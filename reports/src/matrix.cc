@@ -50,10 +50,11 @@ nlohmann::ordered_json matrix_json(const std::vector<MatrixRow>& rows, const Mat
     c["runs"] = r.runs;
     c["seconds"] = r.seconds;
     c["violations"] = r.violations;
-    c["counterexample"] = r.counterexample.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(r.counterexample);
+    auto or_null = [](const std::string& s) { return s.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(s); };
+    c["counterexample"] = or_null(r.counterexample);
     c["properties"] = r.properties;
-    c["report"] = r.report.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(r.report);
-    c["replay"] = r.replay.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(r.replay);
+    c["report"] = or_null(r.report);
+    c["replay"] = or_null(r.replay);
     j["cells"].push_back(std::move(c));
   }
   return j;
@@ -65,7 +66,8 @@ std::string render_matrix_html(const std::vector<MatrixRow>& rows, const MatrixM
   size_t broken = 0;
   for (const auto& r : rows) broken += r.verdict == matrix_verdict::kBroken;
   std::string h;
-  h += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>lockstep safety matrix</title>\n<style>\n";
+  h += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">";
+  h += "<title>lockstep safety matrix</title>\n<style>\n";
   h += "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}table{border-collapse:collapse}"
        "th,td{border:1px solid #ccc;padding:6px 8px;vertical-align:top;text-align:left}"
        "th{background:#f4f4f4}td.broken{background:#fde2e1}td.safe{background:#e3f4e1}"

@@ -107,7 +107,8 @@ Scenario build(const FuzzSpace& sp, const ProfileInfo& p, const std::string& kin
 rc::Gen<Scenario> profile_scenario_gen(const FuzzSpace& sp) {
   const bool may_fail_over = std::any_of(sp.fault_kinds.begin(), sp.fault_kinds.end(), needs_replica);
   // The profile never shrinks to another one: a counterexample belongs to its library.
-  auto topology = rc::gen::tuple(rc::gen::inRange(2, sp.clients_max + 1), rc::gen::noShrink(rc::gen::elementOf(sp.profiles)),
+  auto topology = rc::gen::tuple(rc::gen::inRange(2, sp.clients_max + 1),
+                                 rc::gen::noShrink(rc::gen::elementOf(sp.profiles)),
                                  rc::gen::inRange(0, may_fail_over ? 2 : 1));
   return rc::gen::mapcat(topology, [sp](const std::tuple<int, std::string, int>& t) {
     const auto& [clients, name, replicas] = t;

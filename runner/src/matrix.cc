@@ -16,8 +16,7 @@ std::string matrix_options_problem(const MatrixOptions& o) {
   return "";
 }
 
-std::vector<MatrixCell> run_matrix(const MatrixOptions& o,
-                                   const std::function<void(size_t, size_t, const MatrixCell&, bool)>& progress) {
+std::vector<MatrixCell> run_matrix(const MatrixOptions& o, const MatrixProgress& progress) {
   std::vector<MatrixCell> cells;
   const size_t total = o.profiles.size() * o.faults.size();
   for (const auto& profile : o.profiles) {

@@ -126,7 +126,9 @@ class NodeRedlock : public ProfileLock {
     co_return count_for(*round) >= q;
   }
 
-  Task<Attempts> attempt_loop(const std::string& body, int64_t ttl) { return attempt_loop_argv(script_argv(body, ttl)); }
+  Task<Attempts> attempt_loop(const std::string& body, int64_t ttl) {
+    return attempt_loop_argv(script_argv(body, ttl));
+  }
 
   // v4: _lock's attempt loop (all replies, validity per attempt, unlock between
   // attempts). v5: _execute (quorum-resolved attempts, no unlock between them).

@@ -61,8 +61,9 @@ class RedisPyLock : public ProfileLock {
 
   Task<ExtendOutcome> extend() override {
     if (token_.empty() || timeout_ms_ <= 0) co_return ExtendOutcome::NotExtended;  // LockError
-    Argv eval = reacquire_ ? make_argv("EVAL", script("redis_py_reacquire"), "1", key_, token_, ms_string(timeout_ms_))
-                           : make_argv("EVAL", script("redis_py_extend"), "1", key_, token_, ms_string(timeout_ms_), "0");
+    const std::string ms = ms_string(timeout_ms_);
+    Argv eval = reacquire_ ? make_argv("EVAL", script("redis_py_reacquire"), "1", key_, token_, ms)
+                           : make_argv("EVAL", script("redis_py_extend"), "1", key_, token_, ms, "0");
     Reply r = co_await env_.node(0).call(std::move(eval), kNoTimeout);
     if (r.is_integer(1)) co_return ExtendOutcome::Extended;
     co_return r.type == Reply::Type::Integer ? ExtendOutcome::NotExtended : ExtendOutcome::Unknown;

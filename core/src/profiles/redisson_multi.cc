@@ -157,7 +157,9 @@ std::unique_ptr<ProfileLock> make_redisson(const ProfileInfo& info, Env& env, co
   c.fair = kind == "fair";
   const int64_t lease = o.integer("leaseTime");
   const std::string uuid = random_uuid(env);
-  if (kind == "multilock" || kind == "redlock") return redisson::make_multi(env, key, uuid, c, lease, kind == "redlock");
+  if (kind == "multilock" || kind == "redlock") {
+    return redisson::make_multi(env, key, uuid, c, lease, kind == "redlock");
+  }
   return std::make_unique<redisson::Single>(env, key, uuid + ":" + kThreadId, c, lease);
 }
 

@@ -56,8 +56,9 @@ Task<void> run_watchdog(std::shared_ptr<RLock::Watchdog> d) {
     co_await d->env.sleep(Millis(std::max<int64_t>(d->lease_ms / 3, 1)));
     if (d->stopped) co_return;
     d->tell(true);
-    Argv renew = batched ? make_argv("EVAL", script("redisson_renew_batch"), "1", d->key, ms_string(d->lease_ms), d->field)
-                         : make_argv("EVAL", script("reentrant_renew"), "1", d->key, ms_string(d->lease_ms), d->field);
+    const std::string lease = ms_string(d->lease_ms);
+    Argv renew = batched ? make_argv("EVAL", script("redisson_renew_batch"), "1", d->key, lease, d->field)
+                         : make_argv("EVAL", script("reentrant_renew"), "1", d->key, lease, d->field);
     Reply r = co_await execute(d->env, d->node, std::move(renew), d->c, true);
     if (d->stopped) {
       d->tell(false, r.is_unknown() ? ExtendOutcome::Unknown : ExtendOutcome::Extended, "unlocked meanwhile");

@@ -52,7 +52,8 @@ class Redsync : public ProfileLock {
       if (i != 0) co_await env_.sleep(Millis(delay_ms()));
       const Nanos start = env_.now_mono();
       const Nanos deadline = v4_17_ ? round_deadline() : kGoRedisReadTimeout;
-      auto round = co_await on_all_nodes(env_, same_for_all(env_, set_argv(value)), deadline, decider(true), goredis_call);
+      auto round =
+          co_await on_all_nodes(env_, same_for_all(env_, set_argv(value)), deadline, decider(true), goredis_call);
       const Tally t = tally(*round, [](const Reply& r) { return r.is_ok() || r.is_integer(1); });
       const Nanos now = env_.now_mono();
       const Nanos until = start + Millis(expiry_ms_) - drift();
@@ -68,10 +69,12 @@ class Redsync : public ProfileLock {
   }
 
   Task<ReleaseOutcome> release() override {
-    auto round = co_await on_all_nodes(env_, same_for_all(env_, delete_argv(value_)), kGoRedisReadTimeout, decider(false), goredis_call);
+    auto round = co_await on_all_nodes(env_, same_for_all(env_, delete_argv(value_)), kGoRedisReadTimeout,
+                                       decider(false), goredis_call);
     // 4.0.3's `status != 0` compares an int64 with an int: every reply counts.
-    const Tally t = v4_17_ ? tally(*round, [](const Reply& r) { return r.type == Reply::Type::Integer && r.integer > 0; })
-                           : tally(*round, [](const Reply& r) { return r.type == Reply::Type::Integer; });
+    auto deleted = [](const Reply& r) { return r.type == Reply::Type::Integer && r.integer > 0; };
+    auto any_integer = [](const Reply& r) { return r.type == Reply::Type::Integer; };
+    const Tally t = v4_17_ ? tally(*round, deleted) : tally(*round, any_integer);
     if (t.ok >= quorum()) co_return ReleaseOutcome::Released;
     co_return t.errors > 0 ? ReleaseOutcome::Unknown : ReleaseOutcome::NotOwner;
   }
@@ -82,10 +85,12 @@ class Redsync : public ProfileLock {
     const Nanos start = env_.now_mono();
     const char* name = v4_17_ && setnx_on_extend_ ? "redsync_touch_setnx" : "redsync_touch";
     Argv touch = make_argv("EVAL", script(name), "1", key_, value_, ms_string(expiry_ms_));
-    auto round = co_await on_all_nodes(env_, same_for_all(env_, touch), kGoRedisReadTimeout, decider(false), goredis_call);
+    auto round =
+        co_await on_all_nodes(env_, same_for_all(env_, touch), kGoRedisReadTimeout, decider(false), goredis_call);
     // 4.0.3's `status != "ERR"` holds for any reply at all.
-    const Tally t = v4_17_ ? tally(*round, [](const Reply& r) { return r.type == Reply::Type::Integer && r.integer != 0; })
-                           : tally(*round, [](const Reply& r) { return !r.is_error(); });
+    auto touched = [](const Reply& r) { return r.type == Reply::Type::Integer && r.integer != 0; };
+    auto answered = [](const Reply& r) { return !r.is_error(); };
+    const Tally t = v4_17_ ? tally(*round, touched) : tally(*round, answered);
     if (t.ok < quorum()) co_return t.errors > 0 ? ExtendOutcome::Unknown : ExtendOutcome::NotExtended;
     if (!v4_17_) co_return ExtendOutcome::Extended;
     const Nanos now = env_.now_mono();

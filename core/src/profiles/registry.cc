@@ -70,7 +70,8 @@ std::vector<ProfileOption> redisson_options(bool fair) {
   std::vector<std::string> kinds = {"lock", "multilock", "redlock"};
   if (fair) kinds.insert(kinds.begin() + 1, "fair");
   return {
-      choice("kind", kinds, "lock: RLock; fair: RFairLock; multilock/redlock: RedissonMultiLock/RedissonRedLock over every node"),
+      choice("kind", kinds,
+             "lock: RLock; fair: RFairLock; multilock/redlock: RedissonMultiLock/RedissonRedLock over every node"),
       millis("lockWatchdogTimeout", 30000, 1, "Config: the watchdog's lease (ms), renewed every third of it"),
       integer("leaseTime", -1, -1, kBig, "the tryLock(waitTime, leaseTime) argument (ms); -1: watchdog"),
       millis("timeout", 3000, 1, "Config: how long a command waits for its reply (ms)"),
@@ -125,7 +126,8 @@ std::vector<ProfileInfo> build_table() {
       "C++ RedLock (Lua version): sequential SET NX PX, steady_clock validity from the first attempt; RedMutex's "
       "watcher extends every ttl/2",
       {choice("kind", {"redmutex", "redlock"},
-              "redmutex: RedMutex (lock(), watcher); redlock: RedLockMutexVessel::lock with retries, extend_lock by hand"),
+              "redmutex: RedMutex (lock(), watcher); redlock: RedLockMutexVessel::lock with retries, "
+              "extend_lock by hand"),
        millis("ttl", 3000, 1, "lock TTL (ms; RedMutexOptions default 3 s)"),
        integer("retry_count", 3, 1, 1e6, "redlock: attempts per lock() call"),
        millis("retry_delay", 200, 0, "redlock: a retry waits U(0, retry_delay) ms"),

@@ -36,8 +36,8 @@ struct MatrixCell {
 
 // Runs every cell, rows first. `progress(cell_index, cell_count, cell)` is called before
 // a cell starts (cell without a summary yet) and after it ends.
-std::vector<MatrixCell> run_matrix(const MatrixOptions& o,
-                                   const std::function<void(size_t, size_t, const MatrixCell&, bool done)>& progress = {});
+using MatrixProgress = std::function<void(size_t index, size_t total, const MatrixCell& cell, bool done)>;
+std::vector<MatrixCell> run_matrix(const MatrixOptions& o, const MatrixProgress& progress = {});
 
 // "" or why the options cannot run (an unknown profile or fault kind, named).
 std::string matrix_options_problem(const MatrixOptions& o);
