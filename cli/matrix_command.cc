@@ -153,9 +153,11 @@ int matrix(const MatrixArgs& a) {
   }
   if (a.markdown) std::printf("%s", reports::render_matrix_markdown(rows).c_str());
   for (const auto& r : rows) {
-    std::printf("%-28s %-12s %-12s %llu runs%s%s\n", r.profile.c_str(), r.fault.c_str(), r.verdict.c_str(),
-                static_cast<unsigned long long>(r.runs), r.properties.empty() ? "" : "  ",
-                r.replay.empty() ? "" : ("replay: " + r.replay).c_str());
+    std::string found;
+    for (const auto& p : r.properties) found += (found.empty() ? "  " : ",") + p;
+    std::printf("%-28s %-12s %-12s %5llu runs%s\n", r.profile.c_str(), r.fault.c_str(), r.verdict.c_str(),
+                static_cast<unsigned long long>(r.runs), found.c_str());
+    if (!r.replay.empty()) std::printf("    replay: %s\n", r.replay.c_str());
   }
   std::printf("%zu cells, %d broken; %s/matrix.html\n", rows.size(), broken, a.out.c_str());
   return broken > 0 ? kExitMismatch : 0;
