@@ -1,8 +1,15 @@
 // Linearizability checker benchmarks on generated histories: a CAS register with crashed
-// operations pending to the end, a long mutex history, and a kv history over many keys.
+// operations pending to the end, a long mutex history, kv histories over many keys, and
+// the shapes of Jepsen's and Porcupine's kv tests — 50 clients appending to 10 keys, one
+// of them made non-linearizable — and of Knossos' CAS-register tests with crashed writes.
 // Histories come from a small discrete-event simulation of a correct object with a fixed
 // seed (std::mt19937_64 output is fully specified), so every run checks the same bytes.
+//
+// Times are wall times (UseRealTime): the checker searches keys on several threads, and a
+// user waits for the wall clock. max_rss_bytes is the process's peak resident memory, read
+// after the benchmark (each benchmark runs in its own process under scripts/bench).
 #include <benchmark/benchmark.h>
+#include <sys/resource.h>
 
 #include <cstdint>
 #include <cstdlib>
@@ -34,6 +41,7 @@ struct SimOptions {
   int slots = 5;         // concurrent clients
   size_t ops = 100;
   size_t crashes = 0;    // ops that crash: pending to the end, taking effect or not
+  std::string crash_f;   // when set, only ops with this f crash (e.g. "write")
   uint64_t seed = 1;
 };
 
@@ -86,8 +94,9 @@ History simulate(Workload& w, const SimOptions& o) {
     Slot& s = slots[static_cast<size_t>(p.slot)];
     if (p.kind == 0) {
       if (started == o.ops) continue;
-      s.crashed = crash[started++];
+      bool chosen = crash[started++];
       w.next(p.slot, s.f, s.input, s.key);
+      s.crashed = chosen && (o.crash_f.empty() || s.f == o.crash_f);
       emit(EventType::Invoke, s, s.input, p.time);
       int64_t dur = 1 + rnd(10);
       s.complete_at = p.time + dur;
@@ -155,45 +164,69 @@ class MutexWorkload final : public Workload {
   int owner_ = -1;
 };
 
+// Jepsen's and Porcupine's kv workload: get, put and append of "x <client> <n> y" on random
+// keys, in the proportions of Porcupine's c50 histories (45% get, 5% put, 50% append);
+// appends concatenate, and a key never written reads as "".
 class KvWorkload final : public Workload {
  public:
   KvWorkload(uint64_t seed, int keys) : rng_(seed), keys_(keys) {}
-  void next(int, std::string& f, json& input, std::string& key) override {
-    uint64_t r = rng_() % 3;
-    f = r == 0 ? "get" : r == 1 ? "put" : "append";
+  void next(int slot, std::string& f, json& input, std::string& key) override {
+    uint64_t r = rng_() % 20;
+    f = r < 9 ? "get" : r == 9 ? "put" : "append";
     key = "k" + std::to_string(rng_() % static_cast<uint64_t>(keys_));
-    input = f == "get" ? json() : json(std::to_string(rng_() % 10));
+    input = f == "get" ? json() : json("x " + std::to_string(slot) + " " + std::to_string(count_++) + " y");
   }
   bool apply(int, const std::string& f, const json& in, const std::string& key, json& out) override {
-    auto it = data_.find(key);
-    if (f == "get") out = it == data_.end() ? json() : json(it->second);
-    else if (f == "put" || it == data_.end()) data_[key] = in.get<std::string>();
-    else it->second += " " + in.get<std::string>();
+    std::string& v = data_[key];
+    if (f == "get") out = v;
+    else if (f == "put") v = in.get<std::string>();
+    else v += in.get<std::string>();
     return true;
   }
 
  private:
   std::mt19937_64 rng_;
   int keys_;
+  uint64_t count_ = 0;
   std::map<std::string, std::string> data_;
 };
 
-void run_check(benchmark::State& state, const History& h, const char* model_name) {
-  auto model = make_model(model_name);
-  // Lets a failing goal be investigated with `lockstep check` on the exact history.
-  if (const char* dump = std::getenv("CHECKER_BENCH_DUMP")) {
-    std::ofstream(std::string(dump) + "/" + model_name + "-" + std::to_string(h.events.size()) + ".jsonl") << to_jsonl(h);
+// Makes one key non-linearizable: the get of `key` nearest the middle of the history that
+// read something returns it with an append no client ever made.
+History with_bad_read(History h, const std::string& key) {
+  size_t mid = h.events.size() / 2, best = h.events.size();
+  for (size_t i = 0; i < h.events.size(); ++i) {
+    const Event& e = h.events[i];
+    if (e.key != key || e.f != "get" || e.type != EventType::Ok || e.value == "") continue;
+    if (best == h.events.size() || (i > mid ? i - mid : mid - i) < (best > mid ? best - mid : mid - best)) best = i;
   }
+  if (best < h.events.size()) h.events[best].value = h.events[best].value.get<std::string>() + "x 99 99 y";
+  return h;
+}
+
+size_t max_rss_bytes() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<size_t>(u.ru_maxrss) * 1024;
+}
+
+// CHECKER_BENCH_DUMP=dir writes each history to dir/<name>.jsonl, so that a goal can be
+// investigated, or measured end to end (scripts/bench), with `lockstep check`.
+void run_check(benchmark::State& state, const std::string& name, const History& h, const char* model_name,
+               Verdict expected = Verdict::Valid) {
+  auto model = make_model(model_name);
+  if (const char* dump = std::getenv("CHECKER_BENCH_DUMP")) std::ofstream(std::string(dump) + "/" + name + ".jsonl") << to_jsonl(h);
   LinResult r;
   for (auto _ : state) {
     r = check_linearizable(h, *model, Limits{60.0, size_t{4} << 30});
     benchmark::DoNotOptimize(r.verdict);
   }
-  if (r.verdict != Verdict::Valid) state.SkipWithError(("verdict " + std::string(to_string(r.verdict))).c_str());
+  if (r.verdict != expected) state.SkipWithError(("verdict " + std::string(to_string(r.verdict))).c_str());
   state.counters["ops"] = static_cast<double>(r.ops);
   state.counters["peak_bytes"] = static_cast<double>(r.stats.peak_bytes);
   state.counters["states"] = static_cast<double>(r.stats.states_visited);
   state.counters["cache_entries"] = static_cast<double>(r.stats.cache_entries);
+  state.counters["max_rss_bytes"] = static_cast<double>(max_rss_bytes());
 }
 
 void BM_CasRegisterCrashed(benchmark::State& state) {
@@ -203,9 +236,9 @@ void BM_CasRegisterCrashed(benchmark::State& state) {
   o.ops = 100;
   o.crashes = 20;
   o.seed = 7;
-  run_check(state, simulate(w, o), "cas-register");
+  run_check(state, "cas-crashed-" + std::to_string(o.slots), simulate(w, o), "cas-register");
 }
-BENCHMARK(BM_CasRegisterCrashed)->Arg(5)->Arg(10)->Arg(15)->Arg(20)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CasRegisterCrashed)->Arg(5)->Arg(10)->Arg(15)->Arg(20)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // The 20-process case over other fixed seeds: how much the cost varies between histories.
 void BM_CasRegisterCrashed20BySeed(benchmark::State& state) {
@@ -215,9 +248,9 @@ void BM_CasRegisterCrashed20BySeed(benchmark::State& state) {
   o.ops = 100;
   o.crashes = 20;
   o.seed = static_cast<uint64_t>(state.range(0));
-  run_check(state, simulate(w, o), "cas-register");
+  run_check(state, "cas-crashed-20-seed-" + std::to_string(o.seed), simulate(w, o), "cas-register");
 }
-BENCHMARK(BM_CasRegisterCrashed20BySeed)->DenseRange(1, 6)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CasRegisterCrashed20BySeed)->DenseRange(1, 6)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_Mutex100k(benchmark::State& state) {
   SimOptions o;
@@ -225,9 +258,9 @@ void BM_Mutex100k(benchmark::State& state) {
   o.ops = 100000;
   o.seed = 11;
   MutexWorkload w(o.slots);
-  run_check(state, simulate(w, o), "mutex");
+  run_check(state, "mutex-100k", simulate(w, o), "mutex");
 }
-BENCHMARK(BM_Mutex100k)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Mutex100k)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_Kv10kOver100Keys(benchmark::State& state) {
   KvWorkload w(5, 100);
@@ -235,9 +268,42 @@ void BM_Kv10kOver100Keys(benchmark::State& state) {
   o.slots = 10;
   o.ops = 10000;
   o.seed = 13;
-  run_check(state, simulate(w, o), "kv");
+  run_check(state, "kv-10k-100-keys", simulate(w, o), "kv");
 }
-BENCHMARK(BM_Kv10kOver100Keys)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Kv10kOver100Keys)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The shape of Porcupine's c50 kv tests: 50 clients, 2,000 operations over 10 keys.
+History kv_50_clients() {
+  KvWorkload w(21, 10);
+  SimOptions o;
+  o.slots = 50;
+  o.ops = 2000;
+  o.seed = 17;
+  return simulate(w, o);
+}
+
+// The headline goal: decided invalid in <= 100 ms and <= 100 MB beside nine valid keys.
+void BM_Kv50ClientsOneBadKey(benchmark::State& state) {
+  run_check(state, "kv-50-clients-bad-key", with_bad_read(kv_50_clients(), "k7"), "kv", Verdict::Invalid);
+}
+BENCHMARK(BM_Kv50ClientsOneBadKey)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_Kv50ClientsValid(benchmark::State& state) { run_check(state, "kv-50-clients-valid", kv_50_clients(), "kv"); }
+BENCHMARK(BM_Kv50ClientsValid)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// Knossos' shape: a CAS register, 5 clients, about 150 operations, writes that crashed
+// (pending to the end: they may have taken effect at any later point, or never).
+void BM_CasRegister5ClientsCrashedWrites(benchmark::State& state) {
+  CasWorkload w(77);
+  SimOptions o;
+  o.slots = 5;
+  o.ops = 150;
+  o.crashes = 45;  // of 150 ops, of which the writes crash: about 15
+  o.crash_f = "write";
+  o.seed = 19;
+  run_check(state, "cas-5-clients-crashed-writes", simulate(w, o), "cas-register");
+}
+BENCHMARK(BM_CasRegister5ClientsCrashedWrites)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace lockstep::checker

@@ -1,7 +1,9 @@
 // `lockstep check`: reads history files and checks each for linearizability against one
 // model, printing one verdict line per file (or one JSON object per line with --json).
+// The output is the same for any --threads, apart from the milliseconds.
 // Exit: 0 all valid, 1 any invalid, 2 any unknown and none invalid, 64 usage error,
 // 65 any file unreadable or malformed (takes precedence: that file was not checked).
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -21,8 +23,10 @@ using namespace lockstep::checker;
 struct CheckOptions {
   std::string model = "mutex";
   std::string format = "auto";
+  std::string kv_missing = "empty";
   double time_limit_s = 10.0;
   double memory_limit_mb = 1024.0;
+  unsigned threads = 0;  // one per core
   bool json = false;
   std::vector<std::string> files;
 };
@@ -74,7 +78,7 @@ void print_text(const std::string& file, const History& h, const LinResult& r, l
     std::cout << "    " << short_event(r.involved[i], r.involved_indices[i], has_time) << "\n";
   }
   const auto& lin = r.partial_linearization;
-  std::cout << "  longest partial linearization (" << lin.size() << " ops):";
+  std::cout << "  partial linearization that got furthest (" << lin.size() << " ops):";
   size_t from = lin.size() > kShownLinearization ? lin.size() - kShownLinearization : 0;
   if (from > 0) std::cout << " ...";
   for (size_t i = from; i < lin.size(); ++i) std::cout << (i > from || from > 0 ? ", " : " ") << short_op(lin[i]);
@@ -115,7 +119,9 @@ void print_error(const std::string& file, const std::string& error, bool json) {
 }
 
 int run_check(const CheckOptions& o) {
-  std::unique_ptr<Model> model = make_model(o.model);
+  ModelOptions model_options;
+  parse_kv_missing(o.kv_missing, model_options.kv_missing);  // CLI11 checked the name
+  std::unique_ptr<Model> model = make_model(o.model, model_options);
   Format fmt;
   if (!model || !parse_format(o.format, fmt)) {
     std::string known;
@@ -125,7 +131,9 @@ int run_check(const CheckOptions& o) {
               << "\n";
     return kExitUsage;
   }
-  Limits limits{o.time_limit_s, static_cast<size_t>(o.memory_limit_mb * 1024.0 * 1024.0)};
+  // At most 2^62 bytes, so that the conversion from a double cannot overflow; NaN is 0.
+  double memory_bytes = o.memory_limit_mb > 0 ? std::min(o.memory_limit_mb * 1024.0 * 1024.0, 0x1p62) : 0.0;
+  Limits limits{o.time_limit_s, static_cast<size_t>(memory_bytes), o.threads};
   bool any_invalid = false, any_unknown = false, any_error = false;
   for (const std::string& file : o.files) {
     auto start = std::chrono::steady_clock::now();
@@ -168,6 +176,16 @@ CommandRunner add_check_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--memory-limit", o->memory_limit_mb, "MiB the search may hold per file before unknown")
       ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--threads", o->threads,
+                  "Threads that search a file's keys at once (default 0: one per core); the output is the "
+                  "same for any number")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--kv-missing", o->kv_missing,
+                  "kv model: what a get of a never-written key returns, empty (\"\", as Jepsen's kv tests "
+                  "record; nil reads as \"\" too) or nil")
+      ->check(CLI::IsMember({"empty", "nil"}))
       ->capture_default_str();
   cmd->add_flag("--json", o->json, "One JSON object per file instead of text");
   cmd->add_option("files", o->files, "History files")->required();

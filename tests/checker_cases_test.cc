@@ -5,55 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include "checker_builder.h"
 #include "lockstep/checker/linearizability.h"
 
 namespace lockstep::checker {
 namespace {
 
 using nlohmann::json;
-
-// Builds a history event by event; times are in milliseconds for readable sentences.
-class Builder {
- public:
-  Builder& at(int64_t ms) {
-    ms_ = ms;
-    return *this;
-  }
-  Builder& invoke(int64_t p, const std::string& f, json v = nullptr, const std::string& key = "") {
-    return add(EventType::Invoke, p, f, std::move(v), key);
-  }
-  Builder& ok(int64_t p, const std::string& f, json v = nullptr, const std::string& key = "") {
-    return add(EventType::Ok, p, f, std::move(v), key);
-  }
-  Builder& fail(int64_t p, const std::string& f, const std::string& key = "") {
-    return add(EventType::Fail, p, f, nullptr, key);
-  }
-  Builder& info(int64_t p, const std::string& f, const std::string& key = "") {
-    return add(EventType::Info, p, f, nullptr, key);
-  }
-  // An invoke immediately followed by its ok completion.
-  Builder& op(int64_t p, const std::string& f, json in = nullptr, json out = nullptr, const std::string& key = "") {
-    invoke(p, f, in, key);
-    return ok(p, f, out.is_null() ? in : out, key);
-  }
-  Builder& truth(const std::string& f) { return add(EventType::Truth, -1, f, nullptr, ""); }
-  const History& history() const { return h_; }
-
- private:
-  Builder& add(EventType t, int64_t p, const std::string& f, json v, const std::string& key) {
-    Event e;
-    e.type = t;
-    e.process = p;
-    e.f = f;
-    e.key = key;
-    e.value = std::move(v);
-    e.time_ns = (ms_ += 10) * 1000000;
-    h_.events.push_back(std::move(e));
-    return *this;
-  }
-  History h_;
-  int64_t ms_ = 0;
-};
 
 LinResult check(const Builder& b, const std::string& model, double time_limit_s = 5.0) {
   auto m = make_model(model);
@@ -280,20 +238,6 @@ TEST(CheckerCounter, ReadMustMatchSomeSetOfAdds) {
   ASSERT_EQ(r.verdict, Verdict::Invalid);
   EXPECT_NE(r.explanation_sentence.find("process 3 read 2"), std::string::npos) << r.explanation_sentence;
   EXPECT_NE(r.explanation_sentence.find("sum to 3 and none could be in flight"), std::string::npos)
-      << r.explanation_sentence;
-}
-
-TEST(CheckerKv, AppendsConcatenateAndKeysAreIndependent) {
-  Builder b;
-  b.op(1, "append", "x", nullptr, "k").op(2, "append", "y", nullptr, "k").op(1, "put", "z", nullptr, "j");
-  b.op(3, "get", nullptr, "x y", "k").op(3, "get", nullptr, json::array({"x", "y"}), "k");
-  b.op(3, "get", nullptr, "z", "j").op(3, "get", nullptr, nullptr, "absent");
-  EXPECT_EQ(check(b, "kv").verdict, Verdict::Valid);
-  b.op(3, "get", nullptr, "y x", "k");
-  LinResult r = check(b, "kv");
-  ASSERT_EQ(r.verdict, Verdict::Invalid);
-  EXPECT_EQ(r.key, "k");
-  EXPECT_EQ(r.explanation_sentence.find("process 3's get of key \"k\" returned \"y x\""), 0u)
       << r.explanation_sentence;
 }
 

@@ -1,10 +1,9 @@
-// Reading histories: the EDN subset, Jepsen EDN and log lines, lockstep JSON lines, format
-// detection, and errors that name the file and line.
+// Reading histories: Jepsen EDN in every layout, Jepsen log lines, lockstep JSON lines,
+// format detection, and errors that name the file, line and column.
 #include <string>
 
 #include <gtest/gtest.h>
 
-#include "lockstep/checker/edn.h"
 #include "lockstep/checker/history_io.h"
 #include "lockstep/checker/linearizability.h"
 
@@ -14,41 +13,6 @@ namespace {
 using nlohmann::json;
 
 const std::string kData = std::string(LOCKSTEP_SOURCE_DIR) + "/tests/data/histories/";
-
-json edn(const std::string& text) {
-  json out;
-  std::string error;
-  EXPECT_TRUE(parse_edn(text, out, error)) << text << ": " << error;
-  return out;
-}
-
-std::string edn_error(const std::string& text) {
-  json out;
-  std::string error;
-  EXPECT_FALSE(parse_edn(text, out, error)) << text;
-  return error;
-}
-
-TEST(CheckerEdn, ReadsTheSubset) {
-  EXPECT_EQ(edn("nil"), json());
-  EXPECT_EQ(edn(" true "), json(true));
-  EXPECT_EQ(edn("-42"), json(-42));
-  EXPECT_EQ(edn(":timed-out"), json("timed-out"));
-  EXPECT_EQ(edn("\"a \\\"b\\\"\\n\""), json("a \"b\"\n"));
-  EXPECT_EQ(edn("[3 0]"), json::array({3, 0}));
-  EXPECT_EQ(edn("(1, nil, :x)"), json::array({1, nullptr, "x"}));
-  EXPECT_EQ(edn("{:a [1 [2]], \"b\" {:c false}} ; comment"), json::parse(R"({"a":[1,[2]],"b":{"c":false}})"));
-}
-
-TEST(CheckerEdn, ErrorsSayWhere) {
-  EXPECT_EQ(edn_error("[1 2"), "column 5: unterminated sequence, expected ']'");
-  EXPECT_EQ(edn_error("{:a}"), "column 4: map has a key without a value");
-  EXPECT_EQ(edn_error("\"abc"), "column 5: unterminated string");
-  EXPECT_EQ(edn_error("#{1}"), "column 1: sets and tagged values (#...) are not supported");
-  EXPECT_EQ(edn_error("1 2"), "column 3: unexpected text after the value");
-  EXPECT_EQ(edn_error("foo"), "column 1: unsupported symbol 'foo' (expected nil, true, false)");
-  EXPECT_EQ(edn_error(std::string(100, '[')), "column 66: nesting deeper than 64");
-}
 
 History parse(const std::string& text, Format fmt = Format::Auto) {
   History h;
@@ -92,21 +56,57 @@ TEST(CheckerFormat, EdnHistoryAsOneVector) {
   EXPECT_EQ(detect_format("[{:process 0}"), Format::Edn);
 }
 
-TEST(CheckerFormat, JepsenLogLines) {
-  History h = parse(
-      "2017-03-23 13:54:33,079{GMT}\tINFO\t[main] jepsen.core - Running test\n"
-      "INFO  jepsen.util - 1\t:invoke\t:cas\t[3 0]\n"
-      "INFO  jepsen.util - :nemesis\t:info\t:start\tnil\n"
-      "INFO  jepsen.util - 1\t:info\t:cas\t[3 0]\t:timed-out\n"
-      "INFO  jepsen.util - 2\t:ok\t:read\tnil\n");
+// The shape of Knossos' own test histories: one list, comments between operations.
+TEST(CheckerFormat, EdnHistoryAsOneListWithComments) {
+  History h = parse("({:type :invoke, :f :write, :value 0, :process 0}\n"
+                    " {:type :ok, :f :write, :value 0, :process 0}\n"
+                    " ; Value is 0, then we concurrently write 4, read 3.\n"
+                    " {:type :invoke, :f :read, :value nil, :process 1}\n"
+                    " #_{:type :invoke, :f :write, :value 9, :process 9}\n"
+                    " {:type :ok, :f :read, :value 3, :process 1}\n"
+                    ")\n");
+  ASSERT_EQ(h.events.size(), 4u);
+  EXPECT_EQ(h.events[3].type, EventType::Ok);
+  EXPECT_EQ(h.events[3].value, json(3));
+  EXPECT_EQ(detect_format("; a history\n(\n{:type :invoke"), Format::Edn);
+}
+
+// Hand-trimmed Jepsen histories: maps broken over lines, commas optional, records tagged.
+TEST(CheckerFormat, EdnMapsOverSeveralLines) {
+  History h = parse("{:process 0,\n :type :invoke,\n :f :append,\n :key \"k\",\n :value \"x 0 0 y\"}\n"
+                    "{:process 0 :type :ok\n :f :append :key \"k\" :value \"x 0 0 y\" :time 5}\n"
+                    "#jepsen.history.Op{:index 2, :time 7, :type :invoke, :process 1, :f :get, :key \"k\", :value nil}\n");
   ASSERT_EQ(h.events.size(), 3u);
+  EXPECT_EQ(h.events[0].f, "append");
+  EXPECT_EQ(h.events[0].key, "k");
+  EXPECT_EQ(h.events[1].time_ns, 5);
+  EXPECT_EQ(h.events[2].process, 1);
+  EXPECT_EQ(h.events[2].extra["index"], json(2));
+  EXPECT_EQ(detect_format("{\n  :process 0"), Format::Edn);
+  EXPECT_EQ(detect_format("#jepsen.history.Op{:index 0}"), Format::Edn);
+}
+
+TEST(CheckerFormat, JepsenLogLinesSeparatedBySpaces) {
+  History h = parse(
+      "INFO  jepsen.util - 1   :invoke :write  3\n"
+      "INFO  jepsen.util - 1   :ok     :write  3\n"
+      "INFO [jepsen worker 2] jepsen.util - 2 :invoke :cas [1 2]\n"
+      "INFO  jepsen.util - 2 \t :info :cas   [1 2]   :timed-out\n"
+      "INFO  jepsen.util - 3 :fail :cas [4 5] indeterminate: Connection refused\n"
+      "INFO  jepsen.util - 4 :invoke :read\n"
+      "INFO  jepsen.util - Relative time begins now\n");
+  ASSERT_EQ(h.events.size(), 6u);
   EXPECT_EQ(h.events[0].process, 1);
-  EXPECT_EQ(h.events[0].f, "cas");
-  EXPECT_EQ(h.events[0].value, json::array({3, 0}));
-  EXPECT_EQ(h.events[1].type, EventType::Info);
-  EXPECT_EQ(h.events[1].extra["error"], json("timed-out"));
-  EXPECT_EQ(h.events[2].type, EventType::Ok);
-  EXPECT_TRUE(h.events[2].value.is_null());
+  EXPECT_EQ(h.events[0].f, "write");
+  EXPECT_EQ(h.events[0].value, json(3));
+  EXPECT_EQ(h.events[1].type, EventType::Ok);
+  EXPECT_EQ(h.events[2].value, json::array({1, 2}));
+  EXPECT_EQ(h.events[3].type, EventType::Info);
+  EXPECT_EQ(h.events[3].value, json::array({1, 2}));
+  EXPECT_EQ(h.events[3].extra["error"], json("timed-out"));
+  EXPECT_EQ(h.events[4].extra["error"], json("indeterminate: Connection refused"));
+  EXPECT_TRUE(h.events[5].value.is_null());
+  EXPECT_EQ(detect_format("[main] INFO jepsen.util - 1 :invoke :read nil"), Format::JepsenLog);
 }
 
 TEST(CheckerFormat, DetectsEachFormat) {
@@ -119,21 +119,35 @@ TEST(CheckerFormat, DetectsEachFormat) {
   EXPECT_FALSE(parse_format("xml", f));
 }
 
-TEST(CheckerFormat, MalformedLinesNameFileAndLine) {
+TEST(CheckerFormat, MalformedInputNamesFileLineAndColumn) {
   EXPECT_EQ(parse_error("{:process 0, :type :invoke, :f :read}\n\n{:process 0, :type :ok, :f :read, :value [3}\n"),
-            "h.txt:3: column 44: unexpected character '}'");
+            "h.txt:3:44: unexpected '}', expected ']' to close the vector opened at 3:42");
   EXPECT_EQ(parse_error("{:process 0, :type :begin, :f :read}"),
-            "h.txt:1: :type must be one of :invoke, :ok, :fail, :info (got \"begin\")");
-  EXPECT_EQ(parse_error("{:process \"a\", :type :ok, :f :read}"),
-            "h.txt:1: :process must be an integer or :nemesis (got \"a\")");
+            "h.txt:1:1: :type must be one of :invoke, :ok, :fail, :info (got \"begin\")");
+  EXPECT_EQ(parse_error("{:process 0 :type :ok :f :read}\n  {:process \"a\", :type :ok, :f :read}"),
+            "h.txt:2:3: :process must be an integer or :nemesis (got \"a\")");
+  EXPECT_EQ(parse_error("{:process 0,\n :type :invoke}"), "h.txt:1:1: :f must be a keyword or string");
+  EXPECT_EQ(parse_error("[{:process 0, :type :invoke, :f :read}\n"), "h.txt:2:1: the history's '[' (at 1:1) is never closed");
+  EXPECT_EQ(parse_error("[{:process 0, :type :invoke, :f :read}] {:process 1}"),
+            "h.txt:1:41: text after the history's closing ']'");
+  EXPECT_EQ(parse_error("({:process 0, :type :invoke, :f :read} [1 2])"),
+            "h.txt:1:40: expected an operation map {:process …, :type …, :f …}, got array");
   EXPECT_EQ(parse_error("{\"type\":\"invoke\",\"process\":1,\"f\":\"acquire\"}\n{\"type\":\"ok\",\"f\":"),
-            "h.txt:2: not valid JSON");
-  EXPECT_EQ(parse_error("INFO  jepsen.util - x y\t:invoke\t:read"),
-            "h.txt:1: process: column 1: unsupported symbol 'x' (expected nil, true, false)");
-  EXPECT_EQ(parse_error("INFO  jepsen.util - 1\t:go\t:read"),
-            "h.txt:1: :type must be one of :invoke, :ok, :fail, :info (got \"go\")");
+            "h.txt:2:18: not valid JSON: syntax error while parsing value - unexpected end of input; expected '[', "
+            "'{', or a literal");
+  EXPECT_EQ(parse_error("{\"type\":\"done\"}"), "h.txt:1:1: \"type\" must be one of invoke, ok, fail, info, truth");
+  // Nested past the bound: an error, not a stack overflow when the value is written out.
+  std::string deep = "{\"type\":\"invoke\",\"f\":\"w\",\"value\":\"[\",\"x\":";
+  EXPECT_EQ(parse_error(deep + std::string(200000, '[') + std::string(200000, ']') + "}"),
+            "h.txt:1:" + std::to_string(deep.size() + 64) + ": nesting deeper than 64");
+  EXPECT_EQ(parse_error("INFO  jepsen.util - 1 :go :read"),
+            "h.txt:1:23: :type must be one of :invoke, :ok, :fail, :info (got \"go\")");
+  EXPECT_EQ(parse_error("x\nINFO  jepsen.util - 1  :invoke  :read  [1 2"),
+            "h.txt:2:44: unterminated vector (opened at 2:40), expected ']'");
+  EXPECT_EQ(parse_error("INFO  jepsen.util - 1 :invoke"), "h.txt:1:30: the line ends before its f (the operation, e.g. :read)");
+  EXPECT_EQ(parse_error("INFO  jepsen.util - 1 :invoke [1]"), "h.txt:1:31: f must be a keyword, got [1]");
   EXPECT_EQ(parse_error("hello\nworld\n"),
-            "h.txt:1: no Jepsen operation lines (\"jepsen.util - <process>\\t:<type>\\t...\") found");
+            "h.txt:1:1: no Jepsen operation lines (\"jepsen.util - <process> :<type> :<f> <value>\") found");
 }
 
 TEST(CheckerFormat, ReadsFixtureFiles) {
@@ -146,7 +160,7 @@ TEST(CheckerFormat, ReadsFixtureFiles) {
   ASSERT_TRUE(read_history(kData + "mutex-valid.jsonl", Format::Json, h, error)) << error;
   EXPECT_EQ(h.events.size(), 8u);
   EXPECT_FALSE(read_history(kData + "malformed.edn", Format::Auto, h, error));
-  EXPECT_EQ(error, kData + "malformed.edn:3: column 47: unexpected character '}'");
+  EXPECT_EQ(error, kData + "malformed.edn:3:47: unexpected '}', expected ']' to close the vector opened at 3:43");
   EXPECT_FALSE(read_history(kData + "does-not-exist", Format::Auto, h, error));
   EXPECT_EQ(error, kData + "does-not-exist: cannot open file");
 }
@@ -198,6 +212,11 @@ TEST(CheckerFormat, FixtureVerdicts) {
       {"cas-register-valid.log", "cas-register", Verdict::Valid},
       {"cas-register-invalid.log", "cas-register", Verdict::Invalid},
       {"list-append.edn", "kv", Verdict::Valid},
+      {"kv-append.edn", "kv", Verdict::Valid},
+      {"kv-multiline.edn", "kv", Verdict::Valid},
+      {"kv-two-bad-keys.edn", "kv", Verdict::Invalid},
+      {"cas-register-spaces.log", "cas-register", Verdict::Invalid},
+      {"knossos-list.edn", "cas-register", Verdict::Invalid},
       {"mutex-valid.jsonl", "mutex", Verdict::Valid},
       {"mutex-two-owners.jsonl", "mutex", Verdict::Invalid},
   };

@@ -24,8 +24,8 @@ class RecordingWorld : public WorldControl {
   }
 
   // Runs everything scheduled, in (time, order of scheduling).
-  void run() {
-    while (!queue_.empty()) {
+  void run(Nanos until = Nanos::max()) {
+    while (!queue_.empty() && queue_.begin()->first.first <= until) {
       auto it = queue_.begin();
       now_ = it->first.first;
       auto fn = std::move(it->second);
@@ -51,6 +51,7 @@ class RecordingWorld : public WorldControl {
   void set_clock_drift(const ProcessRef& p, double ppm) override {
     act("drift " + p.name + " " + std::to_string(static_cast<int>(ppm)));
   }
+  void advance(Nanos t) { now_ = t; }
   void add_link_delay(const ProcessRef& p, Nanos d) override { act("delay " + p.name + " " + std::to_string(to_ms(d))); }
   void add_link_jitter(const ProcessRef& p, Nanos d) override {
     act("jitter " + p.name + " " + std::to_string(to_ms(d)));
@@ -85,7 +86,7 @@ TEST(FaultPlan, CrashWithRestartIsRecordedAroundTheWorldsActions) {
   FaultSpec crash = fault(FaultKind::Crash, "client-1", 10);
   crash.restart_after_ms = 5;
   RecordingWorld w;
-  play({crash}, w);
+  FaultPlan plan({crash}, w);
   w.run();
   EXPECT_EQ(w.log, (std::vector<std::string>{
                        R"(10ms truth fault-start p1 n-1 {"at_ms":10,"kind":"crash","restart_after_ms":5,"target":"client-1"})",
@@ -105,7 +106,7 @@ TEST(FaultPlan, TimedFaultsUndoWhatTheyDidAndMarkTheirEnd) {
   part.duration_ms = 10;
   part.one_way = true;
   RecordingWorld w;
-  play({delay, part}, w);
+  FaultPlan plan({delay, part}, w);
   w.run();
   EXPECT_EQ(w.log, (std::vector<std::string>{
                        R"(0ms truth fault-start p-1 n0 {"at_ms":0,"delay_ms":30,"duration_ms":100,"kind":"delay","target":"node-1"})",
@@ -119,12 +120,63 @@ TEST(FaultPlan, TimedFaultsUndoWhatTheyDidAndMarkTheirEnd) {
                    }));
 }
 
+TEST(FaultPlan, ATriggeredFaultStrikesOnTheNthMatchingEventAfterItsDelay) {
+  FaultSpec pause = fault(FaultKind::Pause, "client-1", 0);
+  pause.duration_ms = 300;
+  pause.on = FaultTrigger{"client-1", FaultTrigger::Event::Sends, "del", "lock", 2, 0};
+  FaultSpec crash = fault(FaultKind::Crash, "client-1", 0);
+  crash.on = FaultTrigger{"client-1", FaultTrigger::Event::Receives, "GET", "", 1, 40};
+  RecordingWorld w;
+  FaultPlan plan({pause, crash}, w);
+  auto sends_del = [](std::string_view key) { return WorldEvent{WorldEvent::Kind::Sends, "client-1", "DEL", key}; };
+  w.advance(Millis(5));
+  EXPECT_FALSE(w.event(sends_del("lock")));  // the first DEL: not yet
+  EXPECT_FALSE(w.event(sends_del("other")));  // another key does not count
+  EXPECT_FALSE(w.event({WorldEvent::Kind::Sends, "client-2", "DEL", "lock"}));  // nor another client
+  w.advance(Millis(12));
+  EXPECT_TRUE(w.event(sends_del("lock")));  // the second: the pause is due now
+  EXPECT_FALSE(w.event(sends_del("lock")));  // a fault strikes once
+  // A delayed fault does not hold the event back.
+  EXPECT_FALSE(w.event({WorldEvent::Kind::Receives, "client-1", "get", ""}));
+  w.run();
+  EXPECT_EQ(w.log, (std::vector<std::string>{
+                       R"(12ms truth fault-start p1 n-1 {"at_ms":12,"duration_ms":300,"kind":"pause","on":{"key":"lock","nth":2,"process":"client-1","sends":"del"},"target":"client-1"})",
+                       "12ms pause client-1 300",
+                       R"(52ms truth fault-start p1 n-1 {"at_ms":52,"kind":"crash","on":{"delay_ms":40,"process":"client-1","receives":"GET"},"target":"client-1"})",
+                       "52ms crash client-1",
+                       R"(52ms truth crash p1 n-1 "client-1")",
+                       R"(312ms truth fault-end p1 n-1 {"at_ms":12,"duration_ms":300,"kind":"pause","on":{"key":"lock","nth":2,"process":"client-1","sends":"del"},"target":"client-1"})",
+                   }));
+  EXPECT_TRUE(plan.unfired().empty());
+  EXPECT_EQ(describe_fault(pause), "pause 300ms on client-1 when client-1 sends del lock (the 2nd time)");
+  EXPECT_EQ(describe_fault(crash), "crash on client-1 40ms after client-1 receives GET");
+}
+
+TEST(FaultPlan, AnEventThatNeverCameLeavesItsFaultUnfired) {
+  FaultSpec crash = fault(FaultKind::Crash, "client-1", 0);
+  crash.on = FaultTrigger{"client-1", FaultTrigger::Event::Enters, "critical-section", "", 3, 0};
+  RecordingWorld w;
+  {
+    FaultPlan plan({crash}, w);
+    EXPECT_FALSE(w.event({WorldEvent::Kind::Enters, "client-1", "critical-section", ""}));
+    EXPECT_FALSE(w.event({WorldEvent::Kind::Enters, "client-1", "critical-section", ""}));
+    w.run();
+    EXPECT_TRUE(w.log.empty());
+    ASSERT_EQ(plan.unfired().size(), 1u);
+    EXPECT_EQ(plan.unfired()[0], crash);
+  }
+  EXPECT_FALSE(w.on_event) << "a plan that is gone no longer listens";
+}
+
 TEST(FaultPlan, EveryKindHasWordsARecordThatReadsBackAndASpan) {
   for (const auto& k : fault_kinds()) {
     FaultSpec f = sized_fault(k.kind, k.target == FaultTarget::Groups ? "" : "node-1", 7, 1200, true);
     if (k.target == FaultTarget::Groups) f.groups = {{"client-1"}, {"node-1"}};
     EXPECT_EQ(fault_kind_named(k.name), k.kind);
     EXPECT_EQ(fault_from_record(fault_record(f)), f) << k.name;
+    FaultSpec triggered = f;
+    triggered.on = FaultTrigger{"node-1", FaultTrigger::Event::Deletes, "lock", "", 2, 5};
+    EXPECT_EQ(fault_from_record(fault_record(triggered)), triggered) << k.name;
     EXPECT_EQ(fault_file_json(f)["kind"], k.name);
     EXPECT_EQ(fault_file_json(f).size(), k.keys.size() + 1) << k.name;
     EXPECT_NE(describe_fault(f).find(" at 7ms"), std::string::npos) << describe_fault(f);
@@ -137,6 +189,10 @@ TEST(FaultPlan, EveryKindHasWordsARecordThatReadsBackAndASpan) {
   EXPECT_EQ(fault_span_ms(sized_fault(FaultKind::ClockJump, "node-1", 0, 5, false)), 0);
   EXPECT_EQ(fault_span_ms(sized_fault(FaultKind::Crash, "node-1", 0, 5, false)), std::nullopt);
   EXPECT_EQ(fault_from_record(nlohmann::json{{"kind", "meteor"}}), std::nullopt);
+  EXPECT_EQ(command_key({"EVAL", "return 1", "2", "lock", "stock", "token"}), "lock");
+  EXPECT_EQ(command_key({"evalsha", "abc", "0"}), "");
+  EXPECT_EQ(command_key({"SET", "lock", "1"}), "lock");
+  EXPECT_EQ(command_key({"PING"}), "");
 }
 
 TEST(FaultPlan, AWorldWithoutACapabilityRefusesWithItsReason) {

@@ -1,7 +1,6 @@
 // Failover through redis-sentinel in the live world, against real redis-server and
-// redis-sentinel processes started on free loopback ports: the lag relay holds the
-// replication stream, so a master crash loses a write its client saw succeed; clients
-// follow Sentinel's +switch-master; the catalogue's failover race loses the lock live and
+// redis-sentinel processes started on free loopback ports: clients follow Sentinel's
+// +switch-master; the catalogue's failover race loses the lock live and
 // its counterpart stays safe; nothing the suite started is left running, not even when
 // a run is interrupted.
 #include <fcntl.h>
@@ -18,11 +17,11 @@
 #include <sstream>
 #include <thread>
 
-#include "lockstep/live/lag_relay.h"
 #include "lockstep/live/live_world.h"
 #include "lockstep/live/redis_server.h"
 #include "lockstep/live/sentinel_follower.h"
 #include "lockstep/runner/live_runner.h"
+#include "live_support.h"
 
 namespace lockstep {
 namespace {
@@ -30,21 +29,11 @@ namespace {
 using Argv = std::vector<std::string>;
 using live::NodeAddress;
 
-bool has_redis() { return !live::find_redis_server().empty(); }
+using live_support::has_redis;
 
-live::ServerConfig config(std::string name, std::optional<NodeAddress> replica_of = std::nullopt) {
-  live::ServerConfig c;
-  c.name = std::move(name);
-  c.replica_of = std::move(replica_of);
-  return c;
-}
+using live_support::server_config;
 
 Reply sync(const NodeAddress& a, Argv argv) { return live::sync_command(a, argv, Millis(1000)); }
-
-bool linked(const NodeAddress& replica) {
-  Reply r = sync(replica, {"INFO", "replication"});
-  return r.type == Reply::Type::Bulk && r.str.find("master_link_status:up") != std::string::npos;
-}
 
 // Runs the loop (the relay needs it) until check() holds, asking every 20 ms.
 bool run_until(live::EventLoop& loop, const std::function<bool()>& check, Nanos limit) {
@@ -65,56 +54,14 @@ void expect_all_gone(const std::vector<pid_t>& pids) {
   }
 }
 
-TEST(LiveReplicationLag, TheRelayDelaysWritesAndAMasterCrashLosesThem) {
-  if (!has_redis()) GTEST_SKIP() << "redis-server not installed: live tests need it";
-  live::ServerFarm farm;
-  live::RedisServer* master = farm.start(config("node-1"));
-  ASSERT_NE(master, nullptr) << farm.error();
-  live::EventLoop loop;
-  live::LagRelay relay(loop, master->address(), Millis(300));
-  ASSERT_EQ(relay.start(), "");
-  EXPECT_NE(relay.address().port, master->address().port);
-  live::RedisServer* replica = farm.start(config("node-1-replica-1", relay.address()));
-  ASSERT_NE(replica, nullptr) << farm.error();
-  ASSERT_TRUE(run_until(loop, [&] { return linked(replica->address()); }, Millis(10000)));
-  // Streaming has begun once a first write came through: what follows is held by the
-  // relay alone.
-  ASSERT_TRUE(sync(master->address(), {"SET", "warm", "1"}).is_ok());
-  ASSERT_TRUE(run_until(loop, [&] { return sync(replica->address(), {"GET", "warm"}) == Reply::bulk("1"); }, Millis(5000)));
-
-  const Nanos written = live::mono_clock();
-  ASSERT_TRUE(sync(master->address(), {"SET", "a", "1"}).is_ok());
-  loop.run_for(Millis(100));
-  EXPECT_EQ(sync(replica->address(), {"GET", "a"}), Reply::nil()) << "the relay passed the write on early";
-  ASSERT_TRUE(run_until(loop, [&] { return sync(replica->address(), {"GET", "a"}) == Reply::bulk("1"); }, Millis(3000)));
-  EXPECT_GE(live::mono_clock() - written, Millis(300));
-
-  // A paused master sends nothing: held, a write stays past its lag until released.
-  relay.hold(true);
-  ASSERT_TRUE(sync(master->address(), {"SET", "c", "1"}).is_ok());
-  loop.run_for(Millis(500));
-  EXPECT_EQ(sync(replica->address(), {"GET", "c"}), Reply::nil());
-  relay.hold(false);
-  EXPECT_TRUE(run_until(loop, [&] { return sync(replica->address(), {"GET", "c"}) == Reply::bulk("1"); }, Millis(1000)));
-
-  // Killed while the write is still held: the replica never gets it.
-  ASSERT_TRUE(sync(master->address(), {"SET", "b", "1"}).is_ok());
-  loop.run_for(Millis(50));
-  master->kill();
-  loop.run_for(Millis(600));
-  EXPECT_EQ(sync(replica->address(), {"GET", "b"}), Reply::nil());
-  EXPECT_EQ(sync(replica->address(), {"GET", "a"}), Reply::bulk("1"));
-  EXPECT_GT(relay.dropped_bytes(), 0);
-}
-
 TEST(LiveSentinel, ClientsFollowSwitchMasterToThePromotedReplica) {
   if (!has_redis()) GTEST_SKIP() << "redis-server not installed: live tests need it";
   std::vector<pid_t> pids;
   {
     live::ServerFarm farm;
-    live::RedisServer* master = farm.start(config("node-1"));
+    live::RedisServer* master = farm.start(server_config("node-1"));
     ASSERT_NE(master, nullptr) << farm.error();
-    live::RedisServer* replica = farm.start(config("node-1-replica-1", master->address()));
+    live::RedisServer* replica = farm.start(server_config("node-1-replica-1", master->address()));
     ASSERT_NE(replica, nullptr) << farm.error();
     live::LiveWorld world(1);
     ASSERT_TRUE(sync(master->address(), {"SET", "stock", "7"}).is_ok());
@@ -122,7 +69,7 @@ TEST(LiveSentinel, ClientsFollowSwitchMasterToThePromotedReplica) {
     ASSERT_TRUE(run_until(
         world.loop(), [&] { return sync(replica->address(), {"GET", "stock"}) == Reply::bulk("7"); }, Millis(10000)));
 
-    live::ServerConfig sc = config("sentinel-1");
+    live::ServerConfig sc = server_config("sentinel-1");
     sc.monitors = {{"node-1", master->address(), 1, 5000, 60000}};
     live::RedisServer* sentinel = farm.start(sc);
     ASSERT_NE(sentinel, nullptr) << farm.error();
@@ -179,7 +126,7 @@ TEST(LiveSentinel, ClientsFollowSwitchMasterToThePromotedReplica) {
 }
 
 runner::Scenario load(const std::string& file) {
-  auto r = runner::load_scenario_file(std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/live/" + file);
+  auto r = runner::load_scenario_file(std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/" + file);
   if (auto* e = std::get_if<runner::ScenarioError>(&r)) ADD_FAILURE() << e->message();
   return std::get<runner::Scenario>(r);
 }
@@ -194,7 +141,7 @@ const checker::Event* find(const checker::History& h, const std::string& f) {
 TEST(LiveSentinel, FailoverLosesTheLockLive) {
   if (!has_redis()) GTEST_SKIP() << "redis-server not installed: live tests need it";
   const size_t started_before = live::started_server_pids().size();
-  runner::RunOutcome o = runner::run_live(load("set-px-lua-sentinel-failover.json"));
+  runner::RunOutcome o = runner::run_live(load("12-failover-loses-lock.json"));
   ASSERT_FALSE(o.report.stats.contains("error")) << o.report.stats.dump();
   EXPECT_EQ(o.report.found_violations(),
             (std::set<std::string>{"linearizability", "lost-update", "mutual-exclusion"}))
@@ -221,7 +168,7 @@ TEST(LiveSentinel, FailoverLosesTheLockLive) {
 
 TEST(LiveSentinel, FailoverAfterReplicationIsSafeLive) {
   if (!has_redis()) GTEST_SKIP() << "redis-server not installed: live tests need it";
-  runner::RunOutcome o = runner::run_live(load("set-px-lua-sentinel-failover-after-replication.json"));
+  runner::RunOutcome o = runner::run_live(load("13-failover-after-replication.json"));
   ASSERT_FALSE(o.report.stats.contains("error")) << o.report.stats.dump();
   EXPECT_EQ(o.report.verdict, "safe") << o.report.stats.dump() << "\n" << o.history_jsonl;
   EXPECT_EQ(o.report.stats["sales"], 2);
@@ -272,7 +219,7 @@ bool gone(pid_t pid) {
 TEST(LiveSentinel, InterruptedRunLeavesNoServerOrSentinel) {
   if (!has_redis()) GTEST_SKIP() << "redis-server not installed: live tests need it";
   const std::string out_dir = ::testing::TempDir() + "/lockstep-live-interrupted";
-  const std::string scenario = std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/live/set-px-lua-sentinel-failover.json";
+  const std::string scenario = std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/12-failover-loses-lock.json";
   const pid_t lockstep = fork();
   ASSERT_GE(lockstep, 0);
   if (lockstep == 0) {
@@ -305,13 +252,13 @@ TEST(LiveSentinel, InterruptedRunLeavesNoServerOrSentinel) {
 }
 
 TEST(LiveSentinel, AutomaticFailoverLiveNeedsSentinels) {
-  runner::Scenario s = load("set-px-lua-sentinel-failover.json");
+  runner::Scenario s = load("12-failover-loses-lock.json");
   EXPECT_EQ(runner::live_unsupported(s, {}), "");
   s.topology.sentinels = 0;
   EXPECT_NE(runner::live_unsupported(s, {}).find("topology.sentinels"), std::string::npos);
   runner::LiveOptions external;
   external.redis = "127.0.0.1:1";
-  EXPECT_NE(runner::live_unsupported(load("set-px-lua-sentinel-failover.json"), external), "");
+  EXPECT_NE(runner::live_unsupported(load("12-failover-loses-lock.json"), external), "");
 }
 
 }  // namespace

@@ -1,9 +1,13 @@
+// Reading history files: format names, detection, lockstep's JSON lines, and dispatch to
+// the Jepsen readers (history_edn.cc, history_log.cc).
 #include "lockstep/checker/history_io.h"
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
-#include "lockstep/checker/edn.h"
+#include "history_readers.h"
+#include "text_util.h"
 
 namespace lockstep::checker {
 
@@ -31,179 +35,111 @@ bool parse_format(const std::string& s, Format& out) {
   return false;
 }
 
+namespace detail {
 namespace {
 
-std::string_view trim(std::string_view s) {
-  size_t b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string_view::npos) return {};
-  size_t e = s.find_last_not_of(" \t\r\n");
-  return s.substr(b, e - b + 1);
-}
-
-enum class LineResult { Event, Skip, Error };
-
-LineResult json_line(std::string_view line, Event& e, std::string& why) {
-  nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-  if (j.is_discarded()) {
-    why = "not valid JSON";
-    return LineResult::Error;
+// The JSON library reads any depth but writes (and so compares) values recursively, so
+// a hostile line nested a million deep would overflow the stack later. Lines are checked
+// first, as EDN is, against the same bound. Returns the column of the first bracket past
+// it, or 0.
+constexpr int kMaxJsonDepth = 64;
+size_t too_deep(std::string_view line) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    char c = line[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth) return i + 1;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
   }
-  return from_json(j, e, why) ? LineResult::Event : LineResult::Error;
-}
-
-bool type_from_keyword(const nlohmann::json& v, EventType& t, std::string& why) {
-  if (v.is_string() && v.get<std::string>() != "truth" && parse_event_type(v.get<std::string>(), t)) return true;
-  why = ":type must be one of :invoke, :ok, :fail, :info (got " + v.dump() + ")";
-  return false;
-}
-
-// Fills e.process from an EDN process value; Skip for the nemesis.
-LineResult edn_process(const nlohmann::json& p, Event& e, std::string& why) {
-  if (p.is_string() && p.get<std::string>() == "nemesis") return LineResult::Skip;
-  if (!p.is_number_integer()) {
-    why = ":process must be an integer or :nemesis (got " + p.dump() + ")";
-    return LineResult::Error;
-  }
-  e.process = p.get<int64_t>();
-  return LineResult::Event;
-}
-
-// A history saved as one EDN vector of maps, one map per line, opens with "[" before the
-// first map and closes with "]" after the last; those brackets are not part of any map.
-std::string_view strip_vector_brackets(std::string_view line) {
-  if (line.size() > 1 && line[0] == '[' && trim(line.substr(1)).substr(0, 1) == "{") line = trim(line.substr(1));
-  if (line.size() > 1 && line.back() == ']' && trim(line.substr(0, line.size() - 1)).back() == '}') {
-    line = trim(line.substr(0, line.size() - 1));
-  }
-  return line;
-}
-
-LineResult edn_line(std::string_view line, Event& e, std::string& why) {
-  line = strip_vector_brackets(line);
-  if (line.empty()) return LineResult::Skip;
-  nlohmann::json m;
-  if (!parse_edn(line, m, why)) return LineResult::Error;
-  if (!m.is_object()) {
-    why = "expected a map {...}";
-    return LineResult::Error;
-  }
-  auto p = m.find("process");
-  if (p == m.end()) {
-    why = "missing :process";
-    return LineResult::Error;
-  }
-  if (auto r = edn_process(*p, e, why); r != LineResult::Event) return r;
-  auto t = m.find("type");
-  if (t == m.end() || !type_from_keyword(*t, e.type, why)) {
-    if (t == m.end()) why = "missing :type";
-    return LineResult::Error;
-  }
-  auto f = m.find("f");
-  if (f == m.end() || !f->is_string()) {
-    why = ":f must be a keyword or string";
-    return LineResult::Error;
-  }
-  e.f = f->get<std::string>();
-  for (auto it = m.begin(); it != m.end(); ++it) {
-    const std::string& k = it.key();
-    if (k == "process" || k == "type" || k == "f") continue;
-    if (k == "value") e.value = it.value();
-    else if (k == "key" && !it->is_null()) e.key = it->is_string() ? it->get<std::string>() : it->dump();
-    else if ((k == "time" || k == "thread") && it->is_number_integer()) (k == "time" ? e.time_ns : e.thread) = it->get<int64_t>();
-    else if (k != "key") e.extra[k] = it.value();
-  }
-  return LineResult::Event;
-}
-
-constexpr std::string_view kLogMarker = "jepsen.util - ";
-
-LineResult log_line(std::string_view line, Event& e, std::string& why) {
-  size_t at = line.find(kLogMarker);
-  if (at == std::string_view::npos) return LineResult::Skip;
-  std::string_view rest = line.substr(at + kLogMarker.size());
-  if (rest.find('\t') == std::string_view::npos) return LineResult::Skip;
-  std::vector<std::string_view> fields;
-  for (size_t start = 0; start <= rest.size() && fields.size() < 16;) {
-    size_t tab = rest.find('\t', start);
-    if (tab == std::string_view::npos) tab = rest.size();
-    fields.push_back(rest.substr(start, tab - start));
-    start = tab + 1;
-  }
-  if (fields.size() < 3) {
-    why = "expected process, type and f separated by tabs";
-    return LineResult::Error;
-  }
-  nlohmann::json p, t, f, v;
-  if (!parse_edn(fields[0], p, why)) return why = "process: " + why, LineResult::Error;
-  if (auto r = edn_process(p, e, why); r != LineResult::Event) return r;
-  if (!parse_edn(fields[1], t, why)) return why = "type: " + why, LineResult::Error;
-  if (!type_from_keyword(t, e.type, why)) return LineResult::Error;
-  if (!parse_edn(fields[2], f, why) || !f.is_string()) {
-    why = "f: " + (why.empty() ? "must be a keyword" : why);
-    return LineResult::Error;
-  }
-  e.f = f.get<std::string>();
-  if (fields.size() > 3 && !trim(fields[3]).empty()) {
-    if (!parse_edn(fields[3], e.value, why)) return why = "value: " + why, LineResult::Error;
-  }
-  if (fields.size() > 4 && !trim(fields[4]).empty()) {
-    nlohmann::json err;
-    e.extra["error"] = parse_edn(fields[4], err, why) ? err : nlohmann::json(std::string(trim(fields[4])));
-    why.clear();
-  }
-  return LineResult::Event;
+  return 0;
 }
 
 }  // namespace
 
-Format detect_format(std::string_view text) {
-  for (size_t pos = 0; pos < text.size();) {
-    size_t nl = text.find('\n', pos);
-    if (nl == std::string_view::npos) nl = text.size();
-    std::string_view line = trim(text.substr(pos, nl - pos));
-    pos = nl + 1;
-    if (line.empty()) continue;
-    if (line[0] == '[') line = trim(line.substr(1));
-    if (line.empty() || line[0] != '{') return Format::JepsenLog;
-    std::string_view inner = trim(line.substr(1));
-    return !inner.empty() && inner[0] == ':' ? Format::Edn : Format::Json;
-  }
-  return Format::Json;
-}
-
-bool parse_history_text(std::string_view text, const std::string& name, Format fmt, History& out,
-                        std::string& error) {
-  if (fmt == Format::Auto) fmt = detect_format(text);
+bool read_json_lines(std::string_view text, const std::string& name, History& out, std::string& error) {
   History h;
-  size_t line_no = 0, content_lines = 0;
+  size_t line_no = 0;
   for (size_t pos = 0; pos < text.size();) {
     size_t nl = text.find('\n', pos);
     if (nl == std::string_view::npos) nl = text.size();
-    std::string_view line = trim(text.substr(pos, nl - pos));
+    std::string_view line = text.substr(pos, nl - pos);
     pos = nl + 1;
     ++line_no;
-    if (line.empty()) continue;
-    ++content_lines;
-    Event e;
-    std::string why;
-    LineResult r = fmt == Format::Json  ? json_line(line, e, why)
-                   : fmt == Format::Edn ? edn_line(line, e, why)
-                                        : log_line(line, e, why);
-    if (r == LineResult::Error) {
-      error = name + ":" + std::to_string(line_no) + ": " + why;
+    if (trim(line).empty()) continue;
+    auto fail = [&](size_t column, const std::string& why) {
+      error = name + ":" + std::to_string(line_no) + ":" + std::to_string(column) + ": " + why;
       return false;
+    };
+    if (size_t at = too_deep(line)) return fail(at, "nesting deeper than " + std::to_string(kMaxJsonDepth));
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::parse_error& e) {
+      // what() is "[json.exception.parse_error.101] parse error at line 1, column 9: why".
+      std::string what = e.what();
+      size_t colon = what.find(": ", what.find("column"));
+      return fail(e.byte == 0 ? 1 : e.byte, "not valid JSON: " + (colon == std::string::npos ? what : what.substr(colon + 2)));
     }
-    if (r == LineResult::Event) h.events.push_back(std::move(e));
-  }
-  if (fmt == Format::JepsenLog && h.events.empty() && content_lines > 0) {
-    error = name + ":1: no Jepsen operation lines (\"jepsen.util - <process>\\t:<type>\\t...\") found";
-    return false;
+    Event ev;
+    std::string why;
+    if (!from_json(j, ev, why)) return fail(1, why);
+    h.events.push_back(std::move(ev));
   }
   out = std::move(h);
   return true;
 }
 
+}  // namespace detail
+
+// Skips whitespace and ';' comment lines, so an EDN file that opens with a comment is
+// still recognised by its first form.
+Format detect_format(std::string_view text) {
+  size_t i = 0;
+  for (;;) {
+    while (i < text.size() && std::string_view(" \t\r\n").find(text[i]) != std::string_view::npos) ++i;
+    if (i < text.size() && text[i] == ';') {
+      while (i < text.size() && text[i] != '\n') ++i;
+      continue;
+    }
+    break;
+  }
+  if (i >= text.size()) return Format::Json;
+  size_t eol = text.find('\n', i);
+  std::string_view line = text.substr(i, eol == std::string_view::npos ? std::string_view::npos : eol - i);
+  char c = text[i];
+  if (c == '{') {
+    size_t j = text.find_first_not_of(" \t\r\n", i + 1);
+    return j != std::string_view::npos && (text[j] == '"' || text[j] == '}') ? Format::Json : Format::Edn;
+  }
+  // A log line may open with a bracketed thread name; it still names jepsen.util.
+  if ((c == '[' || c == '(' || c == '#') && line.find("jepsen.util - ") == std::string_view::npos) return Format::Edn;
+  return Format::JepsenLog;
+}
+
+bool parse_history_text(std::string_view text, const std::string& name, Format fmt, History& out,
+                        std::string& error) {
+  if (fmt == Format::Auto) fmt = detect_format(text);
+  switch (fmt) {
+    case Format::Json: return detail::read_json_lines(text, name, out, error);
+    case Format::Edn: return detail::read_edn_history(text, name, out, error);
+    default: return detail::read_jepsen_log(text, name, out, error);
+  }
+}
+
 bool read_history(const std::string& path, Format fmt, History& out, std::string& error) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    error = path + ": is a directory, not a history file";
+    return false;
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     error = path + ": cannot open file";
@@ -211,6 +147,10 @@ bool read_history(const std::string& path, Format fmt, History& out, std::string
   }
   std::ostringstream ss;
   ss << in.rdbuf();
+  if (in.bad()) {
+    error = path + ": cannot read file";
+    return false;
+  }
   return parse_history_text(ss.str(), path, fmt, out, error);
 }
 

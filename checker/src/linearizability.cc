@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
+#include <thread>
 #include <utility>
 
-#include "search.h"
+#include "partitions.h"
 
 namespace lockstep::checker {
 
@@ -74,20 +76,12 @@ bool has_times(const History& h) {
   return std::any_of(h.events.begin(), h.events.end(), [](const Event& e) { return e.time_ns != 0; });
 }
 
-// The failure found on one key, kept until all keys are checked so the earliest is reported.
-struct Failure {
-  std::string key;
-  std::vector<size_t> key_ops;  // op indexes of the key's searched operations, by op id
-  detail::SearchOutput out;
-  Interner values;
-};
-
 void add_op_events(const Operation& op, std::vector<size_t>& idx) {
   idx.push_back(op.invoke_index);
   if (!op.pending) idx.push_back(op.complete_index);
 }
 
-void explain(const History& h, const std::vector<Operation>& ops, const Model& model, const Failure& f,
+void explain(const History& h, const std::vector<Operation>& ops, const Model& model, const detail::Partition& f,
              LinResult& r) {
   const Operation& x = ops[f.key_ops[f.out.stuck_op]];
   r.key = f.key;
@@ -120,6 +114,43 @@ void explain(const History& h, const std::vector<Operation>& ops, const Model& m
   r.final_state = model.show(f.out.partial_state, f.values);
 }
 
+// Builds one partition per key, in key order, from the operations that did not fail.
+bool make_partitions(const std::vector<Operation>& ops, const Model& model,
+                     std::vector<std::unique_ptr<detail::Partition>>& parts, std::string& error) {
+  std::map<std::string, std::vector<size_t>> by_key;  // ordered, so partitions are in a fixed order
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].outcome != EventType::Fail) by_key[ops[i].key].push_back(i);
+  }
+  for (const auto& [key, members] : by_key) {
+    auto p = std::make_unique<detail::Partition>();
+    p->key = key;
+    p->in.model = &model;
+    for (size_t k : members) {
+      const Operation& op = ops[k];
+      Step st;
+      bool drop = false;
+      std::string why;
+      if (!model.prepare(op, p->values, st, drop, why)) {
+        error = "event " + std::to_string(op.invoke_index + 1) + ": " + why;
+        return false;
+      }
+      if (drop) continue;
+      p->key_ops.push_back(k);
+      p->in.steps.push_back(std::move(st));
+      p->in.must.push_back(op.outcome == EventType::Ok ? 1 : 0);
+      p->in.call_pos.push_back(op.invoke_index);
+      p->in.ret_pos.push_back(op.outcome == EventType::Ok ? op.complete_index : detail::kNever);
+    }
+    parts.push_back(std::move(p));
+  }
+  return true;
+}
+
+unsigned thread_count(unsigned asked) {
+  if (asked > 0) return asked;
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
 }  // namespace
 
 LinResult check_linearizable(const History& history, const Model& model, const Limits& limits) {
@@ -127,58 +158,37 @@ LinResult check_linearizable(const History& history, const Model& model, const L
   std::vector<Operation> ops;
   if (!collect_operations(history, ops, r.error)) return r;
   r.ops = ops.size();
-  std::map<std::string, std::vector<size_t>> by_key;  // ordered: keys are checked in a fixed order
-  for (size_t i = 0; i < ops.size(); ++i) {
-    if (ops[i].outcome != EventType::Fail) by_key[ops[i].key].push_back(i);
-  }
+  std::vector<std::unique_ptr<detail::Partition>> parts;
+  if (!make_partitions(ops, model, parts, r.error)) return r;
+  detail::MemoryLedger ledger(limits.memory_limit_bytes);
   detail::SearchBudget budget;
-  auto span = std::chrono::duration<double>(std::max(0.0, limits.time_limit_s));
+  // At most 31 years, so that converting to the clock's nanoseconds cannot overflow; NaN
+  // counts as 0.
+  double seconds = limits.time_limit_s > 0 ? std::min(limits.time_limit_s, 1e9) : 0.0;
+  auto span = std::chrono::duration<double>(seconds);
   budget.deadline = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::nanoseconds>(span);
-  budget.memory_limit_bytes = limits.memory_limit_bytes;
-  bool unknown = false;
-  std::unique_ptr<Failure> first;
-  for (const auto& [key, members] : by_key) {
-    auto f = std::make_unique<Failure>();
-    f->key = key;
-    detail::SearchInput in;
-    in.model = &model;
-    for (size_t k : members) {
-      const Operation& op = ops[k];
-      Step st;
-      bool drop = false;
-      std::string why;
-      if (!model.prepare(op, f->values, st, drop, why)) {
-        r.error = "event " + std::to_string(op.invoke_index + 1) + ": " + why;
-        r.verdict = Verdict::Unknown;
-        return r;
-      }
-      if (drop) continue;
-      f->key_ops.push_back(k);
-      in.steps.push_back(std::move(st));
-      in.must.push_back(op.outcome == EventType::Ok ? 1 : 0);
-      in.call_pos.push_back(op.invoke_index);
-      in.ret_pos.push_back(op.outcome == EventType::Ok ? op.complete_index : detail::kNever);
+  budget.memory = &ledger;
+  detail::search_partitions(parts, budget, thread_count(limits.threads));
+
+  const detail::Partition* invalid = nullptr;
+  for (const auto& p : parts) {
+    r.stats.keys += p->decided;
+    r.stats.states_visited += p->out.states_visited;
+    r.stats.cache_entries += p->out.cache_entries;
+    r.stats.max_depth = std::max(r.stats.max_depth, p->out.max_depth);
+    bool failed = p->decided && p->out.verdict == Verdict::Invalid;
+    if (failed && (invalid == nullptr || failure_position(*p) < failure_position(*invalid))) invalid = p.get();
+    if (p->decided && p->out.verdict == Verdict::Unknown && r.unknown_reason.empty()) {
+      r.unknown_reason = p->out.unknown_reason;
     }
-    f->out = detail::search(in, budget);
-    ++r.stats.keys;
-    r.stats.states_visited += f->out.states_visited;
-    r.stats.cache_entries += f->out.cache_entries;
-    r.stats.peak_bytes = std::max(r.stats.peak_bytes, f->out.peak_bytes);
-    r.stats.max_depth = std::max(r.stats.max_depth, f->out.max_depth);
-    if (f->out.verdict == Verdict::Unknown) {
-      unknown = true;
-      if (r.unknown_reason.empty()) r.unknown_reason = f->out.unknown_reason;
-    }
-    if (f->out.verdict != Verdict::Invalid) continue;
-    size_t at = ops[f->key_ops[f->out.stuck_op]].complete_index;
-    if (!first || at < ops[first->key_ops[first->out.stuck_op]].complete_index) first = std::move(f);
   }
-  if (first) {
+  r.stats.peak_bytes = ledger.peak();
+  if (invalid != nullptr) {
     r.verdict = Verdict::Invalid;
     r.unknown_reason.clear();
-    explain(history, ops, model, *first, r);
+    explain(history, ops, model, *invalid, r);
   } else {
-    r.verdict = unknown ? Verdict::Unknown : Verdict::Valid;
+    r.verdict = r.unknown_reason.empty() ? Verdict::Valid : Verdict::Unknown;
   }
   return r;
 }

@@ -63,6 +63,8 @@ std::string Model::explain(const ExplainContext& ctx) const {
          " model (state there: " + show(ctx.state, ctx.values) + ")";
 }
 
+bool Model::never_allowed(const State&, const Step&, std::span<const Step* const>) const { return false; }
+
 namespace detail {
 std::string show_value(const nlohmann::json& v) {
   if (v.is_null()) return "nil";
@@ -75,23 +77,31 @@ std::string show_value(const nlohmann::json& v) {
 }
 }  // namespace detail
 
+const char* to_string(KvMissing m) { return m == KvMissing::Empty ? "empty" : "nil"; }
+
+bool parse_kv_missing(const std::string& s, KvMissing& out) {
+  if (s != "empty" && s != "nil") return false;
+  out = s == "empty" ? KvMissing::Empty : KvMissing::Nil;
+  return true;
+}
+
 namespace {
-using Factory = std::unique_ptr<Model> (*)();
+using Factory = std::unique_ptr<Model> (*)(const ModelOptions&);
 // Sorted by name so model_names() is stable.
 const std::pair<const char*, Factory> kModels[] = {
-    {"cas-register", detail::make_cas_register},
-    {"counter", detail::make_counter},
-    {"kv", detail::make_kv},
-    {"mutex", detail::make_mutex},
-    {"register", detail::make_register},
-    {"reentrant-mutex", detail::make_reentrant_mutex},
-    {"rw-lock", detail::make_rw_lock},
+    {"cas-register", [](const ModelOptions&) { return detail::make_cas_register(); }},
+    {"counter", [](const ModelOptions&) { return detail::make_counter(); }},
+    {"kv", [](const ModelOptions& o) { return detail::make_kv(o.kv_missing); }},
+    {"mutex", [](const ModelOptions&) { return detail::make_mutex(); }},
+    {"register", [](const ModelOptions&) { return detail::make_register(); }},
+    {"reentrant-mutex", [](const ModelOptions&) { return detail::make_reentrant_mutex(); }},
+    {"rw-lock", [](const ModelOptions&) { return detail::make_rw_lock(); }},
 };
 }  // namespace
 
-std::unique_ptr<Model> make_model(const std::string& name) {
+std::unique_ptr<Model> make_model(const std::string& name, const ModelOptions& options) {
   for (const auto& [n, f] : kModels) {
-    if (name == n) return f();
+    if (name == n) return f(options);
   }
   return nullptr;
 }

@@ -1,10 +1,7 @@
-// The data models: register, cas-register, counter, kv.
+// The data models: register, cas-register, counter (kv is in models_kv.cc).
 #include "model_registry.h"
 
 namespace lockstep::checker::detail {
-namespace {
-
-enum RegCode : int32_t { kRead, kWrite, kCas };
 
 // The last op in the linearization that wrote (any f other than `read_f`), or nullptr.
 const Operation* last_writer(const ExplainContext& ctx, const std::string& read_f) {
@@ -20,6 +17,10 @@ std::string set_by(const ExplainContext& ctx, const Operation* w) {
                                                  : "invoked " + ctx.invoked(*w) + ", outcome unknown";
   return " (set by " + ExplainContext::name(*w) + ", " + when + ")";
 }
+
+namespace {
+
+enum RegCode : int32_t { kRead, kWrite, kCas };
 
 // State: [id of the current value]; null has id 0.
 class Register : public Model {
@@ -65,6 +66,7 @@ class Register : public Model {
     append_i64(next, op.code == kCas ? op.b : op.a);
     return true;
   }
+  bool is_read(const Step& op) const override { return op.code == kRead; }
   std::string show(const State& s, const Interner& values) const override {
     return "value " + show_value(values.value(read_i64(s, 0)));
   }
@@ -134,6 +136,7 @@ class Counter final : public Model {
     append_i64(next, static_cast<int64_t>(static_cast<uint64_t>(cur) + static_cast<uint64_t>(op.a)));
     return true;
   }
+  bool is_read(const Step& op) const override { return op.code == kCounterRead; }
   std::string show(const State& s, const Interner&) const override {
     return "value " + std::to_string(read_i64(s, 0));
   }
@@ -160,85 +163,10 @@ class Counter final : public Model {
   }
 };
 
-enum KvCode : int32_t { kGet, kPut, kAppend };
-
-// A value as the kv model's string: strings as is, integers in decimal, vectors as their
-// elements joined by single spaces (list-append reads).
-bool kv_string(const nlohmann::json& v, std::string& out) {
-  if (v.is_string()) out = v.get<std::string>();
-  else if (v.is_number_integer() || v.is_boolean()) out = v.dump();
-  else if (v.is_array()) {
-    out.clear();
-    for (const auto& e : v) {
-      std::string s;
-      if (!kv_string(e, s)) return false;
-      out += (out.empty() ? "" : " ") + s;
-    }
-  } else return false;
-  return true;
-}
-
-// State: "" when the key is absent, else "=" followed by the value.
-class Kv final : public Model {
- public:
-  const char* name() const override { return "kv"; }
-  State initial() const override { return {}; }
-  bool prepare(const Operation& op, Interner&, Step& out, bool& drop, std::string& error) const override {
-    if (op.f == "get") {
-      out.code = kGet;
-      drop = op.outcome != EventType::Ok;
-      if (drop || op.output.is_null()) return true;
-      out.s = "=";
-      std::string v;
-      if (kv_string(op.output, v)) return out.s += v, true;
-      error = "kv: get must return a string, integer, vector or nil, got " + op.output.dump();
-      return false;
-    }
-    if (op.f != "put" && op.f != "append") {
-      error = "kv: unknown f \"" + op.f + "\" (expected get, put or append)";
-      return false;
-    }
-    out.code = op.f == "put" ? kPut : kAppend;
-    if (kv_string(op.input, out.s)) return true;
-    error = "kv: " + op.f + " needs a string or integer value, got " + op.input.dump();
-    return false;
-  }
-  bool step(const State& s, const Step& op, State& next) const override {
-    if (op.code == kGet) {
-      if (s != op.s) return false;
-      next = s;
-      return true;
-    }
-    if (op.code == kPut || s.size() <= 1) {
-      next.assign("=");
-      next += op.s;
-      return true;
-    }
-    next = s;
-    next += ' ';
-    next += op.s;
-    return true;
-  }
-  std::string show(const State& s, const Interner&) const override {
-    return s.empty() ? "absent" : nlohmann::json(s.substr(1)).dump();
-  }
-  std::string explain(const ExplainContext& ctx) const override {
-    const Operation& x = ctx.failed;
-    if (x.f != "get") return Model::explain(ctx);
-    std::string got;
-    if (!kv_string(x.output, got)) got = "";
-    std::string shown = x.output.is_null() ? "nothing" : nlohmann::json(got).dump();
-    return "process " + std::to_string(x.process) + "'s get of key " + nlohmann::json(x.key).dump() + " returned " +
-           shown + " (completed at " + ctx.completed(x) + ") but the key held " + show(ctx.state, ctx.values) +
-           set_by(ctx, last_writer(ctx, "get"));
-  }
-};
-
 }  // namespace
 
 std::unique_ptr<Model> make_register() { return std::make_unique<Register>(false); }
 std::unique_ptr<Model> make_cas_register() { return std::make_unique<Register>(true); }
 std::unique_ptr<Model> make_counter() { return std::make_unique<Counter>(); }
-std::unique_ptr<Model> make_kv() { return std::make_unique<Kv>(); }
 
 }  // namespace lockstep::checker::detail

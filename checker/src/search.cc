@@ -1,196 +1,16 @@
+// The linearizability search of one partition (search.h).
 #include "search.h"
 
 #include <algorithm>
 #include <bit>
-#include <cstring>
 #include <map>
 #include <tuple>
 #include <utility>
 
+#include "block_pool.h"
+#include "memo.h"
+
 namespace lockstep::checker::detail {
-
-namespace {
-constexpr size_t kBlockWords = size_t{1} << 18;  // 1 MiB of uint32_t
-constexpr uint64_t kMul = 0x9E3779B97F4A7C15ULL;
-constexpr size_t kScanRecords = 64;
-}  // namespace
-
-namespace {
-// splitmix64's finalizer: every input bit affects every output bit.
-uint64_t mix64(uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-uint64_t hash_bytes(const State& s) {
-  uint64_t h = kMul ^ s.size();
-  size_t i = 0;
-  for (; i + 8 <= s.size(); i += 8) {
-    uint64_t w;
-    std::memcpy(&w, s.data() + i, 8);
-    h = (h ^ w) * 0xff51afd7ed558ccdULL;
-    h ^= h >> 29;
-  }
-  if (i < s.size()) {
-    uint64_t w = 0;
-    std::memcpy(&w, s.data() + i, s.size() - i);
-    h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
-    h ^= h >> 29;
-  }
-  return h ^ (h >> 33);
-}
-}  // namespace
-
-bool StateTable::grow(const Room& room) {
-  size_t n = index_.empty() ? 16 : index_.size() * 2;
-  if (bytes() + n * sizeof(int32_t) > room.left()) return false;
-  std::vector<int32_t> index(n, 0);
-  for (size_t id = 0; id < states_.size(); ++id) {
-    size_t i = hashes_[id] & (n - 1);
-    while (index[i] != 0) i = (i + 1) & (n - 1);
-    index[i] = static_cast<int32_t>(id + 1);
-  }
-  index_.swap(index);
-  return true;
-}
-
-int32_t StateTable::intern(const State& s, const Room& room) {
-  uint64_t h = hash_bytes(s);
-  if ((states_.size() + 1) * 2 > index_.size() && !grow(room)) return -1;
-  size_t mask = index_.size() - 1;
-  size_t i = h & mask;
-  for (; index_[i] != 0; i = (i + 1) & mask) {
-    auto id = static_cast<size_t>(index_[i] - 1);
-    if (hashes_[id] == h && states_[id] == s) return static_cast<int32_t>(id);
-  }
-  if (states_.size() >= size_t{INT32_MAX}) return -1;
-  // Every state's bytes count as if on the heap: over by a few bytes for short ones.
-  size_t cap = states_.size() < states_.capacity() ? states_.capacity() : std::max<size_t>(16, states_.capacity() * 2);
-  size_t grown = (cap - states_.capacity()) * (sizeof(State) + sizeof(uint64_t));
-  if (bytes() + grown + s.size() + 1 > room.left()) return -1;
-  states_.reserve(cap);
-  hashes_.reserve(cap);
-  states_.push_back(s);
-  hashes_.push_back(h);
-  heap_bytes_ += s.size() + 1;
-  index_[i] = static_cast<int32_t>(states_.size());
-  return static_cast<int32_t>(states_.size() - 1);
-}
-
-bool MemoCache::equal(const Slot& s, const KeySource& key, size_t len) const {
-  const uint32_t* p = keys_[s.block].data() + s.offset;
-  return p[0] == len && key.equals(p + 1);
-}
-
-bool MemoCache::store(const KeySource& key, size_t len, Slot& slot, const Room& room) {
-  size_t need = len + 1;
-  if (keys_.empty() || keys_.back().size() + need > keys_.back().capacity()) {
-    // Blocks grow from 4 KiB to 1 MiB so tiny searches stay tiny: a check that allocates
-    // and frees much more than 128 KiB makes malloc return and re-fetch pages every time.
-    size_t words = std::max(std::min(kBlockWords, std::max<size_t>(1024, key_bytes_ / 4)), need);
-    if (bytes() + words * 4 > room.left()) return false;
-    keys_.emplace_back();
-    keys_.back().reserve(words);
-    key_bytes_ += words * 4;
-  }
-  auto& b = keys_.back();
-  slot.block = static_cast<uint32_t>(keys_.size() - 1);
-  slot.offset = static_cast<uint32_t>(b.size());
-  b.push_back(static_cast<uint32_t>(len));
-  size_t at = b.size();
-  b.resize(at + len);
-  key.write(b.data() + at);
-  return true;
-}
-
-bool MemoCache::grow(const Room& room) {
-  // Doubling, from 4 KiB: the table is zeroed, so all of it is touched, and a table four
-  // times too large cost more page faults than the rehashes that quadrupling saved.
-  size_t n = slots_.empty() ? 256 : slots_.size() * 2;
-  if (bytes() + n * sizeof(Slot) > room.left()) return false;
-  PooledVector<Slot> old;
-  old.swap(slots_);
-  slots_.resize(n);
-  for (const Slot& s : old) {
-    if (s.hash == 0) continue;
-    size_t i = s.hash & (n - 1);
-    while (slots_[i].hash != 0) i = (i + 1) & (n - 1);
-    slots_[i] = s;
-  }
-  return true;
-}
-
-uint64_t* MemoCache::record(uint32_t id, size_t words) {
-  return sets_[id >> block_shift_].data() + (id & (records_per_block_ - 1)) * (words + 1);
-}
-
-bool MemoCache::dominated(const Slot& slot, const uint64_t* optional, size_t words) {
-  // Only the newest kScanRecords sets are compared, so one insert costs O(1) even when a
-  // key has collected thousands of incomparable sets (pathological histories). Missing an
-  // older dominating set only costs re-exploration, never a wrong verdict.
-  size_t scanned = 0;
-  if (words == 1) {  // up to 64 optional ops: the common case, without the inner loop
-    for (uint32_t id = slot.sets; id != 0 && scanned < kScanRecords; ++scanned) {
-      const uint64_t* r = record(id - 1, 1);
-      if ((r[1] & ~optional[0]) == 0) return true;
-      id = static_cast<uint32_t>(r[0]);
-    }
-    return false;
-  }
-  for (uint32_t id = slot.sets; id != 0 && scanned < kScanRecords; ++scanned) {
-    const uint64_t* r = record(id - 1, words);
-    bool subset = true;
-    for (size_t w = 0; w < words && subset; ++w) subset = (r[1 + w] & ~optional[w]) == 0;
-    if (subset) return true;
-    id = static_cast<uint32_t>(r[0]);
-  }
-  return false;
-}
-
-MemoCache::Insert MemoCache::add_set(Slot& slot, const uint64_t* optional, size_t words, const Room& room) {
-  // Up to 8 KiB blocks: small enough that a tiny search stays tiny, large enough to be
-  // few; a power of two records each, so finding a record needs no division.
-  if (records_per_block_ == 0) {
-    records_per_block_ = std::bit_floor(std::max<size_t>(1, 1024 / (words + 1)));
-    block_shift_ = static_cast<unsigned>(std::countr_zero(records_per_block_));
-  }
-  if (count_ >= (size_t{1} << 32) - 1) return Insert::Full;
-  if ((count_ & (records_per_block_ - 1)) == 0) {
-    size_t block_words = records_per_block_ * (words + 1);
-    if (bytes() + block_words * 8 > room.left()) return Insert::Full;
-    sets_.emplace_back(block_words, 0);
-    set_bytes_ += block_words * 8;
-  }
-  auto id = static_cast<uint32_t>(count_++);
-  uint64_t* r = record(id, words);
-  r[0] = slot.sets;
-  std::copy(optional, optional + words, r + 1);
-  slot.sets = id + 1;
-  return Insert::Added;
-}
-
-MemoCache::Insert MemoCache::insert(const KeySource& key, size_t len, uint32_t hash, const uint64_t* optional,
-                                    size_t words, const Room& room) {
-  if ((key_count_ + 1) * 2 > slots_.size() && !grow(room)) return Insert::Full;
-  size_t mask = slots_.size() - 1;
-  hash |= 1;  // 0 marks empty slots
-  // Probing ends: the load factor stays <= 1/2, so an empty slot exists.
-  for (size_t i = hash & mask;; i = (i + 1) & mask) {
-    Slot& s = slots_[i];
-    if (s.hash == 0) {
-      if (!store(key, len, s, room)) return Insert::Full;
-      s.hash = hash;
-      ++key_count_;
-      return add_set(s, optional, words, room);
-    }
-    if (s.hash == hash && equal(s, key, len)) {
-      return dominated(s, optional, words) ? Insert::Dominated : add_set(s, optional, words, room);
-    }
-  }
-}
 
 namespace {
 
@@ -206,7 +26,7 @@ struct Node {
 struct Frame {
   int32_t node;
   int32_t prev_hi;
-  int32_t phase;  // the scan phase the node was lifted in, to resume there
+  int32_t phase;  // the scan phase the node was lifted in, to resume there (kReads: a read)
   int32_t state;  // id of the state before the node's op
 };
 
@@ -223,58 +43,79 @@ unsigned transition_bits(size_t ops) {
   return std::clamp<unsigned>(static_cast<unsigned>(std::bit_width(ops * 4)), 6, 14);
 }
 
+}  // namespace
+
 class Searcher {
  public:
   Searcher(const SearchInput& in, const SearchBudget& budget) : in_(in), budget_(budget) {
+    rules_out_ = in_.model->rules_out();
     build_list();
     has_optional_ = std::find(in_.must.begin(), in_.must.end(), uint8_t{0}) != in_.must.end();
+    read_.resize(in_.steps.size());
+    for (size_t i = 0; i < in_.steps.size(); ++i) read_[i] = in_.must[i] && in_.model->is_read(in_.steps[i]);
+    first_phase_ = std::find(read_.begin(), read_.end(), uint8_t{1}) != read_.end() ? kReads : kOk;
     find_twins();
     unsigned bits = transition_bits(in_.steps.size());
     transitions_.resize(size_t{1} << bits);
     transition_shift_ = 64 - bits;
   }
+  ~Searcher() { budget_.memory->resize(held_, 0); }
 
-  SearchOutput run() {
-    state_ = states_.intern(in_.model->initial(), states_room_);
-    if (state_ < 0) return finish(Verdict::Unknown, "memory limit");
-    remaining_ = static_cast<size_t>(std::count(in_.must.begin(), in_.must.end(), uint8_t{1}));
-    entry_ = nodes_[0].next;
-    for (uint64_t iter = 0;; ++iter) {
+  // See PartitionSearch::advance.
+  bool advance(uint64_t steps) {
+    if (decided_) return true;
+    if (!started_) {
+      started_ = true;
+      state_ = states_.intern(in_.model->initial(), room_);
+      if (state_ < 0) return finish(Verdict::Unknown, "memory limit");
+      remaining_ = static_cast<size_t>(std::count(in_.must.begin(), in_.must.end(), uint8_t{1}));
+      entry_ = nodes_[0].next;
+      phase_ = first_phase_;
+    }
+    for (uint64_t done = 0; done < steps; ++done, ++iter_) {
       if (remaining_ == 0) return finish(Verdict::Valid, "");
       // Checked every 64 steps: each step is bounded (a dominance scan compares at most
       // kScanRecords sets), so the limits are never overshot by much, and clock reads
       // stay a small part of the work.
-      if ((iter & 63) == 0 && !within_limits()) return finish(Verdict::Unknown, limit_reason_);
+      if ((iter_ & 63) == 0) {
+        if (!within_limits()) return finish(Verdict::Unknown, limit_reason_);
+        if (budget_.cancel != nullptr && budget_.cancel->load(std::memory_order_relaxed)) return false;
+      }
       const Node& n = nodes_[entry_];
       if (n.call) {
-        if (try_lift(n) == MemoCache::Insert::Full) return finish(Verdict::Unknown, "memory limit");
-      } else if (phase_ == 0 && has_optional_) {
-        // Each configuration scans the calls before its first return twice: phase 0 tries
-        // ok ops, phase 1 optional (info) ones. Trying optional ops only when the ok ones
-        // cannot get past the return keeps them from leading the search astray; the
-        // search stays exhaustive because the two phases together try every candidate.
-        phase_ = 1;
+        Lift l = try_lift(n);
+        if (l == Lift::Full) return finish(Verdict::Unknown, "memory limit");
+        // A read allowed here whose configuration was already explored (or cannot get
+        // further): this configuration can get no further either.
+        if (l == Lift::Explored && phase_ == kReads && !backtrack()) return finish(Verdict::Invalid, "");
+      } else if (next_phase()) {
         entry_ = nodes_[0].next;
       } else {
         note_frontier(n.op);
-        if (frames_.empty()) return finish(Verdict::Invalid, "");
-        backtrack();
+        if (!backtrack()) return finish(Verdict::Invalid, "");
       }
     }
+    return false;
   }
 
+  SearchOutput take_output() { return std::move(out_); }
+
  private:
+  enum class Lift { Lifted, Skipped, Explored, Full };
+
   // Linearizes the op of call node `n` if it is a candidate, the model allows it and the
-  // resulting configuration is new; otherwise moves on to the next node.
+  // resulting configuration is new (Lifted); otherwise moves on to the next node: Skipped
+  // when the op is not a candidate or not allowed, Explored when its configuration was
+  // explored already or cannot get further, Full when memory ran out.
   // Most candidates lead to configurations already explored, so the new one is looked up
   // before anything is lifted: its key is built with the op left out of the holes, its hash
   // from the running hash of the ok set.
-  MemoCache::Insert try_lift(const Node& n) {
+  Lift try_lift(const Node& n) {
     int32_t op = n.op;
     int32_t next = candidate(n, phase_) ? transition(state_, op) : kNotAllowed;
     if (next < 0) {
       entry_ = n.next;
-      return next == kNoRoom ? MemoCache::Insert::Full : MemoCache::Insert::Dominated;
+      return next == kNoRoom ? Lift::Full : Lift::Skipped;
     }
     int32_t new_hi = n.must ? std::max(hi_, op + 1) : hi_;
     uint64_t set_hash = n.must ? set_hash_ ^ zobrist_[op] : set_hash_;
@@ -284,11 +125,12 @@ class Searcher {
     CandidateKey key(*this, new_hi, n.must ? op : -1, next);
     if (!n.must) flip_optional(op);
     auto added = cache_.insert(key, holes + 2, static_cast<uint32_t>(mix64(set_hash ^ (static_cast<uint64_t>(next) * kMul))),
-                               opt_bits_.data(), opt_bits_.size(), memo_room_);
+                               opt_bits_.data(), opt_bits_.size(), room_);
     if (!n.must) flip_optional(op);
-    if (added != MemoCache::Insert::Added) {
+    if (added == MemoCache::Insert::Full) return Lift::Full;
+    if (added != MemoCache::Insert::Added || cannot_get_further(op, next)) {
       entry_ = n.next;
-      return added;
+      return Lift::Explored;
     }
     int32_t call = entry_;
     lift(call);
@@ -299,21 +141,78 @@ class Searcher {
     ++out_.states_visited;
     out_.max_depth = std::max(out_.max_depth, frames_.size());
     entry_ = nodes_[0].next;
-    phase_ = 0;
-    return added;
+    phase_ = first_phase_;
+    return Lift::Lifted;
   }
 
-  // Undoes the latest linearization and resumes the scan after its call node.
-  void backtrack() {
-    Frame& f = frames_.back();
-    state_ = f.state;
-    hi_ = f.prev_hi;
-    phase_ = f.phase;
-    unlift(f.node);
-    remaining_ += nodes_[f.node].must;
-    entry_ = nodes_[f.node].next;
-    frames_.pop_back();
-    low_water_ = std::min(low_water_, frames_.size());
+  // Each configuration scans the calls before its first return once per phase: reads
+  // first, then the other ok ops, then optional (info) ones. Trying optional ops only when
+  // the ok ones cannot get past the return keeps them from leading the search astray; the
+  // search stays exhaustive because the phases together try every candidate.
+  bool next_phase() {
+    if (phase_ == kReads) {
+      phase_ = kOk;
+      return true;
+    }
+    if (phase_ == kOk && has_optional_) {
+      phase_ = kOptional;
+      return true;
+    }
+    return false;
+  }
+
+  // Whether linearizing op `x` (into state `next`) can be skipped because it cannot lead
+  // anywhere new: some ok read `o` still to be linearized can never be allowed from there
+  // (the model says so, given the ops invoked before o returns), so every configuration
+  // below gets stuck at o's return or earlier — and the search has already been stuck at
+  // o's return or beyond. The verdict and the failing operation cannot change; only orders
+  // that a later read rules out are no longer tried one by one (and the partial
+  // linearization reported is the first found that got as far, not necessarily the
+  // longest). Only the first few reads are asked about, so a step stays bounded.
+  bool cannot_get_further(int32_t x, int32_t next) {
+    if (!rules_out_ || out_.stuck_op < 0) return false;
+    first_.clear();
+    size_t asked = 0;
+    for (int32_t i = nodes_[0].next, walked = 0; i != -1 && walked < kRuleOutWalk; i = nodes_[i].next, ++walked) {
+      const Node& nd = nodes_[static_cast<size_t>(i)];
+      if (nd.op == x) continue;
+      const Step& st = in_.steps[static_cast<size_t>(nd.op)];
+      if (nd.call) {
+        first_.push_back(&st);
+        continue;
+      }
+      size_t pos = in_.ret_pos[static_cast<size_t>(nd.op)];
+      if (pos > best_pos_) return false;
+      if (!read_[nd.op]) continue;
+      if (in_.model->never_allowed(states_[next], st, first_)) return true;
+      if (++asked == kRuleOutReads) return false;
+    }
+    return false;
+  }
+
+  // Undoes linearizations until a configuration with candidates left to try, and resumes
+  // its scan after the call node of the op undone; false when none is left.
+  //
+  // A read (an op that never changes the state) allowed in a configuration can always be
+  // linearized there first: any way to go on from the configuration works as well with the
+  // read put in front, since the read changes nothing and every op invoked after it
+  // returned still follows it. So once a read's configuration is exhausted, the one it was
+  // allowed in is too, and is given up without trying its other candidates — which cuts
+  // the search through every subset of concurrent reads.
+  bool backtrack() {
+    while (!frames_.empty()) {
+      Frame f = frames_.back();
+      frames_.pop_back();
+      state_ = f.state;
+      hi_ = f.prev_hi;
+      phase_ = f.phase;
+      unlift(f.node);
+      remaining_ += nodes_[f.node].must;
+      entry_ = nodes_[f.node].next;
+      low_water_ = std::min(low_water_, frames_.size());
+      if (f.phase != kReads) return true;
+    }
+    return false;
   }
 
   // Optional ops with equal steps are interchangeable, and the earlier-invoked one can
@@ -338,8 +237,8 @@ class Searcher {
   }
 
   bool candidate(const Node& n, int32_t phase) const {
-    if (n.must) return phase == 0;
-    return phase == 1 && (twin_[n.op] < 0 || lifted_[twin_[n.op]]);
+    if (n.must) return phase == (read_[n.op] ? kReads : kOk);
+    return phase == kOptional && (twin_[n.op] < 0 || lifted_[twin_[n.op]]);
   }
 
   void build_list() {
@@ -448,22 +347,19 @@ class Searcher {
     if (t.from == from && t.op == op) return t.to;
     int32_t to = kNotAllowed;
     if (in_.model->step(states_[from], in_.steps[op], next_)) {
-      to = states_.intern(next_, states_room_);
+      to = states_.intern(next_, room_);
       if (to < 0) return kNoRoom;
     }
     t = Transition{from, op, to};
     return to;
   }
 
-  // What the memo, or the state table, may take: the limit less everything else.
-  struct RoomBeside final : Room {
-    RoomBeside(const Searcher& s, bool for_memo) : s(s), for_memo(for_memo) {}
-    size_t left() const override {
-      size_t used = s.stack_bytes() + (for_memo ? s.states_.bytes() : s.cache_.bytes());
-      return s.budget_.memory_limit_bytes > used ? s.budget_.memory_limit_bytes - used : 0;
-    }
-    const Searcher& s;
-    bool for_memo;
+  // The memo and the state table grow through this: the search's share of the ledger
+  // becomes everything it holds plus the growth, if the check's limit allows.
+  struct LedgerRoom final : Room {
+    explicit LedgerRoom(Searcher& s) : s(s) {}
+    bool admit(size_t extra) override { return s.budget_.memory->resize(s.held_, s.bytes_held() + extra); }
+    Searcher& s;
   };
 
   // The key of a candidate configuration: [hi, holes..., state id], where hi and holes are
@@ -513,10 +409,14 @@ class Searcher {
            ok_below_.capacity() * 4 + transitions_.capacity() * sizeof(Transition);
   }
 
+  size_t bytes_held() const { return cache_.bytes() + states_.bytes() + stack_bytes(); }
+
+  // Also brings the search's share of the ledger to what it holds: down after a table
+  // freed its old array, up as its stacks grew.
   bool within_limits() {
-    size_t bytes = cache_.bytes() + states_.bytes() + stack_bytes();
+    size_t bytes = bytes_held();
     out_.peak_bytes = std::max(out_.peak_bytes, bytes);
-    if (bytes > budget_.memory_limit_bytes) {
+    if (!budget_.memory->resize(held_, bytes)) {
       limit_reason_ = "memory limit";
       return false;
     }
@@ -527,30 +427,43 @@ class Searcher {
     return true;
   }
 
-  SearchOutput finish(Verdict v, const std::string& reason) {
+  bool finish(Verdict v, const std::string& reason) {
+    decided_ = true;
     out_.verdict = v;
     out_.unknown_reason = reason;
     out_.cache_entries = cache_.size();
-    out_.peak_bytes = std::max(out_.peak_bytes, cache_.bytes() + states_.bytes() + stack_bytes());
-    return std::move(out_);
+    out_.peak_bytes = std::max(out_.peak_bytes, bytes_held());
+    return true;
   }
 
   const SearchInput& in_;
   SearchBudget budget_;
   static constexpr int32_t kNotAllowed = -1;
   static constexpr int32_t kNoRoom = -2;
+  // Bounds on cannot_get_further's look ahead: list nodes walked, reads asked about.
+  static constexpr int32_t kRuleOutWalk = 256;
+  static constexpr size_t kRuleOutReads = 4;
+  bool rules_out_ = false;
+  std::vector<const Step*> first_;  // cannot_get_further's scratch: ops invoked so far
   // The search cursor: current configuration and the node being considered.
   int32_t state_ = -1;       // id in states_
   State next_;               // scratch for the model's step
   int32_t hi_ = 0;           // 1 + the largest linearized ok op id
   int32_t entry_ = -1;
-  int32_t phase_ = 0;
+  static constexpr int32_t kReads = 0;     // scan phases, see next_phase
+  static constexpr int32_t kOk = 1;
+  static constexpr int32_t kOptional = 2;
+  int32_t phase_ = kOk;
+  int32_t first_phase_ = kOk;
   size_t remaining_ = 0;     // ok ops not yet linearized
   PooledVector<Node> nodes_;  // [0] is the head sentinel
   PooledVector<Frame> frames_;
   MemoCache cache_;
-  RoomBeside memo_room_{*this, true};
-  RoomBeside states_room_{*this, false};
+  LedgerRoom room_{*this};
+  size_t held_ = 0;  // this search's share of the ledger
+  uint64_t iter_ = 0;
+  bool started_ = false;
+  bool decided_ = false;
   SearchOutput out_;
   size_t best_pos_ = 0;
   size_t low_water_ = 0;
@@ -558,6 +471,7 @@ class Searcher {
   bool has_optional_ = false;
   PooledVector<int32_t> twin_;    // the previous optional op with an equal step, or -1
   PooledVector<uint8_t> lifted_;  // 1 while the op is linearized
+  PooledVector<uint8_t> read_;    // 1 for an ok op that never changes the state
   PooledVector<int32_t> opt_index_;  // position among optional ops, or -1 for ok ops
   std::vector<uint64_t> opt_bits_;  // the linearized optional ops
   PooledVector<int32_t> ok_next_, ok_prev_;
@@ -571,15 +485,16 @@ class Searcher {
   unsigned transition_shift_ = 0;
 };
 
-}  // namespace
+PartitionSearch::PartitionSearch(const SearchInput& in, const SearchBudget& budget)
+    : s_(std::make_unique<Searcher>(in, budget)) {}
+PartitionSearch::~PartitionSearch() = default;
+bool PartitionSearch::advance(uint64_t steps) { return s_->advance(steps); }
+SearchOutput PartitionSearch::take_output() { return s_->take_output(); }
 
 SearchOutput search(const SearchInput& in, const SearchBudget& budget) {
-  if (budget.memory_limit_bytes == 0) {
-    SearchOutput out;
-    out.unknown_reason = "memory limit";
-    return out;
-  }
-  return Searcher(in, budget).run();
+  Searcher s(in, budget);
+  s.advance(UINT64_MAX);
+  return s.take_output();
 }
 
 }  // namespace lockstep::checker::detail

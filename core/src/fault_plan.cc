@@ -3,6 +3,7 @@
 #include "lockstep/fault_plan.h"
 
 #include <algorithm>
+#include <cctype>
 #include <memory>
 
 #include "lockstep/text.h"
@@ -37,70 +38,128 @@ Capability needed(FaultKind kind, bool server) {
   return Capability::kCount;
 }
 
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+bool matches(const FaultTrigger& t, const WorldEvent& e) {
+  if (static_cast<int>(t.event) != static_cast<int>(e.kind) || t.process != e.process) return false;
+  const bool command = t.event == FaultTrigger::Event::Sends || t.event == FaultTrigger::Event::Receives;
+  if (command ? lower(t.what) != lower(e.what) : t.what != e.what) return false;
+  return t.key.empty() || t.key == e.key;
+}
+
+std::string ordinal(int n) {
+  const int tens = n % 100;
+  const char* suffix = (tens >= 11 && tens <= 13) ? "th" : n % 10 == 1 ? "st" : n % 10 == 2 ? "nd" : n % 10 == 3 ? "rd" : "th";
+  return std::to_string(n) + suffix;
+}
+
 }  // namespace
 
-// Schedules one fault. The order of the at() calls is part of the history: two records
-// due at the same instant are written in the order they were scheduled. Scheduled work
-// holds the world by reference: it runs only while the world does. (A friend of
-// WorldControl, to write the world's truth records.)
+// Schedules faults. The order of the at() calls is part of the history: two records due
+// at the same instant are written in the order they were scheduled. Scheduled work holds
+// the world by reference: it runs only while the world does. (A friend of WorldControl,
+// to write the world's truth records.)
 class FaultPlayer {
  public:
   explicit FaultPlayer(WorldControl& world) : world_(world) {}
 
-  void schedule(const FaultSpec& f) {
-    const auto target = f.target.empty() ? std::nullopt : world_.process(f.target);
-    const int64_t process = target ? target->history_id : -1;
-    const int64_t node = target ? target->truth_node : -1;
-    const nlohmann::json record = fault_record(f);
-    at(f.at_ms, [&w = world_, record, process, node] { w.truth(Truth::FaultStart, process, record, node); });
-    if (target || f.kind == FaultKind::Partition) act(f, target ? *target : ProcessRef{});
-    if (f.duration_ms > 0) {
-      at(f.at_ms + f.duration_ms, [&w = world_, record, process, node] { w.truth(Truth::FaultEnd, process, record, node); });
+  void add(const FaultSpec& f) {
+    if (f.on) {
+      armed_.push_back({f, 0, false});
+    } else {
+      schedule(f, Millis(f.at_ms), fault_record(f));
     }
   }
 
- private:
-  void at(int64_t ms, std::function<void()> fn) { world_.at(Millis(ms), std::move(fn)); }
+  bool event(const WorldEvent& e) {
+    bool now = false;
+    for (auto& a : armed_) {
+      if (a.fired || !matches(*a.fault.on, e) || ++a.seen < a.fault.on->nth) continue;
+      a.fired = true;
+      const Nanos start = world_.now() + Millis(a.fault.on->delay_ms);
+      // The record says when the fault really struck.
+      FaultSpec as_struck = a.fault;
+      as_struck.at_ms = std::chrono::duration_cast<Millis>(start).count();
+      schedule(a.fault, start, fault_record(as_struck));
+      now = now || a.fault.on->delay_ms == 0;
+    }
+    return now;
+  }
 
-  void act(const FaultSpec& f, const ProcessRef& p) {
+  std::vector<FaultSpec> unfired() const {
+    std::vector<FaultSpec> out;
+    for (const auto& a : armed_) {
+      if (!a.fired) out.push_back(a.fault);
+    }
+    return out;
+  }
+
+  bool armed() const { return !armed_.empty(); }
+
+ private:
+  struct Armed {
+    FaultSpec fault;
+    int seen;
+    bool fired;
+  };
+
+  void schedule(const FaultSpec& f, Nanos start, nlohmann::json record) {
+    const auto target = f.target.empty() ? std::nullopt : world_.process(f.target);
+    const int64_t process = target ? target->history_id : -1;
+    const int64_t node = target ? target->truth_node : -1;
     WorldControl& w = world_;
+    w.at(start, [&w, record, process, node] { w.truth(Truth::FaultStart, process, record, node); });
+    if (target || f.kind == FaultKind::Partition) act(f, start, target ? *target : ProcessRef{});
+    if (f.duration_ms > 0) {
+      w.at(start + Millis(f.duration_ms),
+           [&w, record, process, node] { w.truth(Truth::FaultEnd, process, record, node); });
+    }
+  }
+
+  void act(const FaultSpec& f, Nanos start, const ProcessRef& p) {
+    WorldControl& w = world_;
+    const Nanos end = start + Millis(f.duration_ms);
     switch (f.kind) {
       case FaultKind::Pause:
-        at(f.at_ms, [&w, p, d = Millis(f.duration_ms)] { w.pause(p, d); });
+        w.at(start, [&w, p, d = Millis(f.duration_ms)] { w.pause(p, d); });
         break;
       case FaultKind::Crash:
-        at(f.at_ms, [&w, p] {
+        w.at(start, [&w, p] {
           w.crash(p);
           w.truth(Truth::Crash, p.history_id, p.name, p.truth_node);
         });
         if (f.restart_after_ms) {
-          at(f.at_ms + *f.restart_after_ms, [&w, p] {
+          w.at(start + Millis(*f.restart_after_ms), [&w, p] {
             w.truth(Truth::Restart, p.history_id, p.name, p.truth_node);
             w.restart(p);
           });
         }
         break;
       case FaultKind::ClockJump:
-        at(f.at_ms, [&w, p, by = Millis(f.jump_ms)] { w.jump_wall_clock(p, by); });
+        w.at(start, [&w, p, by = Millis(f.jump_ms)] { w.jump_wall_clock(p, by); });
         break;
       case FaultKind::ClockDrift:
-        at(f.at_ms, [&w, p, ppm = f.drift_ppm] { w.set_clock_drift(p, ppm); });
+        w.at(start, [&w, p, ppm = f.drift_ppm] { w.set_clock_drift(p, ppm); });
         break;
       case FaultKind::Delay:
       case FaultKind::Jitter: {
         const bool delay = f.kind == FaultKind::Delay;
         const Nanos amount = Millis(delay ? f.delay_ms : f.jitter_ms);
         auto apply = [&w, p, delay](Nanos a) { delay ? w.add_link_delay(p, a) : w.add_link_jitter(p, a); };
-        at(f.at_ms, [apply, amount] { apply(amount); });
-        at(f.at_ms + f.duration_ms, [apply, amount] { apply(-amount); });
+        w.at(start, [apply, amount] { apply(amount); });
+        w.at(end, [apply, amount] { apply(-amount); });
         break;
       }
       case FaultKind::Partition:
-        at(f.at_ms, [&w, f] { partition(w, f, +1); });
-        at(f.at_ms + f.duration_ms, [&w, f] { partition(w, f, -1); });
+        w.at(start, [&w, f] { partition(w, f, +1); });
+        w.at(end, [&w, f] { partition(w, f, -1); });
         break;
       case FaultKind::Failover:
-        at(f.at_ms, [&w, p] { w.fail_over(p); });
+        w.at(start, [&w, p] { w.fail_over(p); });
         break;
     }
   }
@@ -118,7 +177,52 @@ class FaultPlayer {
   }
 
   WorldControl& world_;
+  std::vector<Armed> armed_;
 };
+
+namespace {
+
+nlohmann::json trigger_json(const FaultTrigger& t) {
+  nlohmann::json j = {{"process", t.process}, {trigger_event_names()[static_cast<int>(t.event)], t.what}};
+  if (!t.key.empty()) j["key"] = t.key;
+  if (t.nth != 1) j["nth"] = t.nth;
+  if (t.delay_ms != 0) j["delay_ms"] = t.delay_ms;
+  return j;
+}
+
+std::optional<FaultTrigger> trigger_from_json(const nlohmann::json& j) {
+  if (!j.is_object() || !j.contains("process") || !j["process"].is_string()) return std::nullopt;
+  FaultTrigger t;
+  t.process = j["process"].get<std::string>();
+  bool found = false;
+  for (size_t i = 0; i < trigger_event_names().size(); ++i) {
+    auto it = j.find(trigger_event_names()[i]);
+    if (it == j.end() || !it->is_string()) continue;
+    t.event = static_cast<FaultTrigger::Event>(i);
+    t.what = it->get<std::string>();
+    found = true;
+  }
+  if (!found) return std::nullopt;
+  if (auto it = j.find("key"); it != j.end() && it->is_string()) t.key = it->get<std::string>();
+  if (auto it = j.find("nth"); it != j.end() && it->is_number_integer()) t.nth = it->get<int>();
+  if (auto it = j.find("delay_ms"); it != j.end() && it->is_number_integer()) t.delay_ms = it->get<int64_t>();
+  return t;
+}
+
+}  // namespace
+
+std::string_view command_key(const std::vector<std::string>& argv) {
+  if (argv.size() < 2) return {};
+  const std::string name = lower(argv[0]);
+  if (name != "eval" && name != "evalsha" && name != "eval_ro" && name != "evalsha_ro") return argv[1];
+  if (argv.size() < 4 || argv[2] == "0" || argv[2].empty() || argv[2][0] == '-') return {};
+  return argv[3];
+}
+
+const std::vector<std::string>& trigger_event_names() {
+  static const std::vector<std::string> kNames = {"sends", "receives", "enters", "leaves", "sets", "deletes"};
+  return kNames;
+}
 
 const std::vector<FaultKindInfo>& fault_kinds() {
   using T = FaultTarget;
@@ -169,6 +273,10 @@ std::vector<std::string> fault_kind_names() {
 nlohmann::ordered_json fault_file_json(const FaultSpec& f) {
   nlohmann::ordered_json j = {{"kind", to_string(f.kind)}};
   for (const auto& key : kind_info(f.kind).keys) {
+    if (key == "at_ms" && f.on) {
+      j["on"] = nlohmann::ordered_json::parse(trigger_json(*f.on).dump());
+      continue;
+    }
     if (key == "target") j[key] = f.target;
     if (key == "groups") j[key] = f.groups;
     if (key == "at_ms") j[key] = f.at_ms;
@@ -187,6 +295,7 @@ nlohmann::ordered_json fault_file_json(const FaultSpec& f) {
 // two-way partition are still stated, since they are what that fault is.
 nlohmann::json fault_record(const FaultSpec& f) {
   nlohmann::json j = {{"kind", to_string(f.kind)}};
+  if (f.on) j["on"] = trigger_json(*f.on);
   for (const auto& key : kind_info(f.kind).keys) {
     if (key == "target" && !f.target.empty()) j[key] = f.target;
     if (key == "groups" && !f.groups.empty()) j[key] = f.groups;
@@ -214,6 +323,7 @@ std::optional<FaultSpec> fault_from_record(const nlohmann::json& r) {
     return it->get<int64_t>();
   };
   f.at_ms = integer("at_ms").value_or(0);
+  if (auto it = r.find("on"); it != r.end()) f.on = trigger_from_json(*it);
   f.duration_ms = integer("duration_ms").value_or(0);
   f.restart_after_ms = integer("restart_after_ms");
   f.jump_ms = integer("jump_ms").value_or(0);
@@ -252,7 +362,15 @@ std::string fault_label(const FaultSpec& f) {
 std::string describe_fault(const FaultSpec& f) {
   std::string who = " on " + f.target;
   if (f.groups.size() == 2) who = " " + join(f.groups[0], ",") + (f.one_way ? " -> " : " | ") + join(f.groups[1], ",");
-  std::string out = fault_label(f) + who + " at " + ms_text(f.at_ms);
+  std::string when = " at " + ms_text(f.at_ms);
+  if (f.on) {
+    const FaultTrigger& t = *f.on;
+    when = t.delay_ms ? " " + ms_text(t.delay_ms) + " after " : " when ";
+    when += t.process + " " + trigger_event_names()[static_cast<int>(t.event)] + " " + t.what;
+    if (!t.key.empty()) when += " " + t.key;
+    if (t.nth != 1) when += " (the " + ordinal(t.nth) + " time)";
+  }
+  std::string out = fault_label(f) + who + when;
   // A pause's label already says how long it lasts.
   if (f.duration_ms > 0 && f.kind != FaultKind::Pause) out += " for " + ms_text(f.duration_ms);
   return out;
@@ -314,9 +432,16 @@ std::string unplayable(const std::vector<FaultSpec>& faults, const WorldControl&
   return unplayable(faults, world.capabilities());
 }
 
-void play(const std::vector<FaultSpec>& faults, WorldControl& world) {
-  FaultPlayer player(world);
-  for (const auto& f : faults) player.schedule(f);
+FaultPlan::FaultPlan(const std::vector<FaultSpec>& faults, WorldControl& world)
+    : world_(world), player_(std::make_unique<FaultPlayer>(world)) {
+  for (const auto& f : faults) player_->add(f);
+  if (player_->armed()) world_.on_event = [p = player_.get()](const WorldEvent& e) { return p->event(e); };
 }
+
+FaultPlan::~FaultPlan() {
+  if (player_->armed()) world_.on_event = nullptr;
+}
+
+std::vector<FaultSpec> FaultPlan::unfired() const { return player_->unfired(); }
 
 }  // namespace lockstep

@@ -50,16 +50,21 @@ int healthy(RedisServer* sentinel, std::vector<std::string> argv, const std::str
 
 }  // namespace
 
-Cluster::Cluster(LiveWorld& world) : world_(world) {}
+Cluster::Cluster(LiveWorld& world) : world_(world), proxy_(world.loop(), world.seed()) {}
 
 Cluster::~Cluster() {
-  // The follower and the relays run on the world's loop: they go before the servers.
+  // The follower runs on the world's loop: it goes before the servers.
   follower_.reset();
-  relays_.clear();
+}
+
+std::string Cluster::server_name(const NodeAddress& a) {
+  if (RedisServer* sv = server_at(a)) return sv->config().name;
+  return farm_ ? a.text() : "node-1";
 }
 
 std::string Cluster::use_server(const NodeAddress& address, const ClusterSpec& spec) {
   spec_ = spec;
+  proxy_.set_latency(spec.latency);
   std::vector<std::string> ping{"PING"};
   Reply r = sync_command(address, ping, Millis(1000));
   if (r.type != Reply::Type::Status) return "cannot reach " + address.text() + ": " + to_short_text(r);
@@ -69,10 +74,16 @@ std::string Cluster::use_server(const NodeAddress& address, const ClusterSpec& s
 
 std::string Cluster::start(const ClusterSpec& spec) {
   spec_ = spec;
+  proxy_.set_latency(spec.latency);
   if (auto err = start_servers(); !err.empty()) return err;
   if (auto err = seed(); !err.empty()) return err;
   if (auto err = await_replicas(); !err.empty()) return err;
-  return start_sentinels();
+  if (auto err = start_sentinels(); !err.empty()) return err;
+  // Drift counts from the moment the clients may start.
+  for (const auto& k : spec_.shifted_clocks) {
+    if (k.drift_ppm != 0) drift_clock(k.server, k.drift_ppm);
+  }
+  return "";
 }
 
 ServerConfig Cluster::config(const std::string& name, std::optional<NodeAddress> replica_of) const {
@@ -81,10 +92,10 @@ ServerConfig Cluster::config(const std::string& name, std::optional<NodeAddress>
   c.persistence = spec_.persistence;
   c.min_replicas_to_write = spec_.min_replicas_to_write;
   c.replica_of = std::move(replica_of);
-  for (const auto& [server, offset] : spec_.shifted_clocks) {
-    if (server != name) continue;
+  for (const auto& k : spec_.shifted_clocks) {
+    if (k.server != name) continue;
     c.shifted_clock = true;
-    c.initial_clock_offset = offset;
+    c.initial_clock_offset = k.offset;
   }
   return c;
 }
@@ -98,13 +109,14 @@ std::string Cluster::start_servers() {
     masters_.push_back(master);
     world_.add_node(master->address());
     for (int r = 1; r <= spec_.replicas; ++r) {
-      NodeAddress upstream = master->address();
-      if (spec_.replication_lag_ms > 0) {
-        relays_.push_back(std::make_unique<LagRelay>(world_.loop(), upstream, Millis(spec_.replication_lag_ms)));
-        if (auto err = relays_.back()->start(); !err.empty()) return err;
-        upstream = relays_.back()->address();
-      }
-      RedisServer* replica = farm_->start(config(node_name(i) + "-replica-" + std::to_string(r), upstream));
+      // Replication goes through the proxy too: it holds the stream for the lag, and a
+      // partition can cut a replica off its master.
+      const std::string name = node_name(i) + "-replica-" + std::to_string(r);
+      NodeAddress upstream;
+      FaultProxy::LinkSpec link{name, node_name(i), i, master->address(), FaultProxy::Framing::Bytes,
+                                Millis(spec_.replication_lag_ms)};
+      if (auto err = proxy_.route(link, upstream); !err.empty()) return err;
+      RedisServer* replica = farm_->start(config(name, upstream));
       if (!replica) return farm_->error();
       replicas_.push_back({i, replica});
     }
@@ -204,14 +216,12 @@ std::string Cluster::start_sentinels() {
   return "";
 }
 
-// SIGSTOP/SIGCONT, and the replication the server had buffered in a relay stops with it.
+// SIGSTOP/SIGCONT, and the replication the server had sent into a lag stops with it.
 void Cluster::pause(const std::string& name, bool paused) {
   RedisServer* sv = server(name);
   if (!sv) return;
   paused ? sv->pause() : sv->resume();
-  for (auto& relay : relays_) {
-    if (relay->upstream().port == sv->address().port) relay->hold(paused);
-  }
+  proxy_.hold_from(name, paused);
 }
 
 void Cluster::kill(const std::string& name) {
@@ -226,6 +236,10 @@ void Cluster::restart(const std::string& name) {
 
 void Cluster::jump_clock(const std::string& name, Nanos by) {
   if (auto* sv = server(name)) sv->set_clock_offset(sv->clock_offset() + by);
+}
+
+void Cluster::drift_clock(const std::string& name, double drift_ppm) {
+  if (auto* sv = server(name)) sv->set_clock_drift(drift_ppm);
 }
 
 void Cluster::fail_over(int n) {
@@ -307,10 +321,5 @@ nlohmann::json Cluster::servers_json() const {
   return out;
 }
 
-int64_t Cluster::relay_dropped_bytes() const {
-  int64_t n = 0;
-  for (const auto& r : relays_) n += r->dropped_bytes();
-  return n;
-}
 
 }  // namespace lockstep::live

@@ -16,21 +16,19 @@ int master_index(std::string_view name) {
 
 Capabilities live_capabilities(bool own_servers) {
   Capabilities c = Capabilities::all();
-  const std::string network = "live mode cannot inject network faults on loopback; run it in the simulator";
-  c.deny(Capability::LinkDelay, network).deny(Capability::LinkJitter, network).deny(Capability::Partition, network);
-  const std::string drift = "live mode cannot make a clock drift; run it in the simulator";
-  c.deny(Capability::ClockDriftClient, drift).deny(Capability::ClockDriftServer, drift);
   if (!own_servers) {
     const std::string yours =
         "--redis: refusing to fault your server; run it without --redis (lockstep then starts its own)";
     c.deny(Capability::PauseServer, yours).deny(Capability::CrashServer, yours).deny(Capability::Failover, yours);
-    c.deny(Capability::ClockJumpServer, "--redis: refusing to change your server's clock; run it without --redis");
+    const std::string clock = "--redis: refusing to change your server's clock; run it without --redis";
+    c.deny(Capability::ClockJumpServer, clock).deny(Capability::ClockDriftServer, clock);
   } else {
     // Probing starts a server: only a scenario that moves a server's clock pays for it.
-    c.allow_if(Capability::ClockJumpServer, [] {
+    auto probe = [] {
       const std::string& why = shifted_clock_unusable_reason();
       return why.empty() ? why : "a server clock fault cannot be played here: " + why;
-    });
+    };
+    c.allow_if(Capability::ClockJumpServer, probe).allow_if(Capability::ClockDriftServer, probe);
   }
   return c;
 }
@@ -47,6 +45,16 @@ Control::Control(LiveWorld& world, Cluster& cluster)
 }
 
 void Control::at(Nanos t, std::function<void()> fn) {
+  // Due now: behind work already deferred on the loop, in order (an event-triggered fault
+  // must land before the step of the client it was triggered by).
+  if (t <= now()) {
+    ++pending_;
+    world_.loop().defer([this, fn = std::move(fn)] {
+      --pending_;
+      fn();
+    });
+    return;
+  }
   ++pending_;
   world_.loop().after(t - now(), [this, fn = std::move(fn)] {
     --pending_;
@@ -83,11 +91,16 @@ void Control::jump_wall_clock(const ProcessRef& p, Nanos by) {
   p.server ? cluster_.jump_clock(p.name, by) : world_.jump_wall_clock(p.id, by);
 }
 
-// Refused by capabilities() before a run starts.
-void Control::set_clock_drift(const ProcessRef&, double) {}
-void Control::add_link_delay(const ProcessRef&, Nanos) {}
-void Control::add_link_jitter(const ProcessRef&, Nanos) {}
-void Control::block_link(const ProcessRef&, const ProcessRef&, int) {}
+void Control::set_clock_drift(const ProcessRef& p, double drift_ppm) {
+  p.server ? cluster_.drift_clock(p.name, drift_ppm) : world_.set_clock_drift(p.id, drift_ppm);
+}
+
+// Network faults go to the fault proxy every client and replica connects through.
+void Control::add_link_delay(const ProcessRef& p, Nanos extra) { cluster_.proxy().add_delay(p.name, extra); }
+void Control::add_link_jitter(const ProcessRef& p, Nanos extra) { cluster_.proxy().add_jitter(p.name, extra); }
+void Control::block_link(const ProcessRef& from, const ProcessRef& to, int delta) {
+  cluster_.proxy().block(from.name, to.name, delta);
+}
 
 void Control::fail_over(const ProcessRef& master) { cluster_.fail_over(static_cast<int>(master.truth_node)); }
 

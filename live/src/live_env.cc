@@ -135,7 +135,7 @@ void on_reply(redisAsyncContext* ac, void* r, void* privdata) {
   Reply reply = r ? reply_from_hiredis(r) : Reply::io_error(io_reason(ac, static_cast<Link*>(ac->data)));
   LiveWorld& w = *sent->world;
   if (w.closing()) return;
-  if (r && w.on_reply) w.on_reply(CommandNote{sent->client, sent->node, &sent->argv, &reply});
+  if (r && w.on_command) w.on_command(CommandNote{sent->client, sent->node, &sent->argv, &reply});
   w.post(sent->client, sent->epoch, [st = std::move(sent->st), reply = std::move(reply)]() mutable {
     st->finish(std::move(reply));
   });
@@ -204,7 +204,8 @@ class LiveSubscription : public Subscription {
     close_link(link_);  // hiredis calls on_pubsub with null first: target_ is still alive
   }
 
-  std::string open(const NodeAddress& a, const std::string& channel) {
+  std::string open(int node, const std::string& channel) {
+    const NodeAddress a = world_.route ? world_.route(client_, node, world_.node_address(node)) : world_.node_address(node);
     if (auto err = open_link(link_, a, world_.loop().base()); !err.empty()) return err;
     std::vector<std::string> argv{"SUBSCRIBE", channel};
     return send_argv(link_.ctx, on_pubsub, target_.get(), argv);
@@ -257,7 +258,7 @@ class LiveConnection : public Connection {
     // Like Redisson, a subscription has a connection of its own: a subscribed
     // connection cannot send ordinary commands.
     auto sub = std::make_unique<LiveSubscription>(world_, client_);
-    if (sub->open(world_.node_address(node_), channel).empty()) co_await sub->confirmed(Nanos(1'000'000'000));
+    if (sub->open(node_, channel).empty()) co_await sub->confirmed(Nanos(1'000'000'000));
     co_return sub;
   }
 
@@ -266,25 +267,41 @@ class LiveConnection : public Connection {
  private:
   std::shared_ptr<CallState> issue(std::vector<std::string> argv, Nanos timeout) {
     auto st = std::make_shared<CallState>(world_.loop());
+    auto* sent = new Sent{&world_, client_, node_, world_.epoch(client_), st, std::move(argv)};
+    arm_timeout(world_, client_, st, timeout);
+    if (world_.on_command && world_.on_command(CommandNote{client_, node_, &sent->argv, nullptr})) {
+      // Dropped with the client's incarnation if a fault crashes it first; `this` lives
+      // as long as that incarnation.
+      auto held = std::make_shared<std::unique_ptr<Sent>>(sent);
+      world_.post(client_, sent->epoch, [this, held] { transmit(held->release()); });
+    } else {
+      transmit(sent);
+    }
+    return st;
+  }
+
+  // Connects if needed and writes the command; any failure completes the call with an
+  // I/O error.
+  void transmit(Sent* sent) {
+    std::shared_ptr<CallState> st = sent->st;
     if (link_.ctx && link_.generation != world_.node_generation(node_)) close_link(link_);
     if (!link_.ctx) {
       link_.last_error.clear();
       link_.generation = world_.node_generation(node_);
-      if (auto err = open_link(link_, world_.node_address(node_), world_.loop().base()); !err.empty()) {
+      const NodeAddress& server = world_.node_address(node_);
+      const NodeAddress a = world_.route ? world_.route(client_, node_, server) : server;
+      if (auto err = open_link(link_, a, world_.loop().base()); !err.empty()) {
+        delete sent;
         st->finish(Reply::io_error(err));
-        return st;
+        return;
       }
     }
-    auto* sent = new Sent{&world_, client_, node_, world_.epoch(client_), st, std::move(argv)};
     if (auto err = send_argv(link_.ctx, on_reply, sent, sent->argv); !err.empty()) {
       delete sent;
       st->finish(Reply::io_error(err));
-      return st;
+      return;
     }
-    if (world_.on_sent) world_.on_sent(CommandNote{client_, node_, &sent->argv, nullptr});
-    arm_timeout(world_, client_, st, timeout);
     flush(link_);  // `sent` may be gone after this: a failed write calls back at once
-    return st;
   }
 
   LiveWorld& world_;
@@ -362,8 +379,11 @@ Reply sync_command(const NodeAddress& address, const std::vector<std::string>& a
 LiveEnv::LiveEnv(LiveWorld& world, int client) : world_(world), client_(client) {}
 LiveEnv::~LiveEnv() = default;
 
-Nanos LiveEnv::now_wall() { return wall_clock() + world_.wall_offset(client_); }
-Nanos LiveEnv::now_mono() { return mono_clock(); }
+Nanos LiveEnv::now_wall() { return wall_clock() + world_.wall_offset(client_) + world_.drift(client_, mono_clock()); }
+Nanos LiveEnv::now_mono() {
+  const Nanos now = mono_clock();
+  return now + world_.drift(client_, now);
+}
 
 Task<void> LiveEnv::sleep(Nanos d) {
   co_await SleepAwaiter{world_, client_, std::max(d, Nanos(0))};

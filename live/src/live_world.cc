@@ -1,3 +1,4 @@
+#include <cmath>
 #include <cstdlib>
 
 #include "lockstep/live/live_world.h"
@@ -50,6 +51,20 @@ int LiveWorld::add_client(const std::string& name, int64_t history_id) {
 }
 
 LiveEnv& LiveWorld::env(int client) { return *clients_[client]->env; }
+
+void LiveWorld::set_clock_drift(int client, double drift_ppm) {
+  Client& c = *clients_[client];
+  const Nanos now = loop_.now();
+  c.drift_before = drift(client, now);
+  c.drift_base = now;
+  c.drift_ppb = std::llround(drift_ppm * 1000.0);
+}
+
+Nanos LiveWorld::drift(int client, Nanos now) const {
+  const Client& c = *clients_[client];
+  if (c.drift_ppb == 0) return c.drift_before;
+  return c.drift_before + Nanos(static_cast<int64_t>(static_cast<__int128>((now - c.drift_base).count()) * c.drift_ppb / 1'000'000'000));
+}
 
 void LiveWorld::post(int client, uint64_t epoch, std::function<void()> fn) {
   if (closing_) return;

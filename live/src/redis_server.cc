@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <cmath>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -27,6 +28,9 @@ namespace lockstep::live {
 namespace {
 
 namespace fs = std::filesystem;
+
+// The clock file liblockstep_clock maps: sequence, offset_ns, rate_ppb, base_ns.
+constexpr size_t kClockBytes = 4 * sizeof(int64_t);
 
 // Live children, readable from a signal handler: only atomics, no allocation.
 constexpr size_t kSlots = 1024;
@@ -224,7 +228,7 @@ RedisServer::RedisServer(std::string binary, std::string dir, ServerConfig confi
 
 RedisServer::~RedisServer() {
   kill();
-  if (clock_cell_ != nullptr) munmap(clock_cell_, sizeof(int64_t));
+  if (clock_cell_ != nullptr) munmap(clock_cell_, kClockBytes);
 }
 
 std::vector<std::string> RedisServer::args() const {
@@ -393,7 +397,29 @@ void RedisServer::resume() {
 bool RedisServer::set_clock_offset(Nanos offset) {
   if (!config_.shifted_clock || !map_clock_cell()) return false;
   clock_offset_ = offset;
-  __atomic_store_n(clock_cell_, static_cast<int64_t>(offset.count()), __ATOMIC_RELEASE);
+  return store_clock();
+}
+
+bool RedisServer::set_clock_drift(double drift_ppm) {
+  if (!config_.shifted_clock || !map_clock_cell()) return false;
+  // The drift so far becomes part of the offset; the new rate counts from now.
+  const Nanos now = wall_clock();
+  clock_offset_ += Nanos(static_cast<int64_t>(static_cast<__int128>((now - drift_base_).count()) * drift_ppb_ / 1'000'000'000));
+  drift_base_ = now;
+  drift_ppb_ = std::llround(drift_ppm * 1000.0);
+  return store_clock();
+}
+
+// A seqlock: the sequence is odd while the fields change, so the server never reads an
+// offset from one write with a rate from another.
+bool RedisServer::store_clock() {
+  const int64_t seq = __atomic_load_n(&clock_cell_[0], __ATOMIC_RELAXED);
+  __atomic_store_n(&clock_cell_[0], seq + 1, __ATOMIC_RELAXED);
+  __atomic_thread_fence(__ATOMIC_RELEASE);
+  __atomic_store_n(&clock_cell_[1], static_cast<int64_t>(clock_offset_.count()), __ATOMIC_RELAXED);
+  __atomic_store_n(&clock_cell_[2], drift_ppb_, __ATOMIC_RELAXED);
+  __atomic_store_n(&clock_cell_[3], static_cast<int64_t>(drift_base_.count()), __ATOMIC_RELAXED);
+  __atomic_store_n(&clock_cell_[0], seq + 2, __ATOMIC_RELEASE);
   return true;
 }
 
@@ -404,14 +430,13 @@ bool RedisServer::map_clock_cell() {
   const int fd = open(clock_file().c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) return false;
   void* m = MAP_FAILED;
-  if (ftruncate(fd, static_cast<off_t>(sizeof(int64_t))) == 0) {
-    m = mmap(nullptr, sizeof(int64_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (ftruncate(fd, static_cast<off_t>(kClockBytes)) == 0) {
+    m = mmap(nullptr, kClockBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   }
   close(fd);
   if (m == MAP_FAILED) return false;
   clock_cell_ = static_cast<int64_t*>(m);
-  __atomic_store_n(clock_cell_, static_cast<int64_t>(clock_offset_.count()), __ATOMIC_RELEASE);
-  return true;
+  return store_clock();
 }
 
 ServerFarm::ServerFarm() {

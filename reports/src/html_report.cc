@@ -366,7 +366,7 @@ std::string verdict_section(const RunReport& r) {
   } else if (r.verdict == verdict::kSafe) {
     out += "<p>No property was violated.</p>";
   } else if (r.unknown()) {
-    out += "<p>The run did not finish (the event bound was reached), so no verdict could be given.</p>";
+    for (const auto& why : unknown_reasons(r)) out += "<p>" + esc(why) + "</p>";
   }
   return out + "</div></div>\n";
 }

@@ -46,6 +46,7 @@ std::string render_markdown(const RunReport& r, const checker::History& h) {
     md += "\n";
   }
   if (!r.violations.empty()) md += "\n";
+  for (const auto& why : unknown_reasons(r)) md += md_cell(why) + "\n\n";
 
   const std::vector<std::string> replay{r.replay};
   md += "Replay:\n\n" + fence_for(replay) + "sh\n" + r.replay + "\n" + fence_for(replay) + "\n\n";

@@ -74,6 +74,24 @@ std::vector<std::pair<std::string, std::string>> parameter_rows(const RunReport&
   return rows;
 }
 
+std::vector<std::string> unknown_reasons(const RunReport& r) {
+  std::vector<std::string> out;
+  if (!r.unknown()) return out;
+  if (r.stats.contains("error") && r.stats["error"].is_string())
+    out.push_back("The run could not be played: " + r.stats["error"].get<std::string>() + ".");
+  if (r.stats.contains("faults_never_fired") && r.stats["faults_never_fired"].is_array()) {
+    for (const auto& f : r.stats["faults_never_fired"]) {
+      if (f.is_string())
+        out.push_back("A fault never fired (its event never came), so the run did not test what the scenario "
+                      "describes: " + f.get<std::string>() + ".");
+    }
+  }
+  if (out.empty())
+    out.push_back("The run did not finish (the event bound was reached) or the linearizability check ran out of its "
+                  "limits, so no verdict could be given.");
+  return out;
+}
+
 std::vector<FaultRow> fault_rows(const RunReport& r) {
   std::vector<FaultRow> rows;
   if (!r.faults.is_array()) return rows;

@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <optional>
 
 #include "lockstep/live/cluster.h"
 #include "lockstep/live/control.h"
@@ -45,23 +47,27 @@ live::ClusterSpec cluster_spec(const Scenario& s) {
   c.sentinels = s.topology.sentinels;
   c.down_after_ms = s.topology.down_after_ms;
   c.run_ms = s.duration_ms;
-  // A server whose wall clock a fault moves, or that starts with an offset, runs with
-  // lockstep's clock library preloaded.
-  auto shift = [&c](const std::string& name, Nanos offset) {
-    for (auto& [server, o] : c.shifted_clocks) {
-      if (server != name) continue;
-      if (offset != Nanos(0)) o = offset;
-      return;
+  // A server whose wall clock a fault moves, or that starts with an offset or a drift,
+  // runs with lockstep's clock library preloaded.
+  auto shift = [&c](const std::string& name) -> live::ClusterSpec::ShiftedClock& {
+    for (auto& k : c.shifted_clocks) {
+      if (k.server == name) return k;
     }
-    c.shifted_clocks.push_back({name, offset});
+    c.shifted_clocks.push_back({name});
+    return c.shifted_clocks.back();
   };
   for (const auto& f : s.faults) {
-    if (needed_capability(f) == Capability::ClockJumpServer) shift(f.target, Nanos(0));
+    const Capability need = needed_capability(f);
+    if (need == Capability::ClockJumpServer || need == Capability::ClockDriftServer) shift(f.target);
   }
   for (const auto& k : s.clocks) {
-    if (k.process.rfind("node-", 0) == 0 && k.offset_ms != 0) shift(k.process, Millis(k.offset_ms));
+    if (k.process.rfind("node-", 0) != 0 || (k.offset_ms == 0 && k.drift_ppm == 0)) continue;
+    auto& clock = shift(k.process);
+    clock.offset = Millis(k.offset_ms);
+    clock.drift_ppm = k.drift_ppm;
   }
   c.seed = {{s.workload.stock_key, std::to_string(s.workload.initial_stock)}};
+  c.latency = latency_of(s.network.latency);
   return c;
 }
 
@@ -89,7 +95,8 @@ class LiveRun {
     start_observer();
     for (int i = 1; i <= s_.workload.clients; ++i) add_client(i);
     start_clients(s_, control_, rec_);
-    play(s_.faults, control_);
+    plan_.emplace(s_.faults, control_);
+    watch_critical_sections(control_, rec_);
     const Nanos limit = Millis(s_.duration_ms);
     world_.loop().run_until([this] { return o_.stop_when_idle && all_idle(); }, limit - control_.now());
     finish();
@@ -111,13 +118,34 @@ class LiveRun {
     return cluster_.use_server(a, spec);
   }
 
+  // Clients reach the servers through the fault proxy (the observer straight); the
+  // proxy sees every command leave for a server and every reply come back, which is the
+  // ground truth for who set and who deleted the lock key. The clients' own commands and
+  // replies are the events event-triggered faults wait for.
   void hook_commands() {
-    world_.on_sent = [this](const live::CommandNote& n) {
-      if (n.client != observer_) truth_.sent(world_.history_id(n.client), *n.argv);
+    world_.route = [this](int client, int node, const NodeAddress& a) {
+      if (client == observer_) return a;
+      NodeAddress via;
+      live::FaultProxy::LinkSpec link{world_.client_name(client), cluster_.server_name(a), node, a,
+                                      live::FaultProxy::Framing::Resp, Nanos(0)};
+      return cluster_.proxy().route(link, via).empty() ? via : a;
     };
-    world_.on_reply = [this](const live::CommandNote& n) {
-      if (n.client != observer_) truth_.replied(world_.history_id(n.client), n.node, *n.argv, *n.reply, rec_.now());
+    cluster_.proxy().on_message = [this](const live::ProxyMessage& m) {
+      if (!m.argv || m.argv->empty() || m.from->rfind("client-", 0) != 0) return;
+      const int64_t process = std::atoll(m.from->c_str() + 7);
+      const int64_t now = rec_.now();
+      if (!m.reply) {
+        truth_.sent(process, *m.argv);
+      } else {
+        truth_.replied(process, m.node, *m.argv, *m.reply, (m.sent - control_.origin()).count(), now);
+      }
     };
+    world_.on_command = [this](const live::CommandNote& n) {
+      if (n.client == observer_ || n.argv->empty()) return false;
+      const auto kind = n.reply ? WorldEvent::Kind::Receives : WorldEvent::Kind::Sends;
+      return control_.event({kind, world_.client_name(n.client), (*n.argv)[0], command_key(*n.argv)});
+    };
+    truth_.on_change = [this](int node, bool set) { key_event(control_, "node-" + std::to_string(node + 1), s_.lock.key, set); };
   }
 
   // The observer is a client no fault targets: it polls the lock key on every node.
@@ -144,7 +172,9 @@ class LiveRun {
     const std::string name = "client-" + std::to_string(i);
     const int c = world_.add_client(name, i);
     for (const auto& k : s_.clocks) {
-      if (k.process == name) world_.jump_wall_clock(c, Millis(k.offset_ms));
+      if (k.process != name) continue;
+      world_.jump_wall_clock(c, Millis(k.offset_ms));
+      if (k.drift_ppm != 0) world_.set_clock_drift(c, k.drift_ppm);
     }
     clients_.push_back(c);
   }
@@ -165,6 +195,7 @@ class LiveRun {
     const int64_t end = rec_.now();
     world_.stop_all();
     truth_.settle_all(end);
+    record_unfired(*plan_, rec_);
     record_resource();
     if (o_.redis) {
       std::vector<std::string> del{"DEL", s_.lock.key, s_.workload.stock_key};
@@ -198,6 +229,7 @@ class LiveRun {
   live::Control control_;
   Recorder rec_;
   LockTruth truth_;
+  std::optional<FaultPlan> plan_;
   std::vector<int> clients_;
   int observer_ = -1;
   bool resource_read_ = false;
@@ -276,7 +308,8 @@ RunOutcome run_live(const Scenario& scenario, const LiveOptions& options) {
   if (!truth_json.is_null()) st["truth_counts"] = truth_json;
   if (!servers_json.is_null()) st["servers"] = servers_json;
   if (!replication_json.is_null()) st["replication"] = replication_json;
-  st["network"] = "loopback: the scenario's network latency and loss do not apply live";
+  st["network"] = "loopback through lockstep's fault proxy: each message waits a draw of the scenario's latency "
+                  "(loss does not apply live)";
   st["wall_ms"] = (live::mono_clock() - wall_start).count() / kMs;
   if (options.redis) st["redis"] = *options.redis;
   if (!error.empty()) {

@@ -36,12 +36,15 @@ void LockTruth::sent(int64_t process, const std::vector<std::string>& argv) {
   if ((cmd == "SET" || cmd == "SETNX") && argv.size() >= 3 && argv[1] == key_) tokens_[argv[2]].insert(process);
 }
 
-void LockTruth::replied(int64_t process, int node, const std::vector<std::string>& argv, const Reply& r, int64_t now) {
+void LockTruth::replied(int64_t process, int node, const std::vector<std::string>& argv, const Reply& r, int64_t sent,
+                        int64_t now) {
   const std::string cmd = upper(argv[0]);
   if (argv.size() >= 3 && argv[1] == key_ && ((cmd == "SET" && r.is_ok()) || (cmd == "SETNX" && r.is_integer(1)))) {
-    setters_[node].push_back({process, now, false, std::nullopt});
+    bool nx = cmd == "SETNX";
+    for (size_t i = 3; i < argv.size(); ++i) nx = nx || upper(argv[i]) == "NX";
+    setters_[node].push_back({process, sent, now, false, std::nullopt, nx});
   } else if (deletes_lock(cmd, argv) && r.type == Reply::Type::Integer && r.integer >= 1) {
-    deleters_[node].push_back({process, now, false, script_token(cmd, argv)});
+    deleters_[node].push_back({process, sent, now, false, script_token(cmd, argv)});
   }
 }
 
@@ -51,13 +54,24 @@ void LockTruth::observe(int node, const Reply& r, int64_t sent, int64_t now) {
   NodeState& st = nodes_[node];
   const bool present = r.elements[0].str != "none";
   const std::string value = r.elements[1].str;
-  if (st.present && (!present || value != st.value)) {
+  const bool removed = st.present && (!present || value != st.value);
+  const bool set = present && (!st.present || value != st.value);
+  Done* reset = st.present && present && value == st.value ? unseen_reset(node, now) : nullptr;
+  if (removed) {
     st.pending.push_back({true, now, st.value, st.last_present_ns, st.expires_at_ns, now + kAttributionWaitNs});
   }
-  if (present && (!st.present || value != st.value)) {
+  if (set) {
     st.pending.push_back({false, now, value, st.present ? st.last_present_ns : st.last_absent_ns, -1,
                           now + kAttributionWaitNs});
   }
+  if (reset) {
+    // Gone when its TTL said, if that falls between the last sighting and the new set.
+    const int64_t gone = std::clamp(st.expires_at_ns >= 0 ? st.expires_at_ns : reset->sent_ns, st.last_reply_ns,
+                                    reset->sent_ns);
+    st.pending.push_back({true, gone, st.value, st.last_present_ns, st.expires_at_ns, now + kAttributionWaitNs});
+    st.pending.push_back({false, reset->at_ns, value, gone, -1, now + kAttributionWaitNs});
+  }
+  st.last_reply_ns = now;
   st.present = present;
   st.value = value;
   if (present) {
@@ -68,6 +82,17 @@ void LockTruth::observe(int node, const Reply& r, int64_t sent, int64_t now) {
     st.last_absent_ns = sent;
   }
   settle(node, now, false);
+  if (on_change && removed && !set) on_change(node, false);
+  if (on_change && (set || reset)) on_change(node, true);
+}
+
+LockTruth::Done* LockTruth::unseen_reset(int node, int64_t now) {
+  const NodeState& st = nodes_[node];
+  for (auto& d : setters_[node]) {
+    // Sent after the last poll had its answer, so it ran after that poll saw the old key.
+    if (!d.used && d.only_if_absent && d.sent_ns > st.last_reply_ns && d.at_ns <= now) return &d;
+  }
+  return nullptr;
 }
 
 void LockTruth::settle_all(int64_t now) {
@@ -93,19 +118,19 @@ bool LockTruth::deletes_lock(const std::string& cmd, const std::vector<std::stri
   return false;
 }
 
-LockTruth::Done* LockTruth::first_after(std::vector<Done>& v, int64_t t) {
+LockTruth::Done* LockTruth::first_after(std::vector<Done>& v, int64_t t, int64_t seen) {
   for (auto& d : v) {
-    if (!d.used && d.at_ns >= t) return &d;
+    if (!d.used && d.at_ns >= t && d.sent_ns <= seen) return &d;
   }
   return nullptr;
 }
 
-LockTruth::Done* LockTruth::deleter_of(std::vector<Done>& v, const std::string& value, int64_t t) {
+LockTruth::Done* LockTruth::deleter_of(std::vector<Done>& v, const std::string& value, int64_t t, int64_t seen) {
   for (auto& d : v) {
-    if (!d.used && d.at_ns >= t && d.token == value) return &d;
+    if (!d.used && d.at_ns >= t && d.sent_ns <= seen && d.token == value) return &d;
   }
   for (auto& d : v) {
-    if (!d.used && d.at_ns >= t && !d.token) return &d;
+    if (!d.used && d.at_ns >= t && d.sent_ns <= seen && !d.token) return &d;
   }
   return nullptr;
 }
@@ -125,7 +150,7 @@ bool LockTruth::emit_set(int node, const Change& c, bool may_wait) {
   int64_t writer = -1;
   if (auto it = tokens_.find(c.value); it != tokens_.end() && it->second.size() == 1) {
     writer = *it->second.begin();
-  } else if (Done* d = first_after(setters_[node], c.window_start_ns)) {
+  } else if (Done* d = first_after(setters_[node], c.window_start_ns, c.at_ns)) {
     d->used = true;
     writer = d->process;
   } else if (may_wait) {
@@ -140,7 +165,7 @@ bool LockTruth::emit_set(int node, const Change& c, bool may_wait) {
 bool LockTruth::emit_removal(int node, const Change& c, bool may_wait) {
   const int64_t owner = nodes_[node].holder;
   nlohmann::json extra = {{"owner", owner}};
-  if (Done* d = deleter_of(deleters_[node], c.value, c.window_start_ns)) {
+  if (Done* d = deleter_of(deleters_[node], c.value, c.window_start_ns, c.at_ns)) {
     d->used = true;
     insert(checker::truth::kKeyDel, d->process, c.value, node, extra, c.at_ns);
     return true;

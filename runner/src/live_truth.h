@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -39,7 +40,9 @@ class LockTruth {
 
   void sent(int64_t process, const std::vector<std::string>& argv);
 
-  void replied(int64_t process, int node, const std::vector<std::string>& argv, const Reply& r, int64_t now);
+  // The reply to a command that left for the server at `sent` came back at `now`.
+  void replied(int64_t process, int node, const std::vector<std::string>& argv, const Reply& r, int64_t sent,
+               int64_t now);
 
   // `sent` is when the poll left: the state it reports held at some moment after that,
   // so a change it reveals happened after the previous poll was sent, not answered (a
@@ -51,6 +54,10 @@ class LockTruth {
   void moved(int node, int64_t now) { nodes_[node].moved_at_ns = now; }
 
   void settle_all(int64_t now);
+
+  // Called the moment a poll shows the key set (a new value) or gone on node `node`:
+  // the earliest the live world knows of it.
+  std::function<void(int node, bool set)> on_change;
 
   int64_t polls() const { return polls_; }
   int64_t unattributed_sets() const { return unattributed_sets_; }
@@ -71,15 +78,18 @@ class LockTruth {
     int64_t last_present_ns = 0;  // when the last poll that saw the key was sent
     int64_t last_absent_ns = 0;   // when the last poll that saw no key was sent
     int64_t expires_at_ns = -1;
+    int64_t last_reply_ns = 0;  // when the last poll's answer came back
     int64_t holder = -1;  // writer of the last emitted key-set
     int64_t moved_at_ns = -1;  // when the node last moved to another server
     std::deque<Change> pending;
   };
   struct Done {
     int64_t process;
-    int64_t at_ns;
+    int64_t sent_ns;  // the command left for the server
+    int64_t at_ns;    // its reply came back
     bool used = false;
     std::optional<std::string> token;  // the value a compare-and-delete script removes
+    bool only_if_absent = false;        // SET NX or SETNX: it succeeded on a missing key
   };
 
   // A script's first ARGV is the owner token by the convention of lockstep's unlock
@@ -88,12 +98,19 @@ class LockTruth {
 
   bool deletes_lock(const std::string& cmd, const std::vector<std::string>& argv) const;
 
-  static Done* first_after(std::vector<Done>& v, int64_t t);
+  // The first unused command answered after `t` that had left by `seen` (a command sent
+  // after a poll saw the change cannot have caused it).
+  static Done* first_after(std::vector<Done>& v, int64_t t, int64_t seen);
 
   // The delete that removed `value`: one that names it, else a plain DEL after the key
   // was last seen. Deletes naming another value removed a holder the poller never saw
   // (several holders can come and go between two polls) and explain nothing here.
-  static Done* deleter_of(std::vector<Done>& v, const std::string& value, int64_t t);
+  static Done* deleter_of(std::vector<Done>& v, const std::string& value, int64_t t, int64_t seen);
+
+  // A set-if-absent that succeeded between two polls that both saw the same value: the
+  // key went and came back unseen (the lease ran out and the next holder wrote the same
+  // value within one poll interval).
+  Done* unseen_reset(int node, int64_t now);
 
   void settle(int node, int64_t now, bool final);
 

@@ -124,14 +124,21 @@ reports::RunReport judge_run(const Scenario& s, const Scenario& played, const ch
     r.violations.push_back(std::move(*v));
   }
   int64_t sales = 0, acquired = 0;
+  nlohmann::json unfired = nlohmann::json::array();
   for (const auto& e : h.events) {
     unknown = unknown || (e.type == checker::EventType::Truth && e.f == checker::truth::kRunaway);
+    // A fault that never struck means the run did not test what the scenario describes.
+    if (e.type == checker::EventType::Truth && e.f == checker::truth::kFaultUnfired) {
+      if (auto f = fault_from_record(e.value)) unfired.push_back(describe_fault(*f));
+    }
     if (e.type == checker::EventType::Ok && e.f == "write") ++sales;
     if (e.type == checker::EventType::Ok && checker::is_acquire(e.f)) ++acquired;
   }
+  unknown = unknown || !unfired.empty();
   r.verdict = unknown ? reports::verdict::kUnknown : (r.violations.empty() ? reports::verdict::kSafe : reports::verdict::kViolation);
   r.history_sha256 = reports::sha256_hex(jsonl);
   r.stats = {{"events", h.events.size()}, {"acquisitions", acquired}, {"sales", sales}};
+  if (!unfired.empty()) r.stats["faults_never_fired"] = unfired;
   r.scenario_json = to_json(s);
   return r;
 }

@@ -42,7 +42,11 @@ struct Shape {
 const std::vector<Shape>& fault_shapes() {
   static const std::vector<Shape> kShapes = [] {
     std::vector<Shape> out;
-    for (const auto& k : fault_kinds()) out.push_back({k.name, k.keys});
+    // Any fault may wait for an event ("on") instead of a time.
+    for (const auto& k : fault_kinds()) {
+      out.push_back({k.name, k.keys});
+      out.back().keys.push_back("on");
+    }
     return out;
   }();
   return kShapes;
@@ -326,6 +330,40 @@ std::vector<std::vector<std::string>> read_groups(const Obj& o, const Processes&
   return out;
 }
 
+FaultTrigger read_trigger(const Obj& fault, const Processes& procs) {
+  Obj o(*fault.find("on"), fault.at("on"), keys_of("$.faults[].on"));
+  FaultTrigger t;
+  const json& p = o.need("process", "a process name (client-N or node-N)");
+  procs.check(p, o.at("process"));
+  t.process = p.get<std::string>();
+  const auto& events = trigger_event_names();
+  std::vector<std::string> given;
+  for (const auto& e : events) {
+    if (o.find(e)) given.push_back(e);
+  }
+  if (given.size() != 1)
+    fail(o.at(given.empty() ? "process" : given[1]), "exactly one event: one of " + join(events),
+         given.empty() ? "none" : join(given));
+  const std::string& event = given[0];
+  t.event = static_cast<FaultTrigger::Event>(std::find(events.begin(), events.end(), event) - events.begin());
+  using E = FaultTrigger::Event;
+  const bool on_node = t.event == E::Sets || t.event == E::Deletes;
+  const bool command = t.event == E::Sends || t.event == E::Receives;
+  if (on_node != (t.process.rfind("node-", 0) == 0))
+    fail(o.at("process"), on_node ? "a node (node-N) for " + event : "a client (client-N) for " + event, quote(t.process));
+  if (t.event == E::Enters || t.event == E::Leaves) {
+    t.what = o.choice(event, {"critical-section"}, std::nullopt);
+  } else {
+    t.what = o.string(event, "");
+    if (t.what.empty()) fail(o.at(event), command ? "a command name" : "a key", "nothing");
+  }
+  if (o.find("key") && !command) fail(o.at("key"), "no key for " + event + " (it names its key itself)", "a key");
+  t.key = o.string("key", "");
+  t.nth = static_cast<int>(o.integer("nth", 1, 1'000'000, 1));
+  t.delay_ms = o.integer("delay_ms", 0, kMaxMs, 0);
+  return t;
+}
+
 FaultSpec read_fault(const json& j, const std::string& path, int64_t run_ms, const Processes& procs) {
   Obj o(j, path, keys_of("$.faults[]"));
   FaultSpec f;
@@ -339,7 +377,14 @@ FaultSpec read_fault(const json& j, const std::string& path, int64_t run_ms, con
     f.target = t.get<std::string>();
   }
   if (contains(keys, "groups")) f.groups = read_groups(o, procs);
-  f.at_ms = o.integer("at_ms", 0, kMaxMs, std::nullopt);
+  if (o.find("on")) {
+    if (o.find("at_ms")) fail(o.at("at_ms"), "either at_ms or on, not both", describe(*o.find("at_ms")));
+    f.on = read_trigger(o, procs);
+  } else if (o.find("at_ms")) {
+    f.at_ms = o.integer("at_ms", 0, kMaxMs, std::nullopt);
+  } else {
+    fail(o.at("at_ms"), "a start time in ms, or an event to wait for (on)", "nothing");
+  }
   if (f.at_ms >= run_ms) fail(o.at("at_ms"), "a time before duration_ms (" + std::to_string(run_ms) + ")", std::to_string(f.at_ms));
   if (contains(keys, "duration_ms")) f.duration_ms = o.integer("duration_ms", 1, kMaxMs, std::nullopt);
   if (const json* r = o.find("restart_after_ms")) f.restart_after_ms = read_int(*r, o.at("restart_after_ms"), 0, kMaxMs);
@@ -471,6 +516,12 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& scenario_ke
        {"kind", "clients", "initial_stock", "attempts_per_client", "hold_ms", "wait_ms", "start_stagger_ms",
         "stock_key", "fencing", "readers", "extend_every_ms", "reentrant_hold_ms"}},
       {"$.faults[]", union_keys("kind", fault_shapes())},
+      {"$.faults[].on", [] {
+         std::vector<std::string> keys = {"process"};
+         for (const auto& e : trigger_event_names()) keys.push_back(e);
+         keys.insert(keys.end(), {"key", "nth", "delay_ms"});
+         return keys;
+       }()},
       {"$.expect", {"violations"}},
       {"$.checks", {"deadlock_bound_ms"}},
   };

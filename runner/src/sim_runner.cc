@@ -17,31 +17,6 @@ constexpr int64_t kMs = 1'000'000;
 // bound); the run stops and the verdict is unknown rather than spinning forever.
 constexpr uint64_t kEventCountMax = 200'000'000;
 
-sim::Latency to_latency(const LatencySpec& l) {
-  sim::Latency out;
-  auto ns = [](double ms) { return static_cast<int64_t>(ms * 1e6); };
-  switch (l.kind) {
-    case LatencySpec::Kind::Constant: out.kind = sim::Latency::Kind::Constant; out.a_ns = ns(l.ms); break;
-    case LatencySpec::Kind::Uniform:
-      out.kind = sim::Latency::Kind::Uniform;
-      out.a_ns = ns(l.min_ms);
-      out.b_ns = ns(l.max_ms);
-      break;
-    case LatencySpec::Kind::Normal:
-      out.kind = sim::Latency::Kind::Normal;
-      out.a_ns = ns(l.mean_ms);
-      out.b_ns = ns(l.stddev_ms);
-      break;
-    case LatencySpec::Kind::LongTail:
-      out.kind = sim::Latency::Kind::LongTail;
-      out.a_ns = ns(l.ms);
-      out.b_ns = ns(l.tail_ms);
-      out.tail_probability = l.tail_probability;
-      break;
-  }
-  return out;
-}
-
 sim::Clock clock_for(const Scenario& s, const std::string& process) {
   for (const auto& c : s.clocks) {
     if (c.process == process) return sim::Clock(c.offset_ms * kMs, c.drift_ppm);
@@ -58,9 +33,11 @@ class SimRun {
   checker::History run() {
     build();
     start_clients(s_, control_, rec_);
-    play(s_.faults, control_);
+    FaultPlan plan(s_.faults, control_);
+    watch_critical_sections(control_, rec_);
     bool finished = world_.scheduler().run_until(s_.duration_ms * kMs, kEventCountMax);
     if (!finished) rec_.truth(checker::truth::kRunaway, -1, "", "event bound reached");
+    record_unfired(plan, rec_);
     record_resource();
     return std::move(rec_.history());
   }
@@ -69,7 +46,7 @@ class SimRun {
   static sim::WorldOptions options(const Scenario& s, uint64_t seed) {
     sim::WorldOptions o;
     o.seed = seed;
-    o.latency = to_latency(s.network.latency);
+    o.latency = latency_of(s.network.latency);
     o.loss = s.network.loss;
     o.replication_lag_ns = s.topology.replication_lag_ms * kMs;
     o.min_replicas_to_write = s.topology.min_replicas_to_write;
@@ -116,6 +93,7 @@ class SimRun {
   }
 
   void on_key_change(int node, const sim::KeyChange& c) {
+    if (control_.on_event) key_event(control_, node_name(node), c.key, c.kind == sim::KeyChange::Kind::Set);
     if (c.key != s_.lock.key) return;
     using K = sim::KeyChange::Kind;
     if (c.kind == K::Set) {
@@ -125,6 +103,14 @@ class SimRun {
       rec_.truth(c.kind == K::Del ? checker::truth::kKeyDel : checker::truth::kKeyExpire, c.by_process, c.key,
                  c.value, node, extra);
     }
+  }
+
+  const std::string& node_name(int node_index) const {
+    for (int pid = 0; pid < world_.process_count(); ++pid) {
+      if (world_.process(pid).is_node && world_.process(pid).node_index == node_index) return world_.process(pid).name;
+    }
+    static const std::string kNone;
+    return kNone;
   }
 
   // A keyspace replaced wholesale (AOF reload, resync) fires no per-key events; say who

@@ -24,6 +24,34 @@ void start_client(const Scenario& s, WorldControl& world, Recorder& rec, const P
 
 }  // namespace
 
+Latency latency_of(const LatencySpec& l) {
+  Latency out;
+  auto ns = [](double ms) { return static_cast<int64_t>(ms * 1e6); };
+  switch (l.kind) {
+    case LatencySpec::Kind::Constant:
+      out.kind = Latency::Kind::Constant;
+      out.a_ns = ns(l.ms);
+      break;
+    case LatencySpec::Kind::Uniform:
+      out.kind = Latency::Kind::Uniform;
+      out.a_ns = ns(l.min_ms);
+      out.b_ns = ns(l.max_ms);
+      break;
+    case LatencySpec::Kind::Normal:
+      out.kind = Latency::Kind::Normal;
+      out.a_ns = ns(l.mean_ms);
+      out.b_ns = ns(l.stddev_ms);
+      break;
+    case LatencySpec::Kind::LongTail:
+      out.kind = Latency::Kind::LongTail;
+      out.a_ns = ns(l.ms);
+      out.b_ns = ns(l.tail_ms);
+      out.tail_probability = l.tail_probability;
+      break;
+  }
+  return out;
+}
+
 void record_truth(WorldControl& world, Recorder& rec) {
   world.on_truth = [&rec](Truth kind, int64_t process, nlohmann::json value, int64_t node, nlohmann::json extra) {
     rec.truth(truth_name(kind), process, "", std::move(value), node, std::move(extra));
@@ -38,6 +66,25 @@ void start_clients(const Scenario& s, WorldControl& world, Recorder& rec) {
     world.at(Millis((i - 1) * s.workload.start_stagger_ms),
              [&s, &world, &rec, c = *client] { start_client(s, world, rec, c); });
   }
+}
+
+void watch_critical_sections(WorldControl& world, Recorder& rec) {
+  rec.on_truth = [&world](const checker::Event& e) {
+    if (!world.on_event || e.process < 0) return;
+    const bool enter = e.f == checker::truth::kCsEnter;
+    if (!enter && e.f != checker::truth::kCsExit) return;
+    const std::string name = "client-" + std::to_string(e.process);
+    world.event({enter ? WorldEvent::Kind::Enters : WorldEvent::Kind::Leaves, name, "critical-section", {}});
+  };
+}
+
+void key_event(WorldControl& world, const std::string& node, const std::string& key, bool set) {
+  if (!world.on_event) return;
+  world.event({set ? WorldEvent::Kind::Sets : WorldEvent::Kind::Deletes, node, key, key});
+}
+
+void record_unfired(const FaultPlan& plan, Recorder& rec) {
+  for (const auto& f : plan.unfired()) rec.truth(checker::truth::kFaultUnfired, -1, "", fault_record(f));
 }
 
 std::string unplayable(const Scenario& s, const Capabilities& caps) {

@@ -7,9 +7,14 @@
 
 #include "lockstep/runner/recorder.h"
 #include "lockstep/runner/scenario.h"
+#include "lockstep/fault_plan.h"
+#include "lockstep/latency.h"
 #include "lockstep/world_control.h"
 
 namespace lockstep::runner {
+
+// The scenario's network latency as both worlds draw it.
+Latency latency_of(const LatencySpec& l);
 
 // Points the world's truth records into `rec`, under checker::truth's names.
 void record_truth(WorldControl& world, Recorder& rec);
@@ -17,6 +22,17 @@ void record_truth(WorldControl& world, Recorder& rec);
 // client-i begins its workload at (i-1) * start_stagger_ms; a client that restarts
 // after a crash begins it again. The clients must already exist in the world.
 void start_clients(const Scenario& s, WorldControl& world, Recorder& rec);
+
+// Raises the world events a runner learns of itself: a client entering or leaving its
+// critical section (from the workload's truth records), for event-triggered faults. The
+// fault lands at the client's next step: what it sends next has already left.
+void watch_critical_sections(WorldControl& world, Recorder& rec);
+
+// A node set or deleted (or expired) `key`: for event-triggered faults.
+void key_event(WorldControl& world, const std::string& node, const std::string& key, bool set);
+
+// Writes a fault-unfired record for each event-triggered fault whose event never came.
+void record_unfired(const FaultPlan& plan, Recorder& rec);
 
 // Why the scenario cannot run on a world with these capabilities ("" if it can): a
 // fault or a starting clock the world cannot play.

@@ -1,10 +1,18 @@
 #include "lockstep/sim/control.h"
 
+#include "lockstep/fault_plan.h"
+
 namespace lockstep::sim {
 
 Control::Control(World& world) : world_(world) {
   world_.on_client_restart = [this](int pid) {
     if (on_client_restart) on_client_restart(ref(pid));
+  };
+  world_.on_command = [this](int pid, const std::vector<std::string>& argv, bool reply) {
+    if (!on_event || argv.empty()) return false;
+    WorldEvent e{reply ? WorldEvent::Kind::Receives : WorldEvent::Kind::Sends, world_.process(pid).name, argv[0],
+                 command_key(argv)};
+    return event(e);
   };
   world_.on_failover = [this](int shard, int old_master, int new_master) {
     const Process& to = world_.process(new_master);
@@ -14,7 +22,7 @@ Control::Control(World& world) : world_(world) {
 }
 
 ProcessRef Control::ref(int pid) const {
-  const Process& p = const_cast<World&>(world_).process(pid);
+  const Process& p = world_.process(pid);
   return ProcessRef{pid, p.name, p.is_node, p.history_id, p.node_index};
 }
 

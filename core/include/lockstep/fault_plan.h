@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,10 +26,38 @@ namespace lockstep {
 
 enum class FaultKind { Pause, Crash, ClockJump, ClockDrift, Delay, Jitter, Partition, Failover };
 
-// One fault on the timeline. Which fields matter depends on the kind (kind_info().keys).
-// Every fault starts before the scenario's duration_ms; durations may run past it.
+// What an event-triggered fault waits for: the nth time `process` does `event`, then
+// delay_ms more. Events, and what `what` names for each:
+//   sends     a command leaving a client (its name; `key` narrows it to one key)
+//   receives  a reply reaching a client (the command it answers; `key` as for sends)
+//   enters    a client entering its critical section ("critical-section")
+//   leaves    a client leaving its critical section ("critical-section")
+//   sets      a node setting a key (the key)
+//   deletes   a node deleting a key, or the key expiring (the key)
+struct FaultTrigger {
+  enum class Event { Sends, Receives, Enters, Leaves, Sets, Deletes };
+  std::string process;
+  Event event = Event::Sends;
+  std::string what;
+  std::string key;
+  int nth = 1;
+  int64_t delay_ms = 0;
+  bool operator==(const FaultTrigger&) const = default;
+};
+
+// The key a command acts on first, as triggers match it: argv[1], or for EVAL/EVALSHA
+// the first of its KEYS; "" when it names none.
+std::string_view command_key(const std::vector<std::string>& argv);
+
+// The file names of trigger events, in FaultTrigger::Event order.
+const std::vector<std::string>& trigger_event_names();
+
+// One fault, at a time on the timeline or on an event. Which fields matter depends on
+// the kind (kind_info().keys). Every timed fault starts before the scenario's
+// duration_ms; durations may run past it.
 struct FaultSpec {
   FaultKind kind = FaultKind::Pause;
+  std::optional<FaultTrigger> on;  // set: at_ms is ignored, the fault waits for the event
   std::string target;
   int64_t at_ms = 0;
   int64_t duration_ms = 0;
@@ -101,8 +130,25 @@ Capability needed_capability(const FaultSpec& f);
 std::string unplayable(const std::vector<FaultSpec>& faults, const WorldControl& world);
 std::string unplayable(const std::vector<FaultSpec>& faults, const Capabilities& caps);
 
-// Schedules every fault on the world's timeline, with its fault-start / fault-end (and a
-// crash's crash / restart) records written to world.on_truth as they happen.
-void play(const std::vector<FaultSpec>& faults, WorldControl& world);
+// A scenario's faults being played on a world. Timed faults are scheduled on the world's
+// timeline at once; event-triggered ones wait on world.on_event. Each writes its
+// fault-start / fault-end (and a crash's crash / restart) records to world.on_truth as
+// it happens; a triggered fault's record says when it really struck and on what.
+// The plan must outlive the run (the world calls back into it).
+class FaultPlayer;
+class FaultPlan {
+ public:
+  FaultPlan(const std::vector<FaultSpec>& faults, WorldControl& world);
+  ~FaultPlan();
+  FaultPlan(const FaultPlan&) = delete;
+  FaultPlan& operator=(const FaultPlan&) = delete;
+
+  // Event-triggered faults whose event did not happen (often enough) during the run.
+  std::vector<FaultSpec> unfired() const;
+
+ private:
+  WorldControl& world_;
+  std::unique_ptr<FaultPlayer> player_;
+};
 
 }  // namespace lockstep

@@ -110,6 +110,15 @@ enum class Truth {
 using TruthSink =
     std::function<void(Truth kind, int64_t process, nlohmann::json value, int64_t node, nlohmann::json extra)>;
 
+// Something a process did that an event-triggered fault may wait for (FaultTrigger).
+struct WorldEvent {
+  enum class Kind { Sends, Receives, Enters, Leaves, Sets, Deletes };
+  Kind kind = Kind::Sends;
+  std::string_view process;  // client-N for sends/receives/enters/leaves, node-N for sets/deletes
+  std::string_view what;     // the command; "critical-section"; or the key set or deleted
+  std::string_view key;      // sends/receives: the command's first key, "" if none
+};
+
 class WorldControl {
  public:
   virtual ~WorldControl() = default;
@@ -148,6 +157,15 @@ class WorldControl {
 
   // Where the plan and the world write ground truth about faults; set by the runner.
   TruthSink on_truth;
+
+  // Set by the fault plan when a fault waits for an event; the world (and the runner, for
+  // events it records itself) call it as each event happens. It returns true when a
+  // fault was scheduled for this very instant: the world then lets the event's
+  // consequence in that process (the command leaving, the reply reaching the code that
+  // waits for it) happen only as the process's next step after that fault, so a crash
+  // or pause lands between the two.
+  std::function<bool(const WorldEvent&)> on_event;
+  bool event(const WorldEvent& e) { return on_event && on_event(e); }
 
  protected:
   void truth(Truth kind, int64_t process, nlohmann::json value, int64_t node, nlohmann::json extra = nullptr) {

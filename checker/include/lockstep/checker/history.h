@@ -56,6 +56,7 @@ inline constexpr const char* kRestart = "restart";  // a crashed process came ba
 inline constexpr const char* kFailover = "failover";  // a replica took over its master
 inline constexpr const char* kFailoverRequested = "failover-requested";  // asked of Sentinel
 inline constexpr const char* kRunaway = "runaway";  // the run hit its event bound
+inline constexpr const char* kFaultUnfired = "fault-unfired";  // its event never came; value: the fault
 inline constexpr const char* kFinish = "finish";    // a client process finished its work
 inline constexpr const char* kResource = "resource";  // value: {initial, final}
 }  // namespace truth

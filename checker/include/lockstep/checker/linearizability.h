@@ -5,7 +5,10 @@
 // Porcupine and Knossos "linear"): operations are tried in invocation order, an operation
 // is "lifted" when it is linearized, and each (set of linearized operations, model state)
 // configuration is memoized so it is explored once. The history is first split by
-// Event::key and each key is checked alone (P-compositionality). Beyond Lowe's algorithm,
+// Event::key and each key is checked alone (P-compositionality); the keys take turns in
+// rounds of growing step budgets, on several threads, so that an easy invalid key is
+// found without waiting for hard valid ones, and the check stops at the first round that
+// finds one. Beyond Lowe's algorithm,
 // and without changing any verdict: a configuration is skipped when one with the same ok
 // operations and state but a subset of its info operations was already explored; info
 // operations are tried only after ok ones fail to get further; and of several identical
@@ -21,7 +24,12 @@
 //    used to describe things to people).
 //
 // Bounds: the search stops with Unknown when the time limit passes or when the bytes it
-// holds (memo cache and stacks) exceed the memory limit; it never hangs or exhausts memory.
+// holds (memo caches and stacks of every key at once) would exceed the memory limit; it
+// never hangs or exhausts memory.
+//
+// Determinism: the verdict, the key reported and the explanation are the same for any
+// number of threads, unless a time or memory limit was reached (then the verdict is
+// unknown, or the key reported may be another invalid one).
 #pragma once
 
 #include <cstddef>
@@ -41,15 +49,19 @@ const char* to_string(Verdict v);
 struct Limits {
   double time_limit_s = 10.0;
   size_t memory_limit_bytes = size_t{1024} << 20;
+  // Threads that search keys at once; 0 means one per core. A history with one key is
+  // always searched on the calling thread.
+  unsigned threads = 0;
 };
 
-// What the search explored, summed over keys (peak is the maximum over keys).
+// What the search explored, summed over keys. The counts depend on how far keys got
+// before the check stopped, and so, unlike the verdict, on the number of threads.
 struct SearchStats {
   uint64_t states_visited = 0;  // configurations entered (lifts that were not cache hits)
   size_t cache_entries = 0;     // memoized configurations
-  size_t peak_bytes = 0;        // most bytes held at once by cache and stacks
+  size_t peak_bytes = 0;        // most bytes held at once by caches and stacks of all keys
   size_t max_depth = 0;         // most operations linearized at once (deepest linearization)
-  size_t keys = 0;              // partitions checked
+  size_t keys = 0;              // partitions decided
 };
 
 struct LinResult {
@@ -63,7 +75,8 @@ struct LinResult {
   // Set when Invalid. The failing operation is the first whose completion no order of the
   // operations before it can reach.
   std::string explanation_sentence;
-  std::string key;                 // the key (partition) that failed
+  std::string key;                 // the key (partition) that failed: of those found invalid,
+                                   // the one that fails first in the history
   size_t failed_event_index = 0;   // that completion's position in History::events
   std::vector<Event> prefix;       // events[0 .. failed_event_index]: smallest invalid prefix
   std::vector<Event> involved;     // invoke and completion events of the failing operation,

@@ -7,6 +7,8 @@
 //    the object would behave identically from them. Models keep it short (a few 8-byte
 //    words) because the search stores one per memoized configuration.
 //  - `step` is a pure function of (state, step): same input, same answer, no side effect.
+//    It (and never_allowed, is_read) may be called from several threads at once, for
+//    different keys, so a model keeps no mutable state.
 //  - Every model is per object: the search partitions a history by Event::key and checks
 //    each key on its own (P-compositionality), starting each from `initial()`.
 //
@@ -32,19 +34,24 @@
 //                   old, and sets new (as in Jepsen/Knossos). Initial value null.
 //  counter          f=add (input integer delta, default 1) | read (output integer).
 //                   Initial value 0.
-//  kv               f=get | put | append on Event::key, one string per key, initially
-//                   absent (null). put: input is the new value. append: input is one
-//                   element appended list-append style: "" + "x" = "x", "x" + "y" = "x y".
-//                   get: output is the value (string), null when absent, or a vector of
-//                   elements which is read as the elements joined by single spaces.
-//                   Integers and keywords count as their decimal / name strings.
+//  kv               f=get | put | append on Event::key, one string per key. put: input is
+//                   the new value. append: input is concatenated to the value, as Redis
+//                   APPEND and Jepsen's kv append do ("x 0 0 y" then "x 0 1 y" make
+//                   "x 0 0 yx 0 1 y"). get: output is the value read, a string, nil, or a
+//                   vector of the appended elements in order ([a b] after appends of a
+//                   and b; a put counts as one element). A string read compares with the
+//                   concatenation, a vector read element by element. Integers, booleans
+//                   and keywords count as their decimal / name strings. A key never written
+//                   reads per KvMissing: as "" by default (what Jepsen's and Porcupine's kv
+//                   histories record; nil then reads as "" too), or as nil, distinct from "".
 //
-// Adding a model is one class deriving from Model plus one line in make_model (models.cc).
+// Adding a model is one class deriving from Model plus one line in make_model (model.cc).
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -131,10 +138,37 @@ class Model {
   virtual std::string show(const State& s, const Interner& values) const = 0;
   // One sentence saying why ctx.failed could not be linearized. The default is generic.
   virtual std::string explain(const ExplainContext& ctx) const;
+
+  // Optional, for speed: whether `op` can never be allowed again once the object is in
+  // state `s`, if only the operations in `may_come_first` (in any order, any of them) can
+  // be linearized before it — e.g. a kv read of "ab" once the value is "ac" and only
+  // appends can follow. The search then abandons orders that a later read rules out,
+  // which changes no verdict and no explanation. Saying false is always safe; saying true
+  // wrongly would call valid histories invalid.
+  virtual bool never_allowed(const State& s, const Step& op, std::span<const Step* const> may_come_first) const;
+  // Whether never_allowed can ever say true; the search asks it only then.
+  virtual bool rules_out() const { return false; }
+  // Whether `op` never changes the state: from any state it is either not allowed or
+  // leaves the state as it was (a read). The search linearizes an allowed read at once
+  // and does not try orders without it there. Saying false is always safe.
+  virtual bool is_read(const Step&) const { return false; }
+};
+
+// How the kv model reads a key that was never written.
+enum class KvMissing {
+  Empty,  // as "": Jepsen's and Porcupine's kv histories record "" for a missing key
+  Nil,    // as nil: a get of a never-written key must return nil, and "" only after a write
+};
+const char* to_string(KvMissing m);
+bool parse_kv_missing(const std::string& s, KvMissing& out);  // "empty" or "nil"
+
+// Choices a model's semantics leave to the user; each model reads the ones it has.
+struct ModelOptions {
+  KvMissing kv_missing = KvMissing::Empty;
 };
 
 // nullptr when `name` is not one of model_names().
-std::unique_ptr<Model> make_model(const std::string& name);
+std::unique_ptr<Model> make_model(const std::string& name, const ModelOptions& options = {});
 std::vector<std::string> model_names();
 
 }  // namespace lockstep::checker

@@ -1,6 +1,7 @@
 // A Cluster is the server side of one live run: the redis-server masters and replicas,
-// the relays that give replication its lag, the redis-sentinels and the follower that
-// re-points clients when Sentinel fails a master over. It is the live counterpart of the
+// the fault proxy every client and replica reaches them through (which also gives
+// replication its lag), the redis-sentinels and the follower that re-points clients when
+// Sentinel fails a master over. It is the live counterpart of the
 // topology half of the simulator's World (add_node, add_replica, failover, the failure
 // detector), and it plays the server faults a WorldControl asks for.
 //
@@ -23,7 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "lockstep/live/lag_relay.h"
+#include "lockstep/live/fault_proxy.h"
 #include "lockstep/live/live_world.h"
 #include "lockstep/live/redis_server.h"
 #include "lockstep/live/sentinel_follower.h"
@@ -40,9 +41,17 @@ struct ClusterSpec {
   int64_t down_after_ms = 0;
   // How long the run lasts: Sentinel must not rewire a lagged replica before it ends.
   int64_t run_ms = 0;
-  // Servers started with lockstep's clock library (their wall clock can be moved), and
-  // the offset each starts with.
-  std::vector<std::pair<std::string, Nanos>> shifted_clocks;
+  // Servers started with lockstep's clock library (their wall clock can be moved), with
+  // the offset and drift each starts with.
+  struct ShiftedClock {
+    std::string server;
+    Nanos offset{0};
+    double drift_ppm = 0;
+  };
+  std::vector<ShiftedClock> shifted_clocks;
+  // Every message through the fault proxy waits a draw from this (the scenario's
+  // network latency).
+  Latency latency{Latency::Kind::Constant, 0, 0, 0.0};
   // Keys written on node-1 before the clients start (the protected resource).
   std::vector<std::pair<std::string, std::string>> seed;
 };
@@ -62,6 +71,9 @@ class Cluster {
   std::string use_server(const NodeAddress& address, const ClusterSpec& spec);
 
   bool own_servers() const { return farm_ != nullptr; }
+  FaultProxy& proxy() { return proxy_; }
+  // The name of the server listening at `a` ("node-1" for a user's server).
+  std::string server_name(const NodeAddress& a);
   RedisServer* server(const std::string& name) { return farm_ ? farm_->find(name) : nullptr; }
 
   // Server faults, by the name the server was started under.
@@ -69,6 +81,7 @@ class Cluster {
   void kill(const std::string& name);
   void restart(const std::string& name);
   void jump_clock(const std::string& name, Nanos by);
+  void drift_clock(const std::string& name, double drift_ppm);
   // Promotes node `n`'s first replica: through the sentinels if there are any (they
   // announce the switch and the follower re-points the clients), else by REPLICAOF NO
   // ONE and re-pointing the clients here.
@@ -84,7 +97,7 @@ class Cluster {
   void finish();
 
   nlohmann::json servers_json() const;
-  int64_t relay_dropped_bytes() const;
+  int64_t relay_dropped_bytes() const { return proxy_.dropped_bytes(); }
   const std::string& sentinel_timers() const { return sentinel_timers_; }
   const nlohmann::json& sentinel_events() const { return sentinel_events_; }
 
@@ -102,7 +115,7 @@ class Cluster {
   LiveWorld& world_;
   ClusterSpec spec_;
   std::unique_ptr<ServerFarm> farm_;
-  std::vector<std::unique_ptr<LagRelay>> relays_;
+  FaultProxy proxy_;
   std::unique_ptr<SentinelFollower> follower_;
   std::vector<RedisServer*> masters_;
   std::vector<std::pair<int, RedisServer*>> replicas_;  // (node index, server)

@@ -28,6 +28,8 @@ class Control : public WorldControl {
 
   // Time zero of the run.
   void start() { start_ = mono_clock(); }
+  // The monotonic reading that is time zero of the run.
+  Nanos origin() const { return start_; }
   // Scheduled work not yet run.
   int pending() const { return pending_; }
 

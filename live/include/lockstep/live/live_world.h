@@ -6,7 +6,8 @@
 //  - Single-threaded: everything runs on the EventLoop's thread.
 //  - now_mono() is CLOCK_MONOTONIC and never jumps. now_wall() is CLOCK_REALTIME plus a
 //    per-client offset: a scenario's clock jump on a client moves only that client's own
-//    view of the wall clock (the machine's clock is not touched).
+//    view of the wall clock (the machine's clock is not touched). A drift moves both of
+//    the client's clocks at its rate, from the moment it is set.
 //  - call() returns the server's reply, Reply::timeout() when none came in time (the late
 //    reply is then discarded), or Reply::io_error() when the connection failed or broke;
 //    the next call reconnects.
@@ -40,8 +41,8 @@ struct NodeAddress {
 // Parses "HOST:PORT"; returns false on anything else.
 bool parse_address(const std::string& text, NodeAddress& out);
 
-// One command as a client sent it, and (for replies) what came back. Hooks see commands
-// at the moment they leave and replies at the moment they arrive, whether or not the
+// One command as a client sends it, and (for replies) what came back. The hook sees a
+// command just before it leaves and a reply the moment it arrives, whether or not the
 // client is paused: they describe what the server did, not what the client knows.
 struct CommandNote {
   int client = 0;
@@ -85,6 +86,10 @@ class LiveWorld {
   void restart(int client);
   void jump_wall_clock(int client, Nanos by) { clients_[client]->wall_offset += by; }
   Nanos wall_offset(int client) const { return clients_[client]->wall_offset; }
+  // From now on both of the client's clocks run drift_ppm fast (negative: slow).
+  void set_clock_drift(int client, double drift_ppm);
+  // How far the client's clocks have drifted from the machine's by monotonic time `now`.
+  Nanos drift(int client, Nanos now) const;
 
   // Starts a top-level task of the client on the next loop turn.
   void spawn(int client, Task<void> t);
@@ -100,8 +105,13 @@ class LiveWorld {
   uint64_t epoch(int client) const { return clients_[client]->epoch; }
 
   std::function<void(int client)> on_client_restart;
-  std::function<void(const CommandNote&)> on_sent;
-  std::function<void(const CommandNote&)> on_reply;
+  // Returning true for a command defers its sending to the client's next step, after
+  // work deferred meanwhile (an event-triggered fault): a crash then drops it, a pause
+  // holds it. A reply always reaches the client as its next step.
+  std::function<bool(const CommandNote&)> on_command;
+  // Where client `client`'s connection to node `node` at `address` should go instead
+  // (the fault proxy); unset: straight to the server.
+  std::function<NodeAddress(int client, int node, const NodeAddress& address)> route;
 
   // Used by LiveEnv's connections.
   bool closing() const { return closing_; }
@@ -116,6 +126,9 @@ class LiveWorld {
     int64_t history_id = 0;
     Rng rng;
     Nanos wall_offset{0};
+    int64_t drift_ppb = 0;
+    Nanos drift_base{0};   // monotonic time the current rate counts from
+    Nanos drift_before{0};  // drift accumulated at earlier rates
     bool crashed = false;
     uint64_t epoch = 0;
     Nanos paused_until{0};

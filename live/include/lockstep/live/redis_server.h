@@ -87,6 +87,9 @@ class RedisServer {
   // Sets the server's wall clock to real time + offset (needs config.shifted_clock); the
   // running server sees it at its next clock read.
   bool set_clock_offset(Nanos offset);
+  // From now on the server's wall clock runs drift_ppm fast (negative: slow) relative to
+  // real time, on top of its offset (needs config.shifted_clock).
+  bool set_clock_drift(double drift_ppm);
 
   bool running() const { return pid_ > 0; }
   bool paused() const { return paused_; }
@@ -113,8 +116,12 @@ class RedisServer {
   int port_ = 0;
   pid_t pid_ = -1;
   bool paused_ = false;
+  bool store_clock();
+
   Nanos clock_offset_{0};
-  int64_t* clock_cell_ = nullptr;  // the offset file, mapped shared with the server
+  int64_t drift_ppb_ = 0;
+  Nanos drift_base_{0};            // real (wall) time the drift counts from
+  int64_t* clock_cell_ = nullptr;  // the clock file, mapped shared with the server
 };
 
 // All servers and sentinels of one run, in one temporary directory removed at the end.

@@ -36,6 +36,8 @@ std::string render_junit(const std::vector<RunReport>& reports, const std::strin
 
 // "as expected", "MISMATCH" or "UNKNOWN": how a run compares with its scenario.
 std::string outcome(const RunReport& r);
+// Why an unknown verdict could not be given, one sentence each (empty for a verdict).
+std::vector<std::string> unknown_reasons(const RunReport& r);
 // The scenario's parameters as (name, value) rows, and its faults as table rows.
 std::vector<std::pair<std::string, std::string>> parameter_rows(const RunReport& r);
 struct FaultRow {

@@ -1,0 +1,121 @@
+// The FaultProxy gives the live world the simulator's network. Every connection a client
+// makes to a server, and every replica's connection to its master, goes through a
+// loopback listener of the proxy, one per link (from process, to server); on the run's
+// event loop the proxy passes bytes on, and can delay them, jitter them, cut a direction
+// off and observe them. The Toxiproxy idea, inside lockstep.
+//
+// Semantics, chosen to be the simulator's:
+//  - A link direction is FIFO: nothing overtakes what went before it, however it is
+//    delayed.
+//  - Every message waits a draw from the scenario's latency distribution (on top of
+//    loopback's own few microseconds), as in sim::Network. Delay and jitter faults
+//    belong to processes: a message between A and B also waits delay(A) + delay(B)
+//    plus a uniform draw in [0, jitter(A) + jitter(B)].
+//  - Client links are read as RESP: delays and cuts apply to whole commands and replies.
+//    A message that is complete while its direction is cut is dropped, never delivered
+//    later, exactly as the simulator drops a message sent into a partition; what was
+//    already on its way when the cut began still arrives. A connection that lost a
+//    message can no longer match replies to commands, so when the cut heals the proxy
+//    resets it (its calls still waiting fail as a lost connection, whose outcome the
+//    lock records as unknown) and the client connects afresh.
+//  - Replication links are a byte stream: a cut holds the bytes until it heals (TCP
+//    retransmits), so a replica falls behind rather than diverging. A link's `lag`
+//    delays what the server sends (replication_lag_ms); while that server is paused
+//    nothing it had sent passes, and when it closes (a crash) what was still held is
+//    dropped: the write dies in the master's buffer, as in the simulator.
+//
+// Safety: listeners bind 127.0.0.1 on ports the kernel picks; a link connects only to the
+// upstream it was opened for. Everything runs on the loop's thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lockstep/live/event_loop.h"
+#include "lockstep/live/live_world.h"
+#include "lockstep/latency.h"
+#include "lockstep/random.h"
+
+struct evconnlistener;
+struct sockaddr;
+
+namespace lockstep::live {
+
+// A whole command or reply that crossed a client link, for ground truth: commands as
+// they leave the proxy for the server, replies as they arrive from it (with the command
+// they answer, when the link still pairs them).
+struct ProxyMessage {
+  const std::string* from = nullptr;  // the client process
+  const std::string* to = nullptr;    // the server
+  int node = -1;                      // the logical node the client meant
+  const std::vector<std::string>* argv = nullptr;  // the command (or the one answered)
+  const Reply* reply = nullptr;       // null for a command
+  Nanos sent{0};                      // when the command left for the server
+};
+
+class FaultProxy {
+ public:
+  enum class Framing { Resp, Bytes };
+  struct LinkSpec {
+    std::string from;     // the connecting process: client-2, node-1-replica-1
+    std::string to;       // the server it reaches: node-1
+    int node = -1;        // the logical node (client links)
+    NodeAddress upstream;
+    Framing framing = Framing::Resp;
+    Nanos lag{0};         // extra delay of what the server sends
+  };
+
+  FaultProxy(EventLoop& loop, uint64_t seed);
+  ~FaultProxy();
+  FaultProxy(const FaultProxy&) = delete;
+  FaultProxy& operator=(const FaultProxy&) = delete;
+
+  // The address `spec.from` should connect to; the link's listener opens on first use.
+  // Returns "" or why it could not listen.
+  std::string route(const LinkSpec& spec, NodeAddress& out);
+
+  // The scenario's network latency, drawn for every message (default: none).
+  void set_latency(const Latency& l) { latency_ = l; }
+  void add_delay(const std::string& process, Nanos d);
+  void add_jitter(const std::string& process, Nanos d);
+  // +1 cuts the direction from -> to (cuts nest), -1 restores it.
+  void block(const std::string& from, const std::string& to, int delta);
+  // A paused server: nothing it sent that is still in a lagged link passes meanwhile.
+  void hold_from(const std::string& server, bool on);
+
+  std::function<void(const ProxyMessage&)> on_message;
+
+  // Replication bytes dropped because a master closed while they were held.
+  int64_t dropped_bytes() const { return dropped_bytes_; }
+  // Commands and replies dropped by cuts.
+  int64_t dropped_messages() const { return dropped_messages_; }
+
+ private:
+  struct Link;
+  struct Pipe;
+  friend struct Pipe;
+  static void on_accept(evconnlistener*, int fd, ::sockaddr*, int, void* arg);
+
+  Nanos delay_between(const std::string& a, const std::string& b);
+  bool blocked(const std::string& from, const std::string& to) const;
+  void close_pipe(uint64_t id, bool upstream_closed);
+  void heal();
+
+  EventLoop& loop_;
+  Rng rng_;
+  Latency latency_{Latency::Kind::Constant, 0, 0, 0.0};
+  std::map<std::string, Nanos> delay_, jitter_;
+  std::map<std::pair<std::string, std::string>, int> blocked_;
+  std::map<std::string, bool> held_from_;
+  std::vector<std::unique_ptr<Link>> links_;
+  uint64_t next_pipe_ = 1;
+  std::map<uint64_t, std::unique_ptr<Pipe>> pipes_;
+  int64_t dropped_bytes_ = 0;
+  int64_t dropped_messages_ = 0;
+};
+
+}  // namespace lockstep::live
