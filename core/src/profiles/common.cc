@@ -44,6 +44,22 @@ Task<std::shared_ptr<Round>> on_all_nodes(Env& env, std::vector<Argv> argvs, Nan
                                           std::function<bool(const Round&)> decided, Caller caller) {
   auto round = std::make_shared<Round>();
   round->replies.resize(argvs.size());
+  if (!decided) {
+    // A round that waits for every reply is a join: when_all resumes this coroutine
+    // the moment the last reply is in, without a spawned activity per node.
+    std::vector<Task<Reply>> calls;
+    calls.reserve(argvs.size());
+    for (size_t i = 0; i < argvs.size(); ++i) {
+      calls.push_back(caller(env, static_cast<int>(i), std::move(argvs[i]), timeout));
+    }
+    std::vector<Reply> replies = co_await when_all(std::move(calls));
+    for (size_t i = 0; i < replies.size(); ++i) round->replies[i] = std::move(replies[i]);
+    round->answered = static_cast<int>(replies.size());
+    round->gate.open();
+    co_return round;
+  }
+  // A round decided early (a quorum either way) cannot be a join: its waiter goes on
+  // while the other replies are still coming, and they must still land in the round.
   round->decided = std::move(decided);
   for (size_t i = 0; i < argvs.size(); ++i) {
     env.spawn(ask(env, caller, std::move(argvs[i]), timeout, round, static_cast<int>(i)));

@@ -77,7 +77,8 @@ Task<Reply> goredis_call(Env& env, int node, Argv argv, Nanos timeout);
 Task<Reply> ioredis_call(Env& env, int node, Argv argv, Nanos timeout);
 
 // Sends argvs[i] to node i (all nodes at once) with `timeout` each, and returns once the
-// round is decided. A null `decided` waits for every reply.
+// round is decided. A null `decided` waits for every reply (a when_all, as RedLock's
+// rounds are).
 Task<std::shared_ptr<Round>> on_all_nodes(Env& env, std::vector<Argv> argvs, Nanos timeout,
                                           std::function<bool(const Round&)> decided = {},
                                           Caller caller = plain_call);
