@@ -26,5 +26,7 @@ CommandRunner add_report_command(CLI::App& app);
 CommandRunner add_live_command(CLI::App& app);
 CommandRunner add_fuzz_command(CLI::App& app);
 CommandRunner add_sim_shell_command(CLI::App& app);
+CommandRunner add_profiles_command(CLI::App& app);
+CommandRunner add_matrix_command(CLI::App& app);
 
 }  // namespace lockstep::cli

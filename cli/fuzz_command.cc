@@ -11,6 +11,7 @@
 
 #include "commands.h"
 #include "lockstep/algorithms.h"
+#include "lockstep/profiles.h"
 #include "lockstep/reports/writers.h"
 #include "lockstep/runner/fuzz.h"
 
@@ -21,6 +22,7 @@ namespace fs = std::filesystem;
 
 struct FuzzArgs {
   std::string algorithm;
+  std::string profile;  // library profiles to draw instead of algorithms, comma-separated
   std::string faults = "pause,crash";
   std::optional<uint64_t> runs;
   double time_limit_s = 0;
@@ -41,12 +43,23 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return out;
 }
 
+// What the campaign draws: the profiles, the one algorithm, or "all" algorithms.
+std::string subject(const FuzzArgs& a) {
+  if (!a.profile.empty()) return a.profile;
+  return a.algorithm.empty() ? "all" : a.algorithm;
+}
+
 bool usage_error(const std::string& why) {
   std::fprintf(stderr, "lockstep fuzz: %s\n", why.c_str());
   return false;
 }
 
 bool parse_space(const FuzzArgs& a, runner::FuzzSpace& sp, runner::FuzzOptions& o) {
+  if (!a.profile.empty() && !a.algorithm.empty()) return usage_error("give --algorithm or --profile, not both");
+  sp.profiles = a.profile == "all" ? profile_names() : split(a.profile, ',');
+  for (const auto& p : sp.profiles) {
+    if (!profile_named(p)) return usage_error("unknown profile \"" + p + "\" (lockstep profiles lists them)");
+  }
   sp.algorithms = a.algorithm.empty() ? algorithm_names() : std::vector<std::string>{a.algorithm};
   for (const auto& alg : sp.algorithms) {
     if (!is_algorithm(alg)) return usage_error("unknown algorithm \"" + alg + "\"");
@@ -106,8 +119,8 @@ bool write(const fs::path& p, const std::string& data) {
 reports::RunReport campaign_report(const FuzzArgs& a, const runner::FuzzSummary& s) {
   reports::RunReport r;
   if (s.finding) r = s.finding->outcome.report;
-  r.scenario = "fuzz " + (a.algorithm.empty() ? std::string("all algorithms") : a.algorithm) + " faults=" + a.faults;
-  r.algorithm = a.algorithm.empty() ? "fuzz" : a.algorithm;
+  r.scenario = "fuzz " + (subject(a) == "all" ? std::string("all algorithms") : subject(a)) + " faults=" + a.faults;
+  r.algorithm = subject(a) == "all" ? "fuzz" : subject(a);
   r.expected_violations.clear();  // the campaign expects safety
   if (!s.finding) r.verdict = reports::verdict::kSafe;
   r.stats["runs"] = s.runs;
@@ -117,7 +130,7 @@ reports::RunReport campaign_report(const FuzzArgs& a, const runner::FuzzSummary&
 
 nlohmann::ordered_json summary_json(const FuzzArgs& a, const runner::FuzzSummary& s, const std::string& counterexample) {
   nlohmann::ordered_json j;
-  j["algorithm"] = a.algorithm.empty() ? "all" : a.algorithm;
+  j["algorithm"] = subject(a);
   j["faults"] = a.faults;
   j["seed"] = a.seed;
   j["shard"] = a.shard;
@@ -158,7 +171,7 @@ int fuzz(const FuzzArgs& a) {
   runner::FuzzOptions opts;
   if (!parse_space(a, space, opts)) return kExitUsage;
   std::printf("fuzz: seed=%llu shard=%s algorithm=%s faults=%s %s\n", static_cast<unsigned long long>(a.seed),
-              a.shard.c_str(), a.algorithm.empty() ? "all" : a.algorithm.c_str(), a.faults.c_str(),
+              a.shard.c_str(), subject(a).c_str(), a.faults.c_str(),
               a.time_limit_s > 0 ? ("time-limit=" + std::to_string(a.time_limit_s) + "s").c_str()
                                  : ("runs=" + std::to_string(opts.runs)).c_str());
   std::fflush(stdout);
@@ -207,6 +220,7 @@ CommandRunner add_fuzz_command(CLI::App& app) {
   auto a = std::make_shared<FuzzArgs>();
   auto* cmd = app.add_subcommand("fuzz", "Search for lock violations with generated scenarios, shrunk to a replayable file");
   cmd->add_option("--algorithm", a->algorithm, "Only this algorithm (default: all)");
+  cmd->add_option("--profile", a->profile, "Library profiles instead of algorithms, comma-separated, or all");
   cmd->add_option("--faults", a->faults, "Fault kinds to draw from, comma-separated, or none")->capture_default_str();
   cmd->add_option("--runs", a->runs, "Number of generated scenarios (default 100)");
   cmd->add_option("--time-limit", a->time_limit_s, "Fuzz for this many seconds instead of a run count");

@@ -20,6 +20,8 @@ int main(int argc, char** argv) {
   add(add_live_command(app));
   add(add_fuzz_command(app));
   add(add_sim_shell_command(app));
+  add(add_profiles_command(app));
+  add(add_matrix_command(app));
 
   try {
     app.parse(argc, argv);

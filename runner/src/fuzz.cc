@@ -5,6 +5,7 @@
 #include <chrono>
 #include <rapidcheck.h>
 
+#include "fuzz_internal.h"
 #include "lockstep/random.h"
 
 namespace lockstep::runner {
@@ -57,6 +58,8 @@ rc::Gen<FaultSpec> fault_gen(FaultKind kind, int clients, int nodes, int64_t dur
       rc::gen::arbitrary<bool>());
 }
 
+}  // namespace
+
 bool needs_replica(FaultKind kind) { return kind_info(kind).target == FaultTarget::Master; }
 
 rc::Gen<std::vector<FaultSpec>> faults_gen(const FuzzSpace& sp, int clients, int nodes, int replicas) {
@@ -72,6 +75,8 @@ rc::Gen<std::vector<FaultSpec>> faults_gen(const FuzzSpace& sp, int clients, int
   // events that matter.
   return rc::gen::resize(sp.faults_max, rc::gen::container<std::vector<FaultSpec>>(one));
 }
+
+namespace {
 
 // Multi-master algorithms get three independent masters; the rest one.
 int nodes_for(const std::string& algorithm) { return algorithm == "redlock" || algorithm == "multilock" ? 3 : 1; }
@@ -109,6 +114,7 @@ Scenario build(const FuzzSpace& sp, const std::string& algorithm, int clients, i
 // Topology first (clients, algorithm and so the node count, replicas), then everything
 // that refers to it, so every generated name exists.
 rc::Gen<Scenario> scenario_gen(const FuzzSpace& sp) {
+  if (!sp.profiles.empty()) return profile_scenario_gen(sp);
   const bool may_fail_over = std::any_of(sp.fault_kinds.begin(), sp.fault_kinds.end(), needs_replica);
   auto topology = rc::gen::tuple(rc::gen::inRange(2, sp.clients_max + 1), rc::gen::elementOf(sp.algorithms),
                                  rc::gen::inRange(0, may_fail_over ? 2 : 1));

@@ -2,9 +2,11 @@
 
 #include <map>
 #include <optional>
+#include <set>
 
 #include "lockstep/checker/invariants.h"
 #include "lockstep/checker/linearizability.h"
+#include "lockstep/profiles.h"
 
 namespace lockstep::runner {
 namespace {
@@ -13,10 +15,40 @@ namespace {
 // A process that crashed while holding the lock never releases it, yet its lease runs
 // out: that is an `info` release from the crash on (it may take effect at any later
 // point), which is exactly what a lease promises and no more.
+// A client's own extend that did not succeed (the library said the lock is gone, or
+// failed to say anything) ends its hold there: the client stops relying on the lock, as
+// the libraries tell it to, so that is a release, and its later unlock of that hold is
+// no operation on a lock it holds. If the extension did take effect, the keys it left
+// keep everyone else out until they expire, so no overlap hides behind this release.
+// Background renewals (threads above 0) are not the client's word.
 checker::History lock_operations(const checker::History& h, const std::string& lock_key) {
   checker::History out;
   std::map<int64_t, std::string> holding;  // process -> the release its hold awaits
+  std::set<int64_t> lost;  // processes whose next release ends a hold already lost
   for (const auto& e : h.events) {
+    if (e.type != checker::EventType::Truth && e.key == lock_key && e.f == "extend" && e.thread == 0) {
+      auto it = holding.find(e.process);
+      const bool gave_up = e.type == checker::EventType::Fail || e.type == checker::EventType::Info;
+      if (gave_up && it != holding.end()) {
+        checker::Event release = e;
+        release.f = it->second;
+        release.value = "lost";
+        release.type = checker::EventType::Invoke;
+        out.events.push_back(release);
+        release.type = checker::EventType::Ok;
+        out.events.push_back(std::move(release));
+        holding.erase(it);
+        lost.insert(e.process);
+      }
+      continue;
+    }
+    if (e.type != checker::EventType::Truth && e.key == lock_key && lost.count(e.process)) {
+      if (checker::is_acquire(e.f)) lost.erase(e.process);  // a new hold: its release counts
+      if (checker::is_release(e.f)) {
+        if (e.type != checker::EventType::Invoke) lost.erase(e.process);
+        continue;
+      }
+    }
     if (e.type == checker::EventType::Truth) {
       auto it = holding.find(e.process);
       if (e.f == checker::truth::kCrash && e.process >= 0 && it != holding.end()) {
@@ -38,7 +70,12 @@ checker::History lock_operations(const checker::History& h, const std::string& l
   return out;
 }
 
-std::string lock_model(const std::string& algorithm) {
+std::string lock_model(const LockSpec& lock) {
+  if (!lock.profile.empty()) {
+    const ProfileInfo* p = profile_named(lock.profile);
+    return p && p->reentrant ? "reentrant-mutex" : "mutex";
+  }
+  const std::string& algorithm = lock.algorithm;
   if (algorithm.rfind("redisson-rw", 0) == 0) return "rw-lock";
   if (algorithm.rfind("redisson", 0) == 0) return "reentrant-mutex";
   return "mutex";
@@ -47,9 +84,9 @@ std::string lock_model(const std::string& algorithm) {
 // Checks the acquire/release operations on the lock key against the algorithm's model
 // (mutex, reentrant mutex or read-write lock). Returns the violation, if any; sets
 // `unknown` when the search ran out of its time or memory limit.
-std::optional<checker::Violation> check_lock_linearizability(const std::string& algorithm, const std::string& lock_key,
+std::optional<checker::Violation> check_lock_linearizability(const LockSpec& lock, const std::string& lock_key,
                                                              const checker::History& h, bool& unknown) {
-  auto model = checker::make_model(lock_model(algorithm));
+  auto model = checker::make_model(lock_model(lock));
   checker::Limits limits;
   limits.time_limit_s = 5.0;
   limits.memory_limit_bytes = size_t{512} << 20;
@@ -83,7 +120,7 @@ reports::RunReport judge_run(const Scenario& s, const Scenario& played, const ch
   io.deadlock_bound_ns = s.deadlock_bound_ms * 1'000'000;
   r.violations = checker::check_invariants(h, io);
   bool unknown = false;
-  if (auto v = check_lock_linearizability(s.lock.algorithm, played.lock.key, h, unknown)) {
+  if (auto v = check_lock_linearizability(s.lock, played.lock.key, h, unknown)) {
     r.violations.push_back(std::move(*v));
   }
   int64_t sales = 0, acquired = 0;

@@ -16,6 +16,7 @@
 
 #include "json_reader.h"
 #include "lockstep/algorithms.h"
+#include "profile_spec.h"
 
 namespace lockstep::runner {
 namespace {
@@ -245,6 +246,7 @@ RetrySpec read_retry(const Obj& lock) {
 LockSpec read_lock(const Obj& top) {
   LockSpec l;
   Obj o(top.need("lock", "an object with at least an algorithm"), top.at("lock"), keys_of("$.lock"));
+  if (o.find("profile")) return read_profile_lock(o);
   const std::string expected = "one of the algorithms " + join(algorithm_names());
   const json& alg = o.need("algorithm", expected);
   if (!alg.is_string()) fail(o.at("algorithm"), expected, describe(alg));
@@ -282,6 +284,9 @@ WorkloadSpec read_workload(const Obj& top, const LockSpec& lock) {
          std::to_string(w.readers));
   // Sharing the key would make the stock update clobber the lock itself.
   if (w.stock_key == lock.key) fail(o.at("stock_key"), "a key other than lock.key", quote(w.stock_key));
+  w.extend_every_ms = o.integer("extend_every_ms", 0, kMaxMs, w.extend_every_ms);
+  w.reentrant_hold_ms = o.integer("reentrant_hold_ms", 0, kMaxMs, w.reentrant_hold_ms);
+  check_profile_workload(o, lock, w);
   return w;
 }
 
@@ -505,11 +510,11 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& scenario_ke
       {"$.network", {"latency", "loss"}},
       {"$.network.latency", union_keys("dist", latency_shapes())},
       {"$.clocks[]", {"process", "offset_ms", "drift_ppm"}},
-      {"$.lock", {"algorithm", "key", "lease_ms", "retry", "command_timeout_ms", "options"}},
+      {"$.lock", {"algorithm", "profile", "key", "lease_ms", "retry", "command_timeout_ms", "options"}},
       {"$.lock.retry", {"count_max", "delay_ms", "jitter_ms"}},
       {"$.workload",
        {"kind", "clients", "initial_stock", "attempts_per_client", "hold_ms", "wait_ms", "start_stagger_ms",
-        "stock_key", "fencing", "readers"}},
+        "stock_key", "fencing", "readers", "extend_every_ms", "reentrant_hold_ms"}},
       {"$.faults[]", union_keys("kind", fault_shapes())},
       {"$.faults[].on", [] {
          std::vector<std::string> keys = {"process"};

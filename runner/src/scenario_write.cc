@@ -23,6 +23,7 @@ ojson latency_json(const LatencySpec& l) {
 }
 
 ojson lock_json(const LockSpec& l) {
+  if (!l.profile.empty()) return {{"profile", l.profile}, {"key", l.key}, {"options", ojson::parse(l.options.dump())}};
   return {{"algorithm", l.algorithm},
           {"key", l.key},
           {"lease_ms", l.lease_ms},
@@ -41,7 +42,9 @@ ojson workload_json(const WorkloadSpec& w) {
           {"start_stagger_ms", w.start_stagger_ms},
           {"stock_key", w.stock_key},
           {"fencing", w.fencing},
-          {"readers", w.readers}};
+          {"readers", w.readers},
+          {"extend_every_ms", w.extend_every_ms},
+          {"reentrant_hold_ms", w.reentrant_hold_ms}};
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include "lockstep/runner/workload.h"
 #include "lockstep/algorithms.h"
 #include "lockstep/scripts.h"
+#include "profile_workload.h"
 
 namespace lockstep::runner {
 
@@ -111,6 +112,10 @@ Task<void> check_stock(Env& env, Recorder& rec, int64_t process, const LockSpec&
 bool is_reader(const WorkloadSpec& w, int64_t process) { return process > w.clients - w.readers; }
 
 Task<void> stock_client(Env& env, Recorder& rec, int64_t process, const LockSpec& lock, const WorkloadSpec& w) {
+  if (!lock.profile.empty()) {
+    co_await profile_stock_client(env, rec, process, lock, w);
+    co_return;
+  }
   // A read-write lock records which side each operation used, so the checker can tell
   // readers sharing the lock from two writers at once.
   const bool rw = is_read_write_algorithm(lock.algorithm);

@@ -30,6 +30,9 @@ struct FuzzSpace {
   int64_t duration_ms = 6000;
   int clients_max = 4;
   int faults_max = 6;
+  // Library profiles to draw instead of algorithms (see fuzz_profiles.cc): each run
+  // takes one, with its options drawn around the library's defaults; shrinking keeps it.
+  std::vector<std::string> profiles = {};
 };
 
 // One generated scenario for run `index` of a campaign with this base seed (pure: the

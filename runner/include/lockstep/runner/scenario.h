@@ -77,7 +77,10 @@ struct RetrySpec {
 };
 
 struct LockSpec {
-  std::string algorithm;       // one of lockstep::algorithm_names()
+  std::string algorithm;       // one of lockstep::algorithm_names(), or the profile's name
+  // A library profile ("redsync@4.17.0", lockstep/profiles.h) instead of an algorithm;
+  // its options are the library's own, checked against the profile's table.
+  std::string profile;
   std::string key = "lock";
   int64_t lease_ms = 10000;
   RetrySpec retry;
@@ -101,6 +104,12 @@ struct WorkloadSpec {
   // The last `readers` clients take the read side of a read-write lock and only read
   // the stock (twice, hold_ms apart); the others sell under the write side.
   int readers = 0;
+  // Profiles with an extend call: the holder works in steps of this many ms and extends
+  // the lock after each one while work remains, stopping when an extension fails. 0: off.
+  int64_t extend_every_ms = 0;
+  // Reentrant profiles: halfway through the work the holder takes the lock again (a
+  // helper that locks it too), holds it this long and releases it. 0: off.
+  int64_t reentrant_hold_ms = 0;
   bool operator==(const WorkloadSpec&) const = default;
 };
 

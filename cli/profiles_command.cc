@@ -1,0 +1,44 @@
+// `lockstep profiles`: the library profiles a scenario may name as `"lock": {"profile":
+// ...}`, one line each (library, version, what it models); `--options` adds each
+// profile's options with their defaults, as the library spells them.
+#include <cstdio>
+
+#include "commands.h"
+#include "lockstep/profiles.h"
+
+namespace lockstep::cli {
+namespace {
+
+std::string default_text(const ProfileOption& o) {
+  if (o.default_value.is_null()) return "null";
+  return o.default_value.dump();
+}
+
+int list(bool with_options) {
+  size_t w_lib = 7, w_ver = 7;
+  for (const auto& p : profiles()) {
+    w_lib = std::max(w_lib, p.library.size());
+    w_ver = std::max(w_ver, p.version.size());
+  }
+  std::printf("%-*s  %-*s  %s\n", int(w_lib), "LIBRARY", int(w_ver), "VERSION", "MODELS");
+  for (const auto& p : profiles()) {
+    std::printf("%-*s  %-*s  %s\n", int(w_lib), p.library.c_str(), int(w_ver), p.version.c_str(), p.models.c_str());
+    if (!with_options) continue;
+    for (const auto& o : p.options) {
+      std::printf("    %-28s %-8s %s\n", o.name.c_str(), default_text(o).c_str(), o.meaning.c_str());
+    }
+  }
+  std::printf("\nUse one as \"lock\": {\"profile\": \"LIBRARY@VERSION\", \"options\": {...}} in a scenario file.\n");
+  return 0;
+}
+
+}  // namespace
+
+CommandRunner add_profiles_command(CLI::App& app) {
+  auto with_options = std::make_shared<bool>(false);
+  auto* cmd = app.add_subcommand("profiles", "List the library profiles (library, version, what each models)");
+  cmd->add_flag("--options", *with_options, "Also list each profile's options and the library's defaults");
+  return [with_options] { return list(*with_options); };
+}
+
+}  // namespace lockstep::cli

@@ -1,0 +1,140 @@
+// Library profiles: the lock algorithms of the Redis lock libraries people ship, each
+// ported from one library version's source into lockstep's lock code, so its behaviour —
+// its defaults, commands, scripts, clock, retry and timeout rules, and its known bugs —
+// meets lockstep's faults, checker and reports in both worlds.
+//
+// A profile is named LIBRARY@VERSION ("redsync@4.17.0") and configured with the options
+// the library itself takes, spelled as the library spells them ("driftFactor",
+// "retryCount", "lockWatchdogTimeout"); an option left out has the library's default.
+// `kind` picks one of the library's lock types or APIs where it has several (Redisson's
+// RLock, fair lock, MultiLock and RedLock; redis-plus-plus's RedLock and RedMutex;
+// node-redlock 5's acquire/extend calls or its auto-extending using()).
+//
+// Like every lock, a profile touches the world only through its Env: the wall clock
+// where the library reads Date.now() / time.time() / currentTimeMillis, the monotonic
+// clock where it reads a monotonic one, so a clock jump hits exactly the libraries it
+// would hit. Where a library sends EVALSHA and falls back to EVAL on NOSCRIPT, the
+// profile sends EVAL with the same script text: the same atomic script, without the
+// one extra NOSCRIPT round trip a fresh server costs.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "lockstep/lock.h"
+
+namespace lockstep {
+
+// One option a profile takes, as the library spells it, with the library's default.
+struct ProfileOption {
+  enum class Type {
+    Integer,  // a JSON integer in [min, max]
+    Number,   // any JSON number in [min, max]
+    Boolean,
+    Choice,   // one of `choices`
+    NumberOrNull,  // a number in [min, max], or null where the library takes None/undefined
+  };
+  std::string name;
+  Type type = Type::Integer;
+  nlohmann::json default_value;  // null: the library's None
+  double min = 0;
+  double max = 0;
+  std::vector<std::string> choices;
+  // The option is a duration the fuzzer may scale with the lease; how many of its units
+  // make a millisecond is `ms_per_unit` (1 for milliseconds, 1000 for seconds).
+  bool duration = false;
+  double ms_per_unit = 1;
+  std::string meaning;  // one line, for `lockstep profiles --options`
+};
+
+struct ProfileInfo {
+  std::string name;     // "redsync@4.17.0"
+  std::string library;  // "redsync"
+  std::string version;  // "4.17.0"
+  std::string models;   // one line: what of the library this profile runs
+  std::vector<ProfileOption> options;
+  // The option that sets how long the lock key lives (the lease the fuzzer draws).
+  std::string lease_option;
+  // Hold counts per owner (Redisson): the history is judged as a reentrant mutex.
+  bool reentrant = false;
+  // Several independent masters by default (RedLock-style libraries).
+  bool multi_node = false;
+};
+
+// Every profile, in the order `lockstep profiles` lists them.
+const std::vector<ProfileInfo>& profiles();
+const ProfileInfo* profile_named(std::string_view name);
+std::vector<std::string> profile_names();
+const ProfileOption* find_option(const ProfileInfo& p, std::string_view name);
+// Whether the profile with these options hands its user an extend call (redsync
+// Extend, node-redlock extend, redis-py extend/reacquire with a timeout, redis-plus-plus
+// RedLock extend_lock); the others renew on their own or not at all.
+bool profile_has_extend(const ProfileInfo& p, const nlohmann::json& options);
+// The library's own objection to this combination of options (as it would throw it), or "".
+std::string profile_options_problem(const ProfileInfo& p, const nlohmann::json& options, std::string& option);
+
+// A profile's options as given in a scenario, with the library's default for any left
+// out. The scenario reader has checked names and types; here they are read.
+class ProfileOptions {
+ public:
+  ProfileOptions(const ProfileInfo& info, nlohmann::json given) : info_(info), given_(std::move(given)) {}
+  const nlohmann::json& value(const std::string& name) const;
+  int64_t integer(const std::string& name) const;
+  double number(const std::string& name) const;
+  bool boolean(const std::string& name) const;
+  std::string choice(const std::string& name) const;
+  bool is_null(const std::string& name) const { return value(name).is_null(); }
+  const ProfileInfo& info() const { return info_; }
+
+ private:
+  const ProfileInfo& info_;
+  nlohmann::json given_;
+};
+
+enum class ExtendOutcome { Extended, NotExtended, Unknown };
+const char* to_string(ExtendOutcome o);
+
+// An extension the library made on its own (a watchdog's renewal, an automatic
+// extension), told to whoever records the history: it began, then ended with `outcome`.
+struct ExtendNote {
+  bool begin = true;
+  ExtendOutcome outcome = ExtendOutcome::Extended;
+  std::string detail;  // what the library concluded: "renewed", "renewal stopped", ...
+  int lane = 0;        // which of the lock's concurrent activities (a MultiLock's nodes)
+};
+
+// The lock a library hands its user: the Lock operations, plus what the library lets the
+// user do or learn while holding it.
+class ProfileLock : public Lock {
+ public:
+  // The library has an extend call (redsync Extend, node-redlock extend, redis-py
+  // extend/reacquire, redis-plus-plus extend_lock) that a user makes on a schedule.
+  virtual bool can_extend() const { return false; }
+  // One extension as the user calls it. NotExtended means the library told the user the
+  // lock is not held (a false return or an exception saying so): the user stops.
+  virtual Task<ExtendOutcome> extend();
+  // The library has told its user, out of band, that the hold is lost: node-redlock's
+  // abort signal in using(), redis-plus-plus's auto-extension error callback. A user
+  // following the library's documentation checks it before writing.
+  virtual bool aborted() const { return false; }
+  // Where the library's own background extensions are reported (may be empty).
+  std::function<void(const ExtendNote&)> on_background_extend;
+
+ protected:
+  void note_background(bool begin, ExtendOutcome o = ExtendOutcome::Extended, std::string detail = "") {
+    if (on_background_extend) on_background_extend(ExtendNote{begin, o, std::move(detail)});
+  }
+};
+
+// Builds `profile`'s lock for the process behind `env` on `key`; nullptr for an unknown
+// profile. `options` has been checked against the profile's option table.
+std::unique_ptr<ProfileLock> make_profile_lock(const std::string& profile, Env& env, const std::string& key,
+                                               const nlohmann::json& options);
+
+}  // namespace lockstep

@@ -1,0 +1,166 @@
+// Redisson's profile entry point, and RedissonMultiLock / RedissonRedLock
+// (RedissonMultiLock.tryLock, RedissonRedLock; the same code in 3.23.0, 3.43.0, 3.44.0).
+//
+// The group's locks are taken one after another, one RLock per node. With both a lease
+// and a wait, each lock is taken with a lease of 2*waitTime (the fix of #624), and only
+// after all are taken does each get PEXPIRE leaseTime: a client that dies while taking
+// them leaves its first locks held for twice its wait, whatever lease it asked for.
+// Each lock waits at most the wait left (MultiLock) or max(left/N, 1) ms (RedLock); a lock
+// whose command timed out is unlocked, one that failed otherwise is not. MultiLock needs
+// every lock and starts over after a refusal; RedLock needs N/2+1 and gives up when too
+// many failed. What is left of the wait is checked on the wall clock after every lock;
+// there is no validity or drift check.
+#include <algorithm>
+
+#include "redisson.h"
+
+namespace lockstep::ports {
+namespace redisson {
+namespace {
+
+class Single : public ProfileLock {
+ public:
+  Single(Env& env, const std::string& key, std::string owner, Config c, int64_t lease_ms)
+      : lock_(env, 0, key, std::move(owner), c), lease_ms_(lease_ms) {}
+
+  Task<AcquireOutcome> acquire(Nanos wait) override {
+    lock_.set_note(on_background_extend);
+    co_return co_await lock_.try_lock(to_ms(wait), lease_ms_);
+  }
+  Task<ReleaseOutcome> release() override { return lock_.unlock(); }
+  const std::string& token() const override { return lock_.owner(); }
+
+ private:
+  RLock lock_;
+  int64_t lease_ms_;
+};
+
+class Multi : public ProfileLock {
+ public:
+  Multi(Env& env, const std::string& key, const std::string& uuid, Config c, int64_t lease_ms, bool redlock)
+      : env_(env), lease_ms_(lease_ms), redlock_(redlock), token_(uuid) {
+    for (int i = 0; i < env.node_count(); ++i) {
+      // One Redisson client per master, each with its own id.
+      const std::string owner = (i == 0 ? uuid : random_hex(env, 16)) + ":" + kThreadId;
+      locks_.push_back(std::make_unique<RLock>(env, i, key, owner, c));
+    }
+  }
+
+  Task<AcquireOutcome> acquire(Nanos wait) override {
+    for (auto& l : locks_) l->set_note(on_background_extend);
+    const int64_t wait_ms = to_ms(wait);
+    const int n = static_cast<int>(locks_.size());
+    int64_t new_lease = -1;
+    if (lease_ms_ > 0) new_lease = wait_ms > 0 ? wait_ms * 2 : lease_ms_;
+    int64_t time = wall_ms(env_);
+    int64_t remain = wait_ms > 0 ? wait_ms : -1;
+    const int64_t lock_wait = redlock_ ? std::max<int64_t>(remain / n, 1) : remain;
+    const int failed_limit_start = failed_locks_limit();
+    int failed_limit = failed_limit_start;
+    std::vector<int> acquired;
+    constexpr int kStepsMax = 1'000'000;
+    int i = 0;
+    for (int step = 0; step < kStepsMax && i < n; ++step, ++i) {
+      bool timed_out = false;
+      AcquireOutcome o;
+      if (wait_ms <= 0 && lease_ms_ <= 0) {
+        o = co_await locks_[i]->try_lock(0, -1, &timed_out);
+      } else {
+        o = co_await locks_[i]->try_lock(std::min(lock_wait, remain), new_lease, &timed_out);
+      }
+      if (o == AcquireOutcome::Acquired) {
+        acquired.push_back(i);
+      } else {
+        if (timed_out) co_await locks_[i]->unlock();  // RedisResponseTimeoutException
+        if (n - static_cast<int>(acquired.size()) == failed_locks_limit()) break;
+        if (failed_limit == 0) {
+          co_await unlock_some(acquired);
+          if (wait_ms <= 0) co_return AcquireOutcome::NotAcquired;
+          failed_limit = failed_limit_start;
+          acquired.clear();
+          i = -1;  // start over from the first lock
+        } else {
+          --failed_limit;
+        }
+      }
+      if (remain > 0) {
+        remain -= wall_ms(env_) - time;
+        time = wall_ms(env_);
+        if (remain <= 0) {
+          co_await unlock_some(acquired);
+          co_return AcquireOutcome::NotAcquired;
+        }
+      }
+    }
+    if (lease_ms_ > 0) {
+      for (int j : acquired) co_await locks_[j]->expire(lease_ms_);
+    }
+    co_return AcquireOutcome::Acquired;
+  }
+
+  Task<ReleaseOutcome> release() override {
+    if (redlock_) {
+      // RedissonRedLock.unlock: unlockInner over every lock, errors skipped; the caller
+      // hears of none.
+      for (auto& l : locks_) co_await l->unlock();
+      co_return ReleaseOutcome::Released;
+    }
+    // RedissonMultiLock.unlock: locks.forEach(Lock::unlock) — the first exception ends it.
+    for (auto& l : locks_) {
+      const ReleaseOutcome o = co_await l->unlock();
+      if (o != ReleaseOutcome::Released) co_return o;
+    }
+    co_return ReleaseOutcome::Released;
+  }
+
+  const std::string& token() const override { return token_; }
+
+ private:
+  int failed_locks_limit() const {
+    const int n = static_cast<int>(locks_.size());
+    return redlock_ ? n - (n / 2 + 1) : 0;
+  }
+
+  // unlockInner: unlock each, errors skipped.
+  Task<void> unlock_some(const std::vector<int>& which) {
+    for (int j : which) co_await locks_[j]->unlock();
+  }
+
+  Env& env_;
+  int64_t lease_ms_;
+  bool redlock_;
+  std::string token_;
+  std::vector<std::unique_ptr<RLock>> locks_;
+};
+
+}  // namespace
+
+std::unique_ptr<ProfileLock> make_multi(Env& env, const std::string& key, const std::string& uuid, Config config,
+                                        int64_t lease_ms, bool redlock) {
+  return std::make_unique<Multi>(env, key, uuid, config, lease_ms, redlock);
+}
+
+}  // namespace redisson
+
+std::unique_ptr<ProfileLock> make_redisson(const ProfileInfo& info, Env& env, const std::string& key,
+                                           const nlohmann::json& options) {
+  ProfileOptions o(info, options);
+  redisson::Config c;
+  c.version = info.version == "3.23.0"   ? redisson::Version::V3_23
+              : info.version == "3.43.0" ? redisson::Version::V3_43
+                                         : redisson::Version::V3_44;
+  c.timeout = Millis(o.integer("timeout"));
+  c.retry_attempts = static_cast<int>(o.integer("retryAttempts"));
+  c.retry_interval = Millis(o.integer("retryInterval"));
+  c.watchdog_ms = o.integer("lockWatchdogTimeout");
+  const std::string kind = o.choice("kind");
+  c.fair = kind == "fair";
+  const int64_t lease = o.integer("leaseTime");
+  const std::string uuid = random_uuid(env);
+  if (kind == "multilock" || kind == "redlock") {
+    return redisson::make_multi(env, key, uuid, c, lease, kind == "redlock");
+  }
+  return std::make_unique<redisson::Single>(env, key, uuid + ":" + kThreadId, c, lease);
+}
+
+}  // namespace lockstep::ports

@@ -1,0 +1,250 @@
+// The table of profiles and their options: names, types, defaults and meanings, each
+// default as the library's own source at that version sets it (see each library's file
+// for where it was read).
+#include <algorithm>
+
+#include "common.h"
+
+namespace lockstep {
+namespace {
+
+using T = ProfileOption::Type;
+constexpr double kBig = 1e9;
+
+ProfileOption integer(std::string name, int64_t def, double lo, double hi, std::string meaning) {
+  return {std::move(name), T::Integer, def, lo, hi, {}, false, 1, std::move(meaning)};
+}
+ProfileOption millis(std::string name, int64_t def, double lo, std::string meaning) {
+  return {std::move(name), T::Integer, def, lo, kBig, {}, true, 1, std::move(meaning)};
+}
+ProfileOption number(std::string name, double def, double lo, double hi, std::string meaning) {
+  return {std::move(name), T::Number, def, lo, hi, {}, false, 1, std::move(meaning)};
+}
+ProfileOption seconds(std::string name, nlohmann::json def, std::string meaning) {
+  const T type = def.is_null() ? T::NumberOrNull : T::Number;
+  return {std::move(name), type, std::move(def), 0, kBig / 1000, {}, true, 1000, std::move(meaning)};
+}
+ProfileOption boolean(std::string name, bool def, std::string meaning) {
+  return {std::move(name), T::Boolean, def, 0, 0, {}, false, 1, std::move(meaning)};
+}
+ProfileOption choice(std::string name, std::vector<std::string> choices, std::string meaning) {
+  const std::string def = choices.front();
+  return {std::move(name), T::Choice, def, 0, 0, std::move(choices), false, 1, std::move(meaning)};
+}
+
+std::vector<ProfileOption> redsync_options(bool v4_17) {
+  std::vector<ProfileOption> o = {
+      millis("expiry", 8000, 1, "WithExpiry: how long the lock key lives (ms)"),
+      integer("tries", 32, 1, 1e6, "WithTries: acquire attempts"),
+      v4_17 ? ProfileOption{"retryDelay", T::NumberOrNull, nullptr, 0, kBig, {}, true, 1,
+                            "WithRetryDelay (ms); null: the default delayFunc, rand.Intn(200)+50 ms per retry"}
+            : millis("retryDelay", 500, 0, "WithRetryDelay (ms); the default delayFunc waits 500 ms"),
+      number("driftFactor", 0.01, 0, 1, "WithDriftFactor: subtracted from the validity as expiry*factor"),
+  };
+  if (v4_17) {
+    o.push_back(number("timeoutFactor", 0.05, 0, 1, "WithTimeoutFactor: per-attempt deadline expiry*factor"));
+    o.push_back(boolean("failFast", false, "WithFailFast: decide a round at quorum instead of waiting for all"));
+    o.push_back(boolean("setNXOnExtend", false, "WithSetNXOnExtend: Extend re-SETs a key that has gone"));
+  }
+  return o;
+}
+
+std::vector<ProfileOption> node_redlock_options(bool v5) {
+  std::vector<ProfileOption> o;
+  if (v5) {
+    o.push_back(choice("kind", {"acquire", "using"},
+                       "acquire: acquire/extend/release calls; using: the auto-extending using() routine"));
+    o.push_back(millis("duration", 5000, 1, "the acquire(resources, duration) argument (ms; README example 5000)"));
+  } else {
+    o.push_back(millis("ttl", 1000, 1, "the lock(resource, ttl) argument (ms; README example 1000)"));
+  }
+  o.push_back(number("driftFactor", 0.01, 0, 1, "validity drift: round(driftFactor*ttl)+2 ms"));
+  o.push_back(integer("retryCount", 10, -1, 1e6, "retries after the first attempt; -1: forever"));
+  o.push_back(millis("retryDelay", 200, 0, "ms between attempts"));
+  o.push_back(millis("retryJitter", 100, 0, "plus or minus this many ms, uniformly"));
+  if (v5) o.push_back(millis("automaticExtensionThreshold", 500, 0, "using(): extend this long before expiration"));
+  return o;
+}
+
+std::vector<ProfileOption> redisson_options(bool fair) {
+  std::vector<std::string> kinds = {"lock", "multilock", "redlock"};
+  if (fair) kinds.insert(kinds.begin() + 1, "fair");
+  return {
+      choice("kind", kinds,
+             "lock: RLock; fair: RFairLock; multilock/redlock: RedissonMultiLock/RedissonRedLock over every node"),
+      millis("lockWatchdogTimeout", 30000, 1, "Config: the watchdog's lease (ms), renewed every third of it"),
+      integer("leaseTime", -1, -1, kBig, "the tryLock(waitTime, leaseTime) argument (ms); -1: watchdog"),
+      millis("timeout", 3000, 1, "Config: how long a command waits for its reply (ms)"),
+      integer("retryAttempts", 3, 0, 1000, "Config: resends of a command after a timeout"),
+      millis("retryInterval", 1500, 0, "Config: ms before a resend"),
+  };
+}
+
+std::vector<ProfileInfo> build_table() {
+  std::vector<ProfileInfo> t;
+  auto add = [&t](std::string library, std::string version, std::string models, std::vector<ProfileOption> options,
+                  std::string lease, bool reentrant, bool multi) {
+    const std::string name = library + "@" + version;
+    t.push_back({name, std::move(library), std::move(version), std::move(models), std::move(options),
+                 std::move(lease), reentrant, multi});
+  };
+  add("redsync", "4.0.3",
+      "Go RedLock (go-redis adapter): parallel SET NX, monotonic validity; Extend and Unlock report success "
+      "whatever the reply (int vs int64, PR #61)",
+      redsync_options(false), "expiry", false, true);
+  add("redsync", "4.17.0",
+      "Go RedLock (go-redis adapter): parallel SET NX with a per-attempt deadline, monotonic validity; Extend "
+      "checks its quorum and validity",
+      redsync_options(true), "expiry", false, true);
+  add("node-redlock", "4.2.0",
+      "Node RedLock: parallel Lua lock script, Date.now() validity checked per attempt; unlock between attempts",
+      node_redlock_options(false), "ttl", false, true);
+  add("node-redlock", "5.0.0-beta.2",
+      "Node RedLock: quorum-resolved rounds, expiration from before the first attempt and never checked "
+      "(#169, #296); using() auto-extension",
+      node_redlock_options(true), "duration", false, true);
+  add("node-redlock", "afe5cf9",
+      "node-redlock main at afe5cf9 (unreleased): 5.0.0-beta.2 with the start of the successful attempt (#169 "
+      "fix, PR #274/#276)",
+      node_redlock_options(true), "duration", false, true);
+  add("redis-py", "5.0.0",
+      "redis-py Lock: one server, SET NX [PX], monotonic blocking_timeout; no TTL unless timeout is set",
+      {seconds("timeout", nullptr, "max life of the lock in seconds; null: no TTL (the default)"),
+       seconds("sleep", 0.1, "seconds between tries while blocking"),
+       boolean("blocking", true, "retry until blocking_timeout (the workload's wait) instead of trying once"),
+       choice("kind", {"extend", "reacquire"},
+              "the client's extension call: extend(timeout) adds to the TTL, reacquire() resets it")},
+      "timeout", false, false);
+  add("redlock-py", "1.0.8",
+      "Python RedLock: sequential SET NX PX, validity from time.time() (wall clock), 3 tries 0.2 s apart",
+      {millis("ttl", 1000, 1, "the lock(resource, ttl) argument (ms; README example 1000)"),
+       integer("retry_count", 3, 0, 1e6, "attempts (0 means the default 3: `retry_count or 3`)"),
+       seconds("retry_delay", 0.2, "seconds between attempts (0 means the default 0.2)"),
+       number("clock_drift_factor", 0.01, 0, 1, "drift: int(ttl*factor)+2 ms")},
+      "ttl", false, true);
+  add("redis-plus-plus", "1.3.15",
+      "C++ RedLock (Lua version): sequential SET NX PX, steady_clock validity from the first attempt; RedMutex's "
+      "watcher extends every ttl/2",
+      {choice("kind", {"redmutex", "redlock"},
+              "redmutex: RedMutex (lock(), watcher); redlock: RedLockMutexVessel::lock with retries, "
+              "extend_lock by hand"),
+       millis("ttl", 3000, 1, "lock TTL (ms; RedMutexOptions default 3 s)"),
+       integer("retry_count", 3, 1, 1e6, "redlock: attempts per lock() call"),
+       millis("retry_delay", 200, 0, "redlock: a retry waits U(0, retry_delay) ms"),
+       number("clock_drift_factor", 0.01, 0, 1, "drift: ttl*factor + 2 ms"),
+       boolean("auto_extend_err_callback", false,
+               "redmutex: the application passed the callback the README shows, and stops its work when told")},
+      "ttl", false, true);
+  add("redisson", "3.23.0",
+      "Redisson RLock/MultiLock/RedLock: unlock without the latch, resent after a response timeout (#4871); "
+      "watchdog stops after a renewal error",
+      redisson_options(false), "lockWatchdogTimeout", true, false);
+  add("redisson", "3.43.0",
+      "Redisson RLock/RFairLock/MultiLock/RedLock: unlock latch, acquire and unlock never resent; watchdog stops "
+      "after a renewal error (#2515, #3194)",
+      redisson_options(true), "lockWatchdogTimeout", true, false);
+  add("redisson", "3.44.0",
+      "Redisson 3.43.0 with the rewritten watchdog (#6303): a renewal error is logged and the renewal rescheduled",
+      redisson_options(true), "lockWatchdogTimeout", true, false);
+  return t;
+}
+
+}  // namespace
+
+const std::vector<ProfileInfo>& profiles() {
+  static const std::vector<ProfileInfo> kTable = build_table();
+  return kTable;
+}
+
+const ProfileInfo* profile_named(std::string_view name) {
+  for (const auto& p : profiles())
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+std::vector<std::string> profile_names() {
+  std::vector<std::string> out;
+  for (const auto& p : profiles()) out.push_back(p.name);
+  return out;
+}
+
+const ProfileOption* find_option(const ProfileInfo& p, std::string_view name) {
+  for (const auto& o : p.options)
+    if (o.name == name) return &o;
+  return nullptr;
+}
+
+bool profile_has_extend(const ProfileInfo& p, const nlohmann::json& options) {
+  const ProfileOptions o(p, options);
+  if (p.library == "redsync") return true;
+  if (p.library == "node-redlock") return p.version == "4.2.0" || o.choice("kind") == "acquire";
+  if (p.library == "redis-py") return !o.is_null("timeout") && o.number("timeout") > 0;
+  if (p.library == "redis-plus-plus") return o.choice("kind") == "redlock";
+  return false;
+}
+
+std::string profile_options_problem(const ProfileInfo& p, const nlohmann::json& options, std::string& option) {
+  const ProfileOptions o(p, options);
+  if (p.library == "node-redlock" && p.version != "4.2.0" && o.choice("kind") == "using" &&
+      o.integer("automaticExtensionThreshold") > o.integer("duration") - 100) {
+    option = "automaticExtensionThreshold";
+    return "at most duration - 100 (" + std::to_string(o.integer("duration") - 100) +
+           "): using() throws \"A lock `duration` must be at least 100ms greater than the "
+           "`automaticExtensionThreshold` setting.\"";
+  }
+  return "";
+}
+
+const nlohmann::json& ProfileOptions::value(const std::string& name) const {
+  if (auto it = given_.find(name); it != given_.end()) return *it;
+  static const nlohmann::json kNull;
+  const ProfileOption* o = find_option(info_, name);
+  return o ? o->default_value : kNull;
+}
+
+int64_t ProfileOptions::integer(const std::string& name) const {
+  const auto& v = value(name);
+  return v.is_number() ? v.get<int64_t>() : 0;
+}
+
+double ProfileOptions::number(const std::string& name) const {
+  const auto& v = value(name);
+  return v.is_number() ? v.get<double>() : 0.0;
+}
+
+bool ProfileOptions::boolean(const std::string& name) const {
+  const auto& v = value(name);
+  return v.is_boolean() && v.get<bool>();
+}
+
+std::string ProfileOptions::choice(const std::string& name) const {
+  const auto& v = value(name);
+  return v.is_string() ? v.get<std::string>() : "";
+}
+
+const char* to_string(ExtendOutcome o) {
+  switch (o) {
+    case ExtendOutcome::Extended: return "extended";
+    case ExtendOutcome::NotExtended: return "not-extended";
+    case ExtendOutcome::Unknown: return "unknown";
+  }
+  return "?";
+}
+
+Task<ExtendOutcome> ProfileLock::extend() { co_return ExtendOutcome::NotExtended; }
+
+std::unique_ptr<ProfileLock> make_profile_lock(const std::string& profile, Env& env, const std::string& key,
+                                               const nlohmann::json& options) {
+  const ProfileInfo* info = profile_named(profile);
+  if (!info) return nullptr;
+  const std::string& lib = info->library;
+  if (lib == "redsync") return ports::make_redsync(*info, env, key, options);
+  if (lib == "node-redlock") return ports::make_node_redlock(*info, env, key, options);
+  if (lib == "redis-py") return ports::make_redis_py(*info, env, key, options);
+  if (lib == "redlock-py") return ports::make_redlock_py(*info, env, key, options);
+  if (lib == "redis-plus-plus") return ports::make_redis_plus_plus(*info, env, key, options);
+  if (lib == "redisson") return ports::make_redisson(*info, env, key, options);
+  return nullptr;
+}
+
+}  // namespace lockstep

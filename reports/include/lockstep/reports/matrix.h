@@ -1,0 +1,48 @@
+// The safety matrix as files: matrix.json for machines and matrix.html, a table a person
+// reads at a glance — one row per library profile, one column per fault kind, each cell
+// "broken" (with the violated properties, a link to its counterexample's report and the
+// command that replays it) or "no-violation" (with the budget it survived).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace lockstep::reports {
+
+namespace matrix_verdict {
+inline constexpr const char* kBroken = "broken";
+inline constexpr const char* kNoViolation = "no-violation";
+}  // namespace matrix_verdict
+
+struct MatrixRow {
+  std::string profile;
+  std::string fault;  // a fault kind, or "none"
+  std::string verdict;  // matrix_verdict::k...
+  uint64_t runs = 0;
+  double seconds = 0;
+  uint64_t violations = 0;
+  std::string counterexample;  // the scenario file, relative to the matrix directory; "" if none
+  std::string report;          // its report.html, relative to the matrix directory
+  std::string replay;          // the command that replays it
+  std::vector<std::string> properties;  // what the counterexample violates
+  std::string story;                    // its first violation's sentence
+};
+
+struct MatrixMeta {
+  uint64_t seed = 1;
+  std::string budget;   // "100 runs per cell", "30 s per cell"
+  std::string command;  // how the matrix was made
+};
+
+// {"seed", "budget", "command", "cells": [{"profile", "fault", "verdict", "runs",
+// "seconds", "violations", "counterexample", "properties", "report", "replay"}]}
+nlohmann::ordered_json matrix_json(const std::vector<MatrixRow>& rows, const MatrixMeta& meta);
+// The self-contained page (no scripts, no external files).
+std::string render_matrix_html(const std::vector<MatrixRow>& rows, const MatrixMeta& meta);
+// The table in Markdown (for a README or a pull-request comment).
+std::string render_matrix_markdown(const std::vector<MatrixRow>& rows);
+
+}  // namespace lockstep::reports

@@ -1,0 +1,135 @@
+#include "lockstep/reports/matrix.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "lockstep/reports/text.h"
+
+namespace lockstep::reports {
+namespace {
+
+// Rows and columns in first-seen order.
+std::vector<std::string> firsts(const std::vector<MatrixRow>& rows, std::string MatrixRow::*field) {
+  std::vector<std::string> out;
+  for (const auto& r : rows)
+    if (std::find(out.begin(), out.end(), r.*field) == out.end()) out.push_back(r.*field);
+  return out;
+}
+
+const MatrixRow* cell(const std::vector<MatrixRow>& rows, const std::string& profile, const std::string& fault) {
+  for (const auto& r : rows)
+    if (r.profile == profile && r.fault == fault) return &r;
+  return nullptr;
+}
+
+std::string join(const std::vector<std::string>& v, const char* sep) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f s", s);
+  return buf;
+}
+
+}  // namespace
+
+nlohmann::ordered_json matrix_json(const std::vector<MatrixRow>& rows, const MatrixMeta& meta) {
+  nlohmann::ordered_json j;
+  j["seed"] = meta.seed;
+  j["budget"] = meta.budget;
+  j["command"] = meta.command;
+  j["cells"] = nlohmann::ordered_json::array();
+  for (const auto& r : rows) {
+    nlohmann::ordered_json c;
+    c["profile"] = r.profile;
+    c["fault"] = r.fault;
+    c["verdict"] = r.verdict;
+    c["runs"] = r.runs;
+    c["seconds"] = r.seconds;
+    c["violations"] = r.violations;
+    auto or_null = [](const std::string& s) { return s.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(s); };
+    c["counterexample"] = or_null(r.counterexample);
+    c["properties"] = r.properties;
+    c["report"] = or_null(r.report);
+    c["replay"] = or_null(r.replay);
+    j["cells"].push_back(std::move(c));
+  }
+  return j;
+}
+
+std::string render_matrix_html(const std::vector<MatrixRow>& rows, const MatrixMeta& meta) {
+  const auto profiles = firsts(rows, &MatrixRow::profile);
+  const auto faults = firsts(rows, &MatrixRow::fault);
+  size_t broken = 0;
+  for (const auto& r : rows) broken += r.verdict == matrix_verdict::kBroken;
+  std::string h;
+  h += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">";
+  h += "<title>lockstep safety matrix</title>\n<style>\n";
+  h += "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}table{border-collapse:collapse}"
+       "th,td{border:1px solid #ccc;padding:6px 8px;vertical-align:top;text-align:left}"
+       "th{background:#f4f4f4}td.broken{background:#fde2e1}td.safe{background:#e3f4e1}"
+       "td.broken b{color:#b3261e}td.safe b{color:#1e7b34}.small{font-size:12px;color:#555}"
+       "code{font-size:12px;background:#f6f6f6;padding:1px 3px}\n</style></head><body>\n";
+  h += "<h1>Safety matrix</h1>\n<p>" + std::to_string(rows.size()) + " cells, " + std::to_string(broken) +
+       " broken. Each cell is one fuzz campaign (" + xml_escape(meta.budget) + ", seed " + std::to_string(meta.seed) +
+       "): <b>broken</b> means it found a violation and shrank it to the story linked there; <b>no-violation</b> "
+       "means none within that budget.</p>\n";
+  if (!meta.command.empty()) h += "<p class=\"small\">Made by <code>" + xml_escape(meta.command) + "</code></p>\n";
+  h += "<table>\n<tr><th>profile</th>";
+  for (const auto& f : faults) h += "<th>" + xml_escape(f) + "</th>";
+  h += "</tr>\n";
+  for (const auto& p : profiles) {
+    h += "<tr><th>" + xml_escape(p) + "</th>";
+    for (const auto& f : faults) {
+      const MatrixRow* r = cell(rows, p, f);
+      if (!r) {
+        h += "<td></td>";
+        continue;
+      }
+      const bool bad = r->verdict == matrix_verdict::kBroken;
+      h += std::string("<td class=\"") + (bad ? "broken" : "safe") + "\" data-profile=\"" + xml_escape(p) +
+           "\" data-fault=\"" + xml_escape(f) + "\"><b>" + xml_escape(r->verdict) + "</b>";
+      if (bad) {
+        h += "<br>" + xml_escape(join(r->properties, ", "));
+        if (!r->report.empty()) h += "<br><a href=\"" + xml_escape(r->report) + "\">report</a>";
+        if (!r->counterexample.empty()) h += " · <a href=\"" + xml_escape(r->counterexample) + "\">scenario</a>";
+        if (!r->story.empty()) h += "<div class=\"small\">" + xml_escape(truncate_text(r->story, 240)) + "</div>";
+        if (!r->replay.empty()) h += "<div class=\"small\"><code>" + xml_escape(r->replay) + "</code></div>";
+      }
+      h += "<div class=\"small\">" + std::to_string(r->runs) + " runs, " + seconds_text(r->seconds) + "</div></td>";
+    }
+    h += "</tr>\n";
+  }
+  h += "</table>\n</body></html>\n";
+  return h;
+}
+
+std::string render_matrix_markdown(const std::vector<MatrixRow>& rows) {
+  const auto profiles = firsts(rows, &MatrixRow::profile);
+  const auto faults = firsts(rows, &MatrixRow::fault);
+  std::string m = "| profile |";
+  for (const auto& f : faults) m += " " + md_cell(f) + " |";
+  m += "\n| --- |";
+  for (size_t i = 0; i < faults.size(); ++i) m += " --- |";
+  m += "\n";
+  for (const auto& p : profiles) {
+    m += "| " + md_cell(p) + " |";
+    for (const auto& f : faults) {
+      const MatrixRow* r = cell(rows, p, f);
+      if (!r) {
+        m += " |";
+      } else if (r->verdict == matrix_verdict::kBroken) {
+        m += " **broken** (" + md_cell(join(r->properties, ", ")) + ") |";
+      } else {
+        m += " no-violation |";
+      }
+    }
+    m += "\n";
+  }
+  return m;
+}
+
+}  // namespace lockstep::reports

@@ -1,0 +1,45 @@
+// The safety matrix: one fuzz campaign per cell of (library profile x fault kind), each
+// shrinking what it finds, so that a table says which library version breaks under
+// which kind of trouble — and shows the smallest story for every broken cell.
+//
+// A cell is "broken" when its campaign found a violation within the budget and
+// "no-violation" otherwise: absence of evidence within that budget, which the table
+// states beside it (runs, seconds). Cells are independent and deterministic: the same
+// seed and budget give the same table.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lockstep/runner/fuzz.h"
+
+namespace lockstep::runner {
+
+struct MatrixOptions {
+  std::vector<std::string> profiles;  // rows
+  std::vector<std::string> faults;    // columns: fault kind names, or "none"
+  uint64_t runs = 100;                // per cell
+  double time_limit_s = 0;            // > 0: per cell, instead of runs
+  uint64_t seed = 1;
+  int shrink_runs_max = 300;
+};
+
+struct MatrixCell {
+  std::string profile;
+  std::string fault;
+  FuzzSummary summary;  // summary.finding: the shrunk counterexample of a broken cell
+  bool broken() const { return summary.finding.has_value(); }
+};
+
+// Runs every cell, rows first. `progress(cell_index, cell_count, cell)` is called before
+// a cell starts (cell without a summary yet) and after it ends.
+using MatrixProgress = std::function<void(size_t index, size_t total, const MatrixCell& cell, bool done)>;
+std::vector<MatrixCell> run_matrix(const MatrixOptions& o, const MatrixProgress& progress = {});
+
+// "" or why the options cannot run (an unknown profile or fault kind, named).
+std::string matrix_options_problem(const MatrixOptions& o);
+
+}  // namespace lockstep::runner

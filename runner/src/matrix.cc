@@ -1,0 +1,43 @@
+#include "lockstep/runner/matrix.h"
+
+#include "lockstep/profiles.h"
+
+namespace lockstep::runner {
+
+std::string matrix_options_problem(const MatrixOptions& o) {
+  if (o.profiles.empty()) return "no profiles to run";
+  if (o.faults.empty()) return "no fault kinds to run";
+  for (const auto& p : o.profiles) {
+    if (!profile_named(p)) return "unknown profile \"" + p + "\" (lockstep profiles lists them)";
+  }
+  for (const auto& f : o.faults) {
+    if (f != "none" && !fault_kind_named(f)) return "unknown fault kind \"" + f + "\"";
+  }
+  return "";
+}
+
+std::vector<MatrixCell> run_matrix(const MatrixOptions& o, const MatrixProgress& progress) {
+  std::vector<MatrixCell> cells;
+  const size_t total = o.profiles.size() * o.faults.size();
+  for (const auto& profile : o.profiles) {
+    for (const auto& fault : o.faults) {
+      MatrixCell cell{profile, fault, {}};
+      if (progress) progress(cells.size(), total, cell, false);
+      FuzzSpace space;
+      space.profiles = {profile};
+      if (fault != "none") space.fault_kinds = {*fault_kind_named(fault)};
+      FuzzOptions fo;
+      fo.seed = o.seed;
+      fo.runs = o.runs;
+      fo.time_limit_s = o.time_limit_s;
+      fo.shrink_runs_max = o.shrink_runs_max;
+      cell.summary = fuzz(space, fo);
+      if (cell.summary.finding) cell.summary.finding->shrunk.name = "counterexample";
+      if (progress) progress(cells.size(), total, cell, true);
+      cells.push_back(std::move(cell));
+    }
+  }
+  return cells;
+}
+
+}  // namespace lockstep::runner

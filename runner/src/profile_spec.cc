@@ -1,0 +1,104 @@
+#include "profile_spec.h"
+
+#include <cmath>
+
+#include "lockstep/profiles.h"
+
+namespace lockstep::runner {
+namespace {
+
+using namespace json_reader;
+
+std::string number_text(double x) {
+  if (x == std::floor(x) && std::fabs(x) < 1e15) return std::to_string(static_cast<int64_t>(x));
+  std::string s = std::to_string(x);
+  while (!s.empty() && s.back() == '0') s.pop_back();
+  return s;
+}
+
+std::string number_range(const ProfileOption& o) {
+  return "a number from " + number_text(o.min) + " to " + number_text(o.max);
+}
+
+void check_option(const ProfileOption& o, const json& v, const std::string& path) {
+  switch (o.type) {
+    case ProfileOption::Type::Integer:
+      read_int(v, path, static_cast<int64_t>(o.min), static_cast<int64_t>(o.max));
+      return;
+    case ProfileOption::Type::Number:
+      read_number(v, path, o.min, o.max, number_range(o));
+      return;
+    case ProfileOption::Type::NumberOrNull:
+      if (!v.is_null()) read_number(v, path, o.min, o.max, number_range(o) + " or null");
+      return;
+    case ProfileOption::Type::Boolean:
+      if (!v.is_boolean()) fail(path, "true or false", describe(v));
+      return;
+    case ProfileOption::Type::Choice:
+      read_choice(v, path, o.choices);
+      return;
+  }
+}
+
+std::vector<std::string> option_names(const ProfileInfo& p) {
+  std::vector<std::string> out;
+  for (const auto& o : p.options) out.push_back(o.name);
+  return out;
+}
+
+}  // namespace
+
+LockSpec read_profile_lock(const Obj& o) {
+  // The generic knobs belong to lockstep's own recipes; a profile has the library's.
+  for (const char* key : {"algorithm", "lease_ms", "retry", "command_timeout_ms"}) {
+    if (const json* v = o.find(key))
+      fail(o.at(key), std::string("no ") + key + " beside a profile (the library's own settings go in lock.options)",
+           describe(*v));
+  }
+  const std::string expected = "one of the profiles " + join(profile_names());
+  const json& name = o.need("profile", expected);
+  if (!name.is_string()) fail(o.at("profile"), expected, describe(name));
+  const ProfileInfo* info = profile_named(name.get<std::string>());
+  if (!info) fail(o.at("profile"), expected + did_you_mean(name.get<std::string>(), profile_names()), describe(name));
+  LockSpec l;
+  l.profile = info->name;
+  l.algorithm = info->name;
+  l.key = o.string("key", l.key);
+  const json* opts = o.find("options");
+  if (!opts) return l;
+  const std::string path = o.at("options");
+  if (!opts->is_object()) fail(path, "an object of " + info->name + " options", describe(*opts));
+  const auto names = option_names(*info);
+  for (const auto& [k, v] : opts->items()) {
+    const ProfileOption* opt = find_option(*info, k);
+    if (!opt) {
+      const std::string hint = did_you_mean(k, names);
+      fail(child(path, k),
+           hint.empty() ? "an option of " + info->name + " (" + join(names) + ")" : "an option of " + info->name + hint,
+           "unknown key " + quote(k));
+    }
+    check_option(*opt, v, child(path, k));
+  }
+  std::string option;
+  if (std::string why = profile_options_problem(*info, *opts, option); !why.empty()) {
+    fail(child(path, option), why, describe(ProfileOptions(*info, *opts).value(option)));
+  }
+  l.options = *opts;
+  return l;
+}
+
+void check_profile_workload(const Obj& o, const LockSpec& lock, const WorkloadSpec& w) {
+  const ProfileInfo* info = lock.profile.empty() ? nullptr : profile_named(lock.profile);
+  if (w.extend_every_ms > 0 && (!info || !profile_has_extend(*info, lock.options))) {
+    const std::string why =
+        !info ? "lockstep's own algorithms have no extend call; use a library profile"
+              : info->name + " has no extend call with these options (its own renewal, if any, runs by itself)";
+    fail(o.at("extend_every_ms"), "0 (" + why + ")", std::to_string(w.extend_every_ms));
+  }
+  if (w.reentrant_hold_ms > 0 && (!info || !info->reentrant)) {
+    fail(o.at("reentrant_hold_ms"), "0 (only a reentrant profile, such as redisson@3.43.0, can take its lock again)",
+         std::to_string(w.reentrant_hold_ms));
+  }
+}
+
+}  // namespace lockstep::runner

@@ -1,0 +1,19 @@
+// Reading `"lock": {"profile": "LIBRARY@VERSION", "options": {...}}` and the workload
+// fields that only profiles take, with the scenario reader's errors: every option is
+// checked against the profile's own table (name, type, range), and an unknown one is
+// named with its JSON path and the nearest known name.
+#pragma once
+
+#include "json_reader.h"
+#include "lockstep/runner/scenario.h"
+
+namespace lockstep::runner {
+
+// The lock object `o` names a profile: read it (algorithm holds the profile's name too,
+// so everything that prints an algorithm prints the profile).
+LockSpec read_profile_lock(const json_reader::Obj& o);
+
+// extend_every_ms needs a profile with an extend call; reentrant_hold_ms a reentrant one.
+void check_profile_workload(const json_reader::Obj& workload, const LockSpec& lock, const WorkloadSpec& w);
+
+}  // namespace lockstep::runner

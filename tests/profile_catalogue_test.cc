@@ -1,0 +1,162 @@
+// scenarios/profiles/: every library bug beside its fix. The catalogue test runs each
+// file in the simulator and checks its expected verdict; here, that the files pair up
+// as promised (same faults and seed, the buggy one broken, the fixed one safe), that
+// each cites where its behaviour comes from, the two pairs whose difference is not a
+// property violation (the fair lock's order, redis-plus-plus refusing a lock it won),
+// and that the pairs marked for both worlds keep their verdicts against real servers.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <regex>
+#include <set>
+
+#include "lockstep/live/redis_server.h"
+#include "lockstep/profiles.h"
+#include "lockstep/runner/live_runner.h"
+#include "lockstep/runner/sim_runner.h"
+#include "scenario_param_name.h"
+
+namespace lockstep::runner {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kDir = std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/profiles/";
+
+Scenario load(const std::string& name) {
+  auto r = load_scenario_file(name.rfind('/', 0) == 0 ? name : kDir + name);
+  if (auto* e = std::get_if<ScenarioError>(&r)) ADD_FAILURE() << e->message();
+  return std::get<Scenario>(r);
+}
+
+std::vector<std::string> profile_scenarios() {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(kDir))
+    if (e.path().extension() == ".json") out.push_back(e.path().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Each bug and the version (or mitigation) that fixes it, under the same faults and seed.
+struct Pair {
+  const char* buggy;
+  const char* fixed;
+};
+const std::vector<Pair>& pairs() {
+  static const std::vector<Pair> kPairs = {
+      {"redsync-4.0.3-extend-hides-lost-lock.json", "redsync-4.17.0-extend-reports-lost-lock.json"},
+      {"node-redlock-5.0.0-beta.2-using-expired-at-birth.json", "node-redlock-afe5cf9-using-keeps-lock.json"},
+      {"node-redlock-5.0.0-beta.2-slow-acquire-not-checked.json", "node-redlock-4.2.0-slow-acquire-refused.json"},
+      {"redisson-3.43.0-watchdog-dies-after-renewal-error.json", "redisson-3.44.0-watchdog-survives-renewal-error.json"},
+      {"redisson-3.23.0-unlock-resent-counts-down-twice.json", "redisson-3.43.0-unlock-latch-counts-down-once.json"},
+      {"redisson-3.43.0-redlock-crash-holds-twice-the-wait.json", "redisson-3.43.0-redlock-crash-wait-half-the-lease.json"},
+      {"redisson-3.43.0-fair-lock-skewed-clock-jumps-the-queue.json", "redisson-3.43.0-fair-lock-skew-within-wait.json"},
+      {"redlock-py-1.0.8-wall-clock-jump-accepts-expired-lock.json",
+       "redis-plus-plus-1.3.15-steady-clock-refuses-expired-lock.json"},
+      {"redis-plus-plus-1.3.15-validity-from-first-attempt.json", "redis-plus-plus-1.3.15-one-attempt-per-call.json"},
+      {"redis-py-5.0.0-no-timeout-crash-deadlock.json", "redis-py-5.0.0-timeout-crash-recovers.json"},
+  };
+  return kPairs;
+}
+
+TEST(ProfileCatalogue, EveryScenarioIsHalfOfAPairWithTheSameFaultsAndSeed) {
+  std::set<std::string> paired;
+  for (const auto& p : pairs()) {
+    SCOPED_TRACE(p.buggy);
+    const Scenario bug = load(p.buggy), fix = load(p.fixed);
+    EXPECT_EQ(bug.seed, fix.seed);
+    EXPECT_EQ(bug.faults, fix.faults);
+    EXPECT_EQ(bug.clocks, fix.clocks);
+    EXPECT_EQ(bug.worlds, fix.worlds);
+    EXPECT_TRUE(fix.expected_violations.empty()) << p.fixed << " must stay safe";
+    paired.insert(p.buggy);
+    paired.insert(p.fixed);
+  }
+  for (const auto& f : profile_scenarios()) EXPECT_TRUE(paired.count(fs::path(f).filename().string())) << f;
+}
+
+TEST(ProfileCatalogue, EveryBugUsesItsLibraryAndCitesWhereItComesFrom) {
+  const std::regex citation(R"(#[0-9]+|\.(py|cpp|ts|js|go|java)\b)");
+  for (const auto& f : profile_scenarios()) {
+    const Scenario s = load(f);
+    SCOPED_TRACE(f);
+    ASSERT_FALSE(s.lock.profile.empty());
+    EXPECT_NE(s.description.find(profile_named(s.lock.profile)->library), std::string::npos);
+    EXPECT_TRUE(std::regex_search(s.description, citation)) << "no issue or source file cited";
+  }
+}
+
+std::vector<int64_t> acquisition_order(const checker::History& h) {
+  std::vector<int64_t> order;
+  for (const auto& e : h.events)
+    if (e.type == checker::EventType::Ok && e.f == "acquire" && e.thread == 0) order.push_back(e.process);
+  return order;
+}
+
+TEST(ProfileCatalogue, ASkewedClockBreaksTheFairLocksOrderAndAWaitLongerThanTheSkewKeepsIt) {
+  const auto skewed = acquisition_order(run_in_sim(load("redisson-3.43.0-fair-lock-skewed-clock-jumps-the-queue.json")).history);
+  const auto kept = acquisition_order(run_in_sim(load("redisson-3.43.0-fair-lock-skew-within-wait.json")).history);
+  EXPECT_EQ(kept, (std::vector<int64_t>{1, 2, 3, 4, 5}));
+  ASSERT_EQ(skewed.size(), 5u);
+  EXPECT_NE(skewed, kept);
+  // client-5, ahead by 10 s, is served before client-2 and client-3 who came first.
+  const auto at = [&](int64_t p) { return std::find(skewed.begin(), skewed.end(), p) - skewed.begin(); };
+  EXPECT_LT(at(5), at(2));
+  EXPECT_LT(at(5), at(3));
+}
+
+// Acquires that failed although, during them, the same client's value was set on a
+// majority of the nodes (and then taken back by its own unlock).
+int refused_after_winning(const checker::History& h, int nodes) {
+  int refused = 0;
+  std::map<int64_t, int64_t> since;  // process -> invoke time of its open acquire
+  std::map<int64_t, std::set<int64_t>> won;
+  for (const auto& e : h.events) {
+    if (e.f == "acquire" && e.type == checker::EventType::Invoke) {
+      since[e.process] = e.time_ns;
+      won[e.process].clear();
+    } else if (e.type == checker::EventType::Truth && e.f == checker::truth::kKeySet && since.count(e.process)) {
+      won[e.process].insert(e.node);
+    } else if (e.f == "acquire" && e.type != checker::EventType::Truth && e.type != checker::EventType::Invoke) {
+      if (e.type == checker::EventType::Fail && static_cast<int>(won[e.process].size()) >= nodes / 2 + 1) ++refused;
+      since.erase(e.process);
+    }
+  }
+  return refused;
+}
+
+TEST(ProfileCatalogue, RedisPlusPlusRefusesALockItWonWhenValidityCountsFromTheFirstAttempt) {
+  const Scenario bug = load("redis-plus-plus-1.3.15-validity-from-first-attempt.json");
+  const Scenario fix = load("redis-plus-plus-1.3.15-one-attempt-per-call.json");
+  EXPECT_GE(refused_after_winning(run_in_sim(bug).history, bug.topology.nodes), 1);
+  EXPECT_EQ(refused_after_winning(run_in_sim(fix).history, fix.topology.nodes), 0);
+}
+
+std::vector<std::string> live_pairs() {
+  std::vector<std::string> out;
+  for (const auto& f : profile_scenarios()) {
+    const Scenario s = load(f);
+    if (std::count(s.worlds.begin(), s.worlds.end(), "live")) out.push_back(f);
+  }
+  return out;
+}
+
+class ProfileLiveCatalogue : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ProfileLiveCatalogue, SameVerdictAgainstRealServers) {
+  if (live::find_redis_server().empty()) GTEST_SKIP() << "redis-server not installed: live tests need it";
+  const Scenario s = load(GetParam());
+  ASSERT_EQ(live_unsupported(s, {}), "");
+  RunOutcome o = run_live(s);
+  ASSERT_FALSE(o.report.stats.contains("error")) << o.report.stats.dump();
+  EXPECT_EQ(o.report.found_violations(), s.expected_violations) << o.history_jsonl;
+}
+
+INSTANTIATE_TEST_SUITE_P(Scenarios, ProfileLiveCatalogue, ::testing::ValuesIn(live_pairs()), scenario_param_name);
+
+TEST(ProfileLiveCatalogue, MostPairsRunLive) { EXPECT_GE(live_pairs().size(), 12u); }
+
+}  // namespace
+}  // namespace lockstep::runner
