@@ -15,14 +15,16 @@ namespace {
 // point), which is exactly what a lease promises and no more.
 checker::History lock_operations(const checker::History& h, const std::string& lock_key) {
   checker::History out;
-  std::map<int64_t, std::string> holding;  // process -> the release its hold awaits
+  // process -> the release its hold awaits, on the thread that holds
+  std::map<int64_t, std::pair<std::string, int64_t>> holding;
   for (const auto& e : h.events) {
     if (e.type == checker::EventType::Truth) {
       auto it = holding.find(e.process);
       if (e.f == checker::truth::kCrash && e.process >= 0 && it != holding.end()) {
         checker::Event release = e;
         release.type = checker::EventType::Invoke;
-        release.f = it->second;
+        release.f = it->second.first;
+        release.thread = it->second.second;
         release.key = lock_key;
         release.value = nullptr;
         out.events.push_back(std::move(release));
@@ -31,7 +33,7 @@ checker::History lock_operations(const checker::History& h, const std::string& l
       continue;
     }
     if (e.key != lock_key || (!checker::is_acquire(e.f) && !checker::is_release(e.f))) continue;
-    if (e.type == checker::EventType::Ok && checker::is_acquire(e.f)) holding[e.process] = "release" + e.f.substr(7);
+    if (e.type == checker::EventType::Ok && checker::is_acquire(e.f)) holding[e.process] = {"release" + e.f.substr(7), e.thread};
     if (e.type == checker::EventType::Invoke && checker::is_release(e.f)) holding.erase(e.process);
     out.events.push_back(e);
   }
@@ -83,7 +85,9 @@ reports::RunReport judge_run(const Scenario& s, const Scenario& played, const ch
   io.deadlock_bound_ns = s.deadlock_bound_ms * 1'000'000;
   r.violations = checker::check_invariants(h, io);
   bool unknown = false;
-  if (auto v = check_lock_linearizability(s.lock.algorithm, played.lock.key, h, unknown)) {
+  // An external program's lock is a mutex, whatever name the scenario gives it.
+  const std::string algorithm = s.workload.external() ? "external" : s.lock.algorithm;
+  if (auto v = check_lock_linearizability(algorithm, played.lock.key, h, unknown)) {
     r.violations.push_back(std::move(*v));
   }
   int64_t sales = 0, acquired = 0;

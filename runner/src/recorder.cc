@@ -3,10 +3,11 @@
 namespace lockstep::runner {
 
 void Recorder::op(checker::EventType type, int64_t process, const std::string& f, const std::string& key,
-                  nlohmann::json value) {
+                  nlohmann::json value, int64_t thread) {
   checker::Event e;
   e.type = type;
   e.process = process;
+  e.thread = thread;
   e.f = f;
   e.key = key;
   e.value = std::move(value);

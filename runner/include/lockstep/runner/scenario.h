@@ -77,7 +77,9 @@ struct RetrySpec {
 };
 
 struct LockSpec {
-  std::string algorithm;       // one of lockstep::algorithm_names()
+  // One of lockstep::algorithm_names(); with an external workload, any name for what the
+  // program uses (reports show it), "external" by default.
+  std::string algorithm;
   std::string key = "lock";
   int64_t lease_ms = 10000;
   RetrySpec retry;
@@ -101,6 +103,12 @@ struct WorkloadSpec {
   // The last `readers` clients take the read side of a read-write lock and only read
   // the stock (twice, hold_ms apart); the others sell under the write side.
   int readers = 0;
+  // kind "external": the user's own program, run once per client and reporting on its
+  // stdout (docs/external-clients.md); live only. It runs in command_dir: the scenario
+  // file's folder (the current folder for `lockstep live --client`).
+  std::vector<std::string> command = {};
+  std::string command_dir = "";
+  bool external() const { return kind == "external"; }
   bool operator==(const WorkloadSpec&) const = default;
 };
 
