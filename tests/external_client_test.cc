@@ -6,8 +6,11 @@
 // verdict unknown, never a crash; nothing they started outlives the run; the simulator
 // skips external scenarios with the reason.
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -72,15 +75,15 @@ TEST(ExternalClient, ADocOnlyClientSellsTheStockSafely) {
   EXPECT_EQ(o.report.stats["clients"]["command"], nlohmann::json({"bash", "shell_stock.sh"}));
 }
 
-// Race 5 with someone else's code: client-1's bash and redis-cli are SIGSTOPped for 3 s
+// Race 5 with someone else's code: client-1's bash and redis-cli are SIGSTOPped for 4 s
 // against a 1 s lease as the reply to its stock read reaches the proxy (held there while
-// it is stopped, so it reads the stock as it was); client-2 starts 1.5 s after it (a
-// bash script's start-up takes far less) and takes the expired lock.
+// it is stopped, so it reads the stock as it was); client-2 starts 2 s after it (a bash
+// script's start-up takes far less) and takes the expired lock with 2 s to spare.
 TEST(ExternalClient, ADocOnlyClientIsBrokenByAPauseLongerThanTheLease) {
   SKIP_WITHOUT_REDIS();
   const Scenario s = scenario(shell_scenario(
-      R"("clients": 2, "initial_stock": 10, "hold_ms": 100, "wait_ms": 4000, "start_stagger_ms": 1500)",
-      R"([{"kind": "pause", "target": "client-1", "duration_ms": 3000,
+      R"("clients": 2, "initial_stock": 10, "hold_ms": 100, "wait_ms": 4000, "start_stagger_ms": 2000)",
+      R"([{"kind": "pause", "target": "client-1", "duration_ms": 4000,
            "on": {"process": "client-1", "receives": "GET", "key": "stock"}}])",
       R"(["linearizability", "lost-update", "mutual-exclusion"])"));
   const RunOutcome o = run_live(s);
@@ -207,6 +210,46 @@ TEST(ExternalClient, AClientThatHangsIsKilledWithEverythingItStarted) {
   // The sleep is not lockstep's child: the kill reaches it through its process group.
   for (int i = 0; i < 100 && alive(child); ++i) usleep(10'000);
   EXPECT_FALSE(alive(child));
+}
+
+// Ctrl-C in the middle of a run: lockstep's handler kills every program it started, and
+// what they started, before it dies of the signal itself.
+TEST(ExternalClient, AnInterruptedRunLeavesNoClientBehind) {
+  SKIP_WITHOUT_REDIS();
+  const fs::path dir = fs::path(::testing::TempDir()) / "lockstep-external-interrupted";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path pids = dir / "pids";
+  std::ofstream(dir / "hang.json") << R"({"duration_ms": 60000, "lock": {}, "workload": {"kind": "external", "command": ["bash", ")"
+                                   << kClients << R"(hang.sh", ")" << pids.string()
+                                   << R"("]}, "expect": {"violations": []}})";
+  const pid_t lockstep = fork();
+  ASSERT_GE(lockstep, 0);
+  if (lockstep == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    const int devnull = ::open("/dev/null", O_WRONLY);
+    ::dup2(devnull, STDOUT_FILENO);
+    ::dup2(devnull, STDERR_FILENO);
+    const std::string out = (dir / "out").string(), scenario = (dir / "hang.json").string();
+    ::execl(LOCKSTEP_BINARY, LOCKSTEP_BINARY, "live", "--out", out.c_str(), scenario.c_str(), nullptr);
+    ::_exit(127);
+  }
+  pid_t shell = 0, child = 0;
+  // Bounded: the client writes its pids as soon as it runs (10 s at most).
+  for (int i = 0; i < 500 && child == 0; ++i) {
+    usleep(20'000);
+    std::ifstream in(pids);
+    in >> shell >> child;
+  }
+  ASSERT_NE(child, 0) << "the client never started";
+  ::kill(lockstep, SIGINT);
+  int status = 0;
+  ASSERT_EQ(::waitpid(lockstep, &status, 0), lockstep);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT) << status;
+  for (pid_t pid : {shell, child}) {
+    for (int i = 0; i < 100 && alive(pid); ++i) usleep(20'000);
+    EXPECT_FALSE(alive(pid)) << "pid " << pid << " outlived the interrupted run";
+  }
 }
 
 TEST(ExternalClient, TheSimulatorSkipsExternalWorkloadsWithTheReason) {

@@ -64,7 +64,7 @@ TEST_P(ExternalExamples, VerdictAsTheScenarioExpects) {
   EXPECT_EQ(o.report.found_violations(), s.expected_violations) << o.history_jsonl;
   EXPECT_TRUE(o.report.as_expected());
   if (s.expected_violations.empty()) {
-    EXPECT_EQ(o.report.stats["sales"], s.workload.initial_stock);
+    EXPECT_EQ(o.report.stats["sales"], s.workload.initial_stock) << o.history_jsonl;
   }
 }
 

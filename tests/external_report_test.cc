@@ -7,6 +7,9 @@
 #include <rapidcheck/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
+#include <fstream>
+
 #include "lockstep/runner/external_report.h"
 
 namespace lockstep::runner {
@@ -133,6 +136,9 @@ TEST(ExternalReport, ARestartedClientReportsAfresh) {
   f.lines({R"({"type":"invoke","f":"acquire"})", R"({"type":"ok","f":"acquire"})"}, 2);
   ASSERT_EQ(f.report.problems().size(), 1u);
   EXPECT_EQ(f.events().back().type, EventType::Ok);
+  // A thread of its own: the first incarnation's acquire stays pending, not overlapping.
+  EXPECT_EQ(f.events().back().thread, 1);
+  EXPECT_EQ(f.events().front().thread, 0);
   f.lines({"{}"}, 2);
   EXPECT_EQ(f.report.problems().back(),
             R"(client-3 (incarnation 2) line 3: expected a "type" (invoke, ok, fail, info, cs-enter or cs-exit), found none)");
@@ -189,6 +195,55 @@ TEST(ExternalReport, OverlongAndEndlessOutputIsCutOff) {
   ASSERT_EQ(g.report.problems().size(), 1u);
   EXPECT_EQ(g.report.problems()[0], "client-3 line 100001: more than 100000 lines");
   EXPECT_LE(g.events().size(), static_cast<size_t>(ClientReport::kLinesMax) + 1);
+}
+
+// The subset of JSON Schema docs/external-client-line.schema.json uses: oneOf branches of
+// objects with const / enum / type per property, required and no other properties.
+bool schema_accepts(const nlohmann::json& branch, const nlohmann::json& line) {
+  if (!line.is_object()) return false;
+  const auto& props = branch["properties"];
+  for (const auto& [key, v] : line.items()) {
+    if (!props.contains(key)) return false;
+    const auto& p = props[key];
+    if (p.contains("const") && v != p["const"]) return false;
+    if (p.contains("enum") && std::find(p["enum"].begin(), p["enum"].end(), v) == p["enum"].end()) return false;
+    if (p.value("type", "") == "integer" && !v.is_number_integer()) return false;
+    if (p.value("type", "") == "string" && !v.is_string()) return false;
+  }
+  for (const auto& r : branch["required"]) {
+    if (!line.contains(r.get<std::string>())) return false;
+  }
+  return true;
+}
+
+// The published schema and the reader agree on every shape of line: each kind of line,
+// with each combination of the optional keys, well or badly typed.
+TEST(ExternalReport, TheReaderAcceptsExactlyWhatTheSchemaDescribes) {
+  std::ifstream in(std::string(LOCKSTEP_SOURCE_DIR) + "/docs/external-client-line.schema.json");
+  const auto schema = nlohmann::json::parse(in);
+  ASSERT_TRUE(schema.contains("oneOf"));
+  int accepted = 0, lines = 0;
+  for (const char* type : {"invoke", "ok", "fail", "info", "cs-enter", "cs-exit"}) {
+    for (const char* f : {"", "acquire", "release", "extend", "read", "write", "lock"}) {
+      for (int extras = 0; extras < 27; ++extras) {  // value, token, error: absent, right, wrong type
+        nlohmann::json line = {{"type", type}};
+        if (*f) line["f"] = f;
+        const int value = extras % 3, token = extras / 3 % 3, error = extras / 9;
+        if (value) line["value"] = value == 1 ? nlohmann::json(4) : nlohmann::json("4");
+        if (token) line["token"] = token == 1 ? nlohmann::json(7) : nlohmann::json(7.5);
+        if (error) line["error"] = error == 1 ? nlohmann::json("timeout") : nlohmann::json(5);
+        int matches = 0;
+        for (const auto& branch : schema["oneOf"]) matches += schema_accepts(branch, line);
+        ASSERT_LE(matches, 1) << line.dump() << " fits two shapes of the schema";
+        std::string why;
+        const bool parsed = parse_client_line(line.dump(), why).has_value();
+        EXPECT_EQ(parsed, matches == 1) << line.dump() << (parsed ? "" : ": " + why);
+        accepted += parsed;
+        ++lines;
+      }
+    }
+  }
+  EXPECT_GT(accepted, 20) << "of " << lines;
 }
 
 // Whatever a program writes, the reader answers with history or one problem, and the
