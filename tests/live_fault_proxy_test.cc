@@ -12,6 +12,7 @@
 
 #include "lockstep/live/redis_server.h"
 #include "lockstep/live/resp_frame.h"
+#include "live_support.h"
 
 namespace lockstep {
 namespace {
@@ -20,14 +21,9 @@ using Argv = std::vector<std::string>;
 using live::FaultProxy;
 using live::NodeAddress;
 
-bool has_redis() { return !live::find_redis_server().empty(); }
+using live_support::has_redis;
 
-live::ServerConfig config(std::string name, std::optional<NodeAddress> replica_of = std::nullopt) {
-  live::ServerConfig c;
-  c.name = std::move(name);
-  c.replica_of = std::move(replica_of);
-  return c;
-}
+using live_support::server_config;
 
 Reply sync(const NodeAddress& a, Argv argv, Nanos timeout = Millis(1000)) {
   return live::sync_command(a, argv, timeout);
@@ -58,6 +54,25 @@ bool run_until(live::EventLoop& loop, const std::function<bool()>& check, Nanos 
       limit);
 }
 
+// One server (node-1) and client-1's link to it through a proxy.
+struct ClientLink {
+  live::ServerFarm farm;
+  live::RedisServer* server = nullptr;
+  live::EventLoop loop;
+  FaultProxy proxy{loop, 1};
+  NodeAddress via;
+  std::string error;
+
+  ClientLink() {
+    server = farm.start(server_config("node-1"));
+    if (!server) {
+      error = farm.error();
+      return;
+    }
+    error = proxy.route({"client-1", "node-1", 0, server->address(), FaultProxy::Framing::Resp, Nanos(0)}, via);
+  }
+};
+
 TEST(RespFrame, FindsWholeMessagesInAStream) {
   EXPECT_EQ(live::resp_message_length("*2\r\n$3\r\nGET\r\n$4\r\nlock\r\n*1"), 23u);
   EXPECT_EQ(live::resp_message_length("*2\r\n$3\r\nGET\r\n$4\r\nlo"), std::nullopt);
@@ -76,13 +91,11 @@ TEST(RespFrame, FindsWholeMessagesInAStream) {
 
 TEST(LiveFaultProxy, DelaysAClientLinkAndSeesCommandsWithTheirReplies) {
   if (!has_redis()) GTEST_SKIP() << "redis-server not installed: live tests need it";
-  live::ServerFarm farm;
-  live::RedisServer* server = farm.start(config("node-1"));
-  ASSERT_NE(server, nullptr) << farm.error();
-  live::EventLoop loop;
-  FaultProxy proxy(loop, 1);
-  NodeAddress via;
-  ASSERT_EQ(proxy.route({"client-1", "node-1", 0, server->address(), FaultProxy::Framing::Resp, Nanos(0)}, via), "");
+  ClientLink link;
+  ASSERT_EQ(link.error, "");
+  live::EventLoop& loop = link.loop;
+  FaultProxy& proxy = link.proxy;
+  const NodeAddress& via = link.via;
   std::vector<std::string> seen;
   proxy.on_message = [&](const live::ProxyMessage& m) {
     seen.push_back((m.reply ? "reply " : "command ") + *m.from + " " + (m.argv ? (*m.argv)[0] : "?") +
@@ -103,35 +116,33 @@ TEST(LiveFaultProxy, DelaysAClientLinkAndSeesCommandsWithTheirReplies) {
 
 TEST(LiveFaultProxy, ACutDropsWholeCommandsAndTheLinkIsResetWhenItHeals) {
   if (!has_redis()) GTEST_SKIP() << "redis-server not installed: live tests need it";
-  live::ServerFarm farm;
-  live::RedisServer* server = farm.start(config("node-1"));
-  ASSERT_NE(server, nullptr) << farm.error();
-  live::EventLoop loop;
-  FaultProxy proxy(loop, 1);
-  NodeAddress via;
-  ASSERT_EQ(proxy.route({"client-1", "node-1", 0, server->address(), FaultProxy::Framing::Resp, Nanos(0)}, via), "");
+  ClientLink link;
+  ASSERT_EQ(link.error, "");
+  live::EventLoop& loop = link.loop;
+  FaultProxy& proxy = link.proxy;
+  const NodeAddress& via = link.via;
 
   proxy.block("client-1", "node-1", +1);
   // The command is dropped: it never runs, and its caller times out.
   EXPECT_EQ(through(loop, via, {"SET", "cut", "1"}, Millis(300)).type, Reply::Type::Timeout);
-  EXPECT_EQ(sync(server->address(), {"EXISTS", "cut"}), Reply::integer_of(0));
+  EXPECT_EQ(sync(link.server->address(), {"EXISTS", "cut"}), Reply::integer_of(0));
   EXPECT_EQ(proxy.dropped_messages(), 1);
   proxy.block("client-1", "node-1", -1);
   // Healed: a new connection goes through.
   EXPECT_EQ(through(loop, via, {"SET", "cut", "2"}), Reply::ok());
-  EXPECT_EQ(sync(server->address(), {"GET", "cut"}), Reply::bulk("2"));
+  EXPECT_EQ(sync(link.server->address(), {"GET", "cut"}), Reply::bulk("2"));
 
   // One way only: the command runs, its reply is lost.
   proxy.block("node-1", "client-1", +1);
   EXPECT_EQ(through(loop, via, {"SET", "one-way", "1"}, Millis(300)).type, Reply::Type::Timeout);
-  EXPECT_EQ(sync(server->address(), {"GET", "one-way"}), Reply::bulk("1"));
+  EXPECT_EQ(sync(link.server->address(), {"GET", "one-way"}), Reply::bulk("1"));
   proxy.block("node-1", "client-1", -1);
 }
 
 TEST(LiveFaultProxy, ReplicationLagHoldsWritesAndAMasterCrashLosesThem) {
   if (!has_redis()) GTEST_SKIP() << "redis-server not installed: live tests need it";
   live::ServerFarm farm;
-  live::RedisServer* master = farm.start(config("node-1"));
+  live::RedisServer* master = farm.start(server_config("node-1"));
   ASSERT_NE(master, nullptr) << farm.error();
   live::EventLoop loop;
   FaultProxy proxy(loop, 1);
@@ -140,7 +151,7 @@ TEST(LiveFaultProxy, ReplicationLagHoldsWritesAndAMasterCrashLosesThem) {
                         via),
             "");
   EXPECT_NE(via.port, master->address().port);
-  live::RedisServer* replica = farm.start(config("node-1-replica-1", via));
+  live::RedisServer* replica = farm.start(server_config("node-1-replica-1", via));
   ASSERT_NE(replica, nullptr) << farm.error();
   auto linked = [&] {
     Reply r = sync(replica->address(), {"INFO", "replication"});

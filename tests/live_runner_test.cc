@@ -11,6 +11,7 @@
 
 #include "lockstep/live/redis_server.h"
 #include "lockstep/runner/live_runner.h"
+#include "live_support.h"
 
 namespace lockstep::runner {
 namespace {
@@ -27,7 +28,7 @@ live::ServerConfig users_server() {
   return c;
 }
 
-bool has_redis() { return !live::find_redis_server().empty(); }
+using live_support::has_redis;
 
 std::set<std::string> found(const RunOutcome& o) { return o.report.found_violations(); }
 

@@ -21,6 +21,7 @@
 #include "lockstep/live/redis_server.h"
 #include "lockstep/live/sentinel_follower.h"
 #include "lockstep/runner/live_runner.h"
+#include "live_support.h"
 
 namespace lockstep {
 namespace {
@@ -28,14 +29,9 @@ namespace {
 using Argv = std::vector<std::string>;
 using live::NodeAddress;
 
-bool has_redis() { return !live::find_redis_server().empty(); }
+using live_support::has_redis;
 
-live::ServerConfig config(std::string name, std::optional<NodeAddress> replica_of = std::nullopt) {
-  live::ServerConfig c;
-  c.name = std::move(name);
-  c.replica_of = std::move(replica_of);
-  return c;
-}
+using live_support::server_config;
 
 Reply sync(const NodeAddress& a, Argv argv) { return live::sync_command(a, argv, Millis(1000)); }
 
@@ -63,9 +59,9 @@ TEST(LiveSentinel, ClientsFollowSwitchMasterToThePromotedReplica) {
   std::vector<pid_t> pids;
   {
     live::ServerFarm farm;
-    live::RedisServer* master = farm.start(config("node-1"));
+    live::RedisServer* master = farm.start(server_config("node-1"));
     ASSERT_NE(master, nullptr) << farm.error();
-    live::RedisServer* replica = farm.start(config("node-1-replica-1", master->address()));
+    live::RedisServer* replica = farm.start(server_config("node-1-replica-1", master->address()));
     ASSERT_NE(replica, nullptr) << farm.error();
     live::LiveWorld world(1);
     ASSERT_TRUE(sync(master->address(), {"SET", "stock", "7"}).is_ok());
@@ -73,7 +69,7 @@ TEST(LiveSentinel, ClientsFollowSwitchMasterToThePromotedReplica) {
     ASSERT_TRUE(run_until(
         world.loop(), [&] { return sync(replica->address(), {"GET", "stock"}) == Reply::bulk("7"); }, Millis(10000)));
 
-    live::ServerConfig sc = config("sentinel-1");
+    live::ServerConfig sc = server_config("sentinel-1");
     sc.monitors = {{"node-1", master->address(), 1, 5000, 60000}};
     live::RedisServer* sentinel = farm.start(sc);
     ASSERT_NE(sentinel, nullptr) << farm.error();

@@ -70,7 +70,9 @@ void LockTruth::replied(int64_t process, int node, const std::vector<std::string
                         int64_t now) {
   const std::string cmd = upper(argv[0]);
   if (argv.size() >= 3 && argv[1] == key_ && ((cmd == "SET" && r.is_ok()) || (cmd == "SETNX" && r.is_integer(1)))) {
-    setters_[node].push_back({process, sent, now, false, std::nullopt});
+    bool nx = cmd == "SETNX";
+    for (size_t i = 3; i < argv.size(); ++i) nx = nx || upper(argv[i]) == "NX";
+    setters_[node].push_back({process, sent, now, false, std::nullopt, nx});
   } else if (deletes_lock(cmd, argv) && r.type == Reply::Type::Integer && r.integer >= 1) {
     deleters_[node].push_back({process, sent, now, false, script_token(cmd, argv)});
   }
@@ -84,6 +86,7 @@ void LockTruth::observe(int node, const Reply& r, int64_t sent, int64_t now) {
   const std::string value = r.elements[1].str;
   const bool removed = st.present && (!present || value != st.value);
   const bool set = present && (!st.present || value != st.value);
+  Done* reset = st.present && present && value == st.value ? unseen_reset(node, now) : nullptr;
   if (removed) {
     st.pending.push_back({true, now, st.value, st.last_present_ns, st.expires_at_ns, now + kAttributionWaitNs});
   }
@@ -91,6 +94,14 @@ void LockTruth::observe(int node, const Reply& r, int64_t sent, int64_t now) {
     st.pending.push_back({false, now, value, st.present ? st.last_present_ns : st.last_absent_ns, -1,
                           now + kAttributionWaitNs});
   }
+  if (reset) {
+    // Gone when its TTL said, if that falls between the last sighting and the new set.
+    const int64_t gone = std::clamp(st.expires_at_ns >= 0 ? st.expires_at_ns : reset->sent_ns, st.last_reply_ns,
+                                    reset->sent_ns);
+    st.pending.push_back({true, gone, st.value, st.last_present_ns, st.expires_at_ns, now + kAttributionWaitNs});
+    st.pending.push_back({false, reset->at_ns, value, gone, -1, now + kAttributionWaitNs});
+  }
+  st.last_reply_ns = now;
   st.present = present;
   st.value = value;
   if (present) {
@@ -105,7 +116,16 @@ void LockTruth::observe(int node, const Reply& r, int64_t sent, int64_t now) {
   }
   settle(node, now, false);
   if (on_change && removed && !set) on_change(node, false);
-  if (on_change && set) on_change(node, true);
+  if (on_change && (set || reset)) on_change(node, true);
+}
+
+LockTruth::Done* LockTruth::unseen_reset(int node, int64_t now) {
+  const NodeState& st = nodes_[node];
+  for (auto& d : setters_[node]) {
+    // Sent after the last poll had its answer, so it ran after that poll saw the old key.
+    if (!d.used && d.only_if_absent && d.sent_ns > st.last_reply_ns && d.at_ns <= now) return &d;
+  }
+  return nullptr;
 }
 
 void LockTruth::settle_all(int64_t now) {

@@ -80,6 +80,7 @@ class LockTruth {
     int64_t last_present_ns = 0;  // when the last poll that saw the key was sent
     int64_t last_absent_ns = 0;   // when the last poll that saw no key was sent
     int64_t expires_at_ns = -1;
+    int64_t last_reply_ns = 0;  // when the last poll's answer came back
     int64_t holder = -1;  // writer of the last emitted key-set
     int64_t moved_at_ns = -1;  // when the node last moved to another server
     std::deque<Change> pending;
@@ -90,6 +91,7 @@ class LockTruth {
     int64_t at_ns;    // its reply came back
     bool used = false;
     std::optional<std::string> token;  // the value a compare-and-delete script removes
+    bool only_if_absent = false;        // SET NX or SETNX: it succeeded on a missing key
   };
 
   // A script's first ARGV is the owner token by the convention of lockstep's unlock
@@ -108,6 +110,11 @@ class LockTruth {
   // was last seen. Deletes naming another value removed a holder the poller never saw
   // (several holders can come and go between two polls) and explain nothing here.
   static Done* deleter_of(std::vector<Done>& v, const std::string& value, int64_t t, int64_t seen);
+
+  // A set-if-absent that succeeded between two polls that both saw the same value: the
+  // key went and came back unseen (the lease ran out and the next holder wrote the same
+  // value within one poll interval).
+  Done* unseen_reset(int node, int64_t now);
 
   void settle(int node, int64_t now, bool final);
 
