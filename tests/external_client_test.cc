@@ -15,12 +15,16 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string_view>
+#include <vector>
 
 #include "lockstep/live/client_process.h"
 #include "lockstep/live/redis_server.h"
 #include "lockstep/reports/writers.h"
 #include "lockstep/runner/live_runner.h"
 #include "lockstep/runner/sim_runner.h"
+
+extern char** environ;
 
 namespace lockstep::runner {
 namespace {
@@ -220,6 +224,19 @@ TEST(ExternalClient, AnInterruptedRunLeavesNoClientBehind) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   const fs::path pids = dir / "pids";
+  // A process killed by a signal leaves its temporary folders: these land in ours.
+  fs::create_directories(dir / "tmp");
+  // Built before fork: after it, the child only makes async-signal-safe calls.
+  std::vector<std::string> env_strings = {"TMPDIR=" + (dir / "tmp").string()};
+  for (char** e = environ; *e; ++e) {
+    if (std::string_view(*e).rfind("TMPDIR=", 0) != 0) env_strings.emplace_back(*e);
+  }
+  std::vector<char*> envp;
+  for (auto& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::string binary = LOCKSTEP_BINARY, live = "live", out_flag = "--out", out = (dir / "out").string(),
+              scenario = (dir / "hang.json").string();
+  char* argv[] = {binary.data(), live.data(), out_flag.data(), out.data(), scenario.data(), nullptr};
   std::ofstream(dir / "hang.json") << R"({"duration_ms": 60000, "lock": {}, "workload": {"kind": "external", "command": ["bash", ")"
                                    << kClients << R"(hang.sh", ")" << pids.string()
                                    << R"("]}, "expect": {"violations": []}})";
@@ -230,8 +247,7 @@ TEST(ExternalClient, AnInterruptedRunLeavesNoClientBehind) {
     const int devnull = ::open("/dev/null", O_WRONLY);
     ::dup2(devnull, STDOUT_FILENO);
     ::dup2(devnull, STDERR_FILENO);
-    const std::string out = (dir / "out").string(), scenario = (dir / "hang.json").string();
-    ::execl(LOCKSTEP_BINARY, LOCKSTEP_BINARY, "live", "--out", out.c_str(), scenario.c_str(), nullptr);
+    ::execve(argv[0], argv, envp.data());
     ::_exit(127);
   }
   pid_t shell = 0, child = 0;
