@@ -96,6 +96,21 @@ TEST_F(LiveEnvTest, CallRoundTripAndReplyConversion) {
   EXPECT_EQ(*script_err, Reply::error("MINE boom"));
 }
 
+// The runtime's join in the live world: calls issued together complete together, each
+// with its own reply, in the order they were given (RedLock's parallel round).
+TEST_F(LiveEnvTest, WhenAllResumesOnceEveryReplyIsIn) {
+  std::vector<Task<Reply>> calls;
+  calls.push_back(call(a, {"SET", "j", "1"}));
+  calls.push_back(call(a, {"BLPOP", "empty-list", "0.1"}));  // answers nil after 100 ms
+  calls.push_back(call(a, {"INCR", "j"}));
+  auto replies = run(a, when_all(std::move(calls)));
+  ASSERT_TRUE(replies);
+  ASSERT_EQ(replies->size(), 3u);
+  EXPECT_EQ((*replies)[0], Reply::ok());
+  EXPECT_TRUE((*replies)[1].is_nil());
+  EXPECT_EQ((*replies)[2], Reply::integer_of(2));
+}
+
 TEST_F(LiveEnvTest, LateReplyIsATimeoutAndIsDiscarded) {
   // BLPOP answers nil after 1 s; the caller gave up after 100 ms.
   auto r = run(a, call(a, {"BLPOP", "nothing", "1"}, Millis(100)));

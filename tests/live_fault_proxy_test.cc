@@ -22,7 +22,7 @@ using live::FaultProxy;
 using live::NodeAddress;
 
 using live_support::has_redis;
-
+using live_support::run_until;
 using live_support::server_config;
 
 Reply sync(const NodeAddress& a, Argv argv, Nanos timeout = Millis(1000)) {
@@ -43,16 +43,6 @@ Reply through(live::EventLoop& loop, const NodeAddress& a, Argv argv, Nanos time
   return r;
 }
 
-bool run_until(live::EventLoop& loop, const std::function<bool()>& check, Nanos limit) {
-  Nanos next{0};
-  return loop.run_until(
-      [&] {
-        if (live::mono_clock() < next) return false;
-        next = live::mono_clock() + Millis(20);
-        return check();
-      },
-      limit);
-}
 
 // One server (node-1) and client-1's link to it through a proxy.
 struct ClientLink {

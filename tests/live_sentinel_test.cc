@@ -30,22 +30,10 @@ using Argv = std::vector<std::string>;
 using live::NodeAddress;
 
 using live_support::has_redis;
-
+using live_support::run_until;
 using live_support::server_config;
 
 Reply sync(const NodeAddress& a, Argv argv) { return live::sync_command(a, argv, Millis(1000)); }
-
-// Runs the loop (the relay needs it) until check() holds, asking every 20 ms.
-bool run_until(live::EventLoop& loop, const std::function<bool()>& check, Nanos limit) {
-  Nanos next{0};
-  return loop.run_until(
-      [&] {
-        if (live::mono_clock() < next) return false;
-        next = live::mono_clock() + Millis(20);
-        return check();
-      },
-      limit);
-}
 
 void expect_all_gone(const std::vector<pid_t>& pids) {
   for (pid_t pid : pids) {

@@ -281,6 +281,25 @@ TEST_F(LuaScriptingTest, DeeplyNestedReplyHitsStackLimit) {
   EXPECT_EQ(*inner, err("ERR reached lua stack limit"));
 }
 
+// The interpreter's allocator pools small blocks and takes large ones from malloc: tables
+// and strings that grow through every size, past the pooled ones and back, must keep
+// their contents, before and after SCRIPT FLUSH hands a fresh interpreter the old memory.
+TEST_F(LuaScriptingTest, ValuesOfEverySizeSurviveGrowthAndFlush) {
+  const char* script =
+      "local t = {} for i = 1, 3000 do t[i] = string.rep(string.char(97 + i % 26), i % 700) end "
+      "local n = 0 for i = 1, 3000 do n = n + #t[i] + string.byte(t[i] .. 'a') end "
+      "local u = {} for i = 1, 3000 do u['k' .. i] = i end for i = 1, 2990 do u['k' .. i] = nil end "
+      "for k, v in pairs(u) do n = n + v end return n";
+  int64_t expected = 0;
+  for (int i = 1; i <= 3000; ++i) expected += i % 700 + (i % 700 > 0 ? 97 + i % 26 : 97);
+  for (int i = 2991; i <= 3000; ++i) expected += i;
+  for (int round = 0; round < 3; ++round) {
+    EXPECT_EQ(eval(script), num(expected));
+    EXPECT_EQ(eval("return ARGV[1] .. string.rep('y', 600)", {}, {"x"}), Reply::bulk("x" + std::string(600, 'y')));
+    EXPECT_EQ(run({"SCRIPT", "FLUSH"}), Reply::ok());
+  }
+}
+
 TEST_F(LuaScriptingTest, ScriptEffectsPropagateAsCommands) {
   std::vector<Args> stream;
   node.set_propagator([&](const Args& a) { stream.push_back(a); });

@@ -24,6 +24,27 @@ TEST(Network, LinksAreFifo) {
   }
 }
 
+// Links live in a flat table that widens with the highest process seen, and past a
+// bound in a map: a link keeps its FIFO order and its partition through all of it.
+TEST(Network, LinksKeepTheirStateInEitherTable) {
+  Network n(1, Latency{Latency::Kind::Constant, 3 * kMs, 0, 0}, 0.0);
+  n.add_extra_delay(1, 100 * kMs);
+  const auto slow = n.transit(0, 1, 0);
+  n.add_extra_delay(1, -100 * kMs);
+  n.block(2, 0, +1);
+  EXPECT_EQ(n.transit(40, 41, 0), 3 * kMs);  // widens the table
+  n.add_extra_delay(700, 100 * kMs);
+  const auto slow_far = n.transit(1, 700, 0);
+  n.add_extra_delay(700, -100 * kMs);
+  EXPECT_EQ(n.transit(1, 700, kMs), slow_far);
+  EXPECT_EQ(n.transit(0, 1, kMs), slow);  // may not overtake the slow one
+  EXPECT_TRUE(n.blocked(2, 0));
+  EXPECT_FALSE(n.transit(2, 0, 0));
+  EXPECT_FALSE(n.blocked(99, 98));  // never seen: not blocked
+  n.block(2, 0, -1);
+  EXPECT_EQ(n.transit(2, 0, 0), 3 * kMs);
+}
+
 TEST(Network, UniformStaysInRange) {
   Network n(3, Latency{Latency::Kind::Uniform, 2 * kMs, 4 * kMs, 0}, 0.0);
   for (int i = 0; i < 500; ++i) {

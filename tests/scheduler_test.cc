@@ -33,6 +33,42 @@ TEST(Scheduler, EventsScheduledWhileRunningKeepOrder) {
   EXPECT_EQ(order, "abc");
 }
 
+// A ticket keeps an event's place from the moment it was taken: scheduled later, the
+// event runs exactly where it would have run had it been scheduled then.
+TEST(Scheduler, TicketsKeepThePlaceTheyTook) {
+  Scheduler s;
+  std::string order;
+  s.at(10, [&] { order += "a"; });
+  const Scheduler::Ticket t = s.reserve();
+  s.at(10, [&] { order += "c"; });
+  s.at(5, [&] {
+    order += "0";
+    s.at(10, t, [&] { order += "b"; });  // placed after "c", runs before it
+  });
+  s.run_until(100);
+  EXPECT_EQ(order, "0abc");
+}
+
+TEST(Scheduler, UnusedTicketsLeaveNoTrace) {
+  Scheduler s;
+  std::string order;
+  s.at(10, [&] { order += "a"; });
+  (void)s.reserve();
+  s.at(10, [&] { order += "b"; });
+  s.run_until(100);
+  EXPECT_EQ(order, "ab");
+  EXPECT_EQ(s.executed(), 2u);
+}
+
+TEST(SchedulerDeathTest, ATicketWhosePlaceHasPassedAborts) {
+  Scheduler s;
+  const Scheduler::Ticket t = s.reserve();
+  s.at(10, [] {});
+  s.run_until(10);
+  EXPECT_DEATH(s.at(10, t, [] {}), "place that has passed");
+  EXPECT_DEATH(s.at(5, s.reserve(), [] {}), "place that has passed");
+}
+
 TEST(Scheduler, PastTimesRunNowAndTimeNeverGoesBack) {
   Scheduler s;
   s.run_until(50);

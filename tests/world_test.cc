@@ -68,6 +68,29 @@ TEST(World, AnsweredCallsLeaveNoTimeoutBehind) {
   EXPECT_EQ(h.world.scheduler().pending(), idle);
 }
 
+// The caller's timeout is only put on the schedule when the reply might miss it; it must
+// still win every race it would have won: a reply due exactly at the deadline, a node
+// paused past it, a reply lost on the way back.
+TEST(World, TimeoutsWinEveryRaceTheyShould) {
+  SimHarness h(3, 1, 5);
+  auto on_time = slot<Reply>(), tie = slot<Reply>(), paused = slot<Reply>();
+  auto call = [](Nanos timeout) {
+    return [timeout](Env& e) -> Task<Reply> {
+      std::vector<std::string> ping{"PING"};
+      co_return co_await e.node(0).call(std::move(ping), timeout);
+    };
+  };
+  h.start<Reply>(0, 0, on_time, call(11ms));
+  h.start<Reply>(1, 0, tie, call(10ms));  // the reply arrives at the deadline: too late
+  h.start<Reply>(2, 20, paused, call(50ms));
+  h.world.scheduler().at(21 * kMs, [&h] { h.world.pause(h.world.node_process(0), 100 * kMs); });
+  h.run_until_ms(1000);
+  ASSERT_TRUE(on_time->has_value() && tie->has_value() && paused->has_value());
+  EXPECT_EQ((*on_time)->type, Reply::Type::Status);
+  EXPECT_EQ((*tie)->type, Reply::Type::Timeout);
+  EXPECT_EQ((*paused)->type, Reply::Type::Timeout);
+}
+
 TEST(World, PartitionTurnsACallIntoATimeout) {
   SimHarness h(1);
   h.world.network().block(h.client[0], h.world.node_process(0), +1);

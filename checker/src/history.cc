@@ -114,6 +114,19 @@ void append_int(std::string& out, int64_t v) {
   out.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
 }
 
+// A value as dump() writes it: the kinds a lock history holds on nearly every event
+// (null, integers, booleans, plain strings) directly, anything else through the
+// library, whose serializer cost more than the rest of the line.
+void append_value(std::string& out, const nlohmann::json& v) {
+  switch (v.type()) {
+    case nlohmann::json::value_t::null: out += "null"; return;
+    case nlohmann::json::value_t::boolean: out += v.get<bool>() ? "true" : "false"; return;
+    case nlohmann::json::value_t::number_integer: append_int(out, v.get<int64_t>()); return;
+    case nlohmann::json::value_t::string: append_string(out, v.get_ref<const std::string&>()); return;
+    default: out += v.dump(); return;
+  }
+}
+
 // An `extra` field with the name of a fixed one replaces it in place (see to_json).
 bool extra_overrides_a_field(const Event& e) {
   if (!e.extra.is_object()) return false;
@@ -147,7 +160,7 @@ std::string to_jsonl(const History& h) {
     out += ",\"key\":";
     append_string(out, e.key);
     out += ",\"value\":";
-    out += e.value.dump();
+    append_value(out, e.value);
     out += ",\"time_ns\":";
     append_int(out, e.time_ns);
     if (e.node >= 0) {
@@ -159,7 +172,7 @@ std::string to_jsonl(const History& h) {
         out += ',';
         append_string(out, it.key());
         out += ':';
-        out += it.value().dump();
+        append_value(out, it.value());
       }
     }
     out += "}\n";

@@ -27,18 +27,6 @@ using Argv = std::vector<std::string>;
 
 std::string ms_string(Nanos d) { return std::to_string(std::max<int64_t>(to_ms(d), 1)); }
 
-// The replies of one round of per-node commands, filled in by spawned activities.
-struct Round {
-  std::vector<Reply> replies;
-  int pending = 0;
-};
-
-Task<void> ask_node(Connection& c, Argv argv, Nanos timeout, std::shared_ptr<Round> round, int i) {
-  Reply r = co_await c.call(std::move(argv), timeout);
-  round->replies[i] = std::move(r);
-  --round->pending;
-}
-
 class RedLock : public Lock {
  public:
   RedLock(Env& env, LockParams params)
@@ -109,15 +97,16 @@ class RedLock : public Lock {
       }
       co_return out;
     }
-    auto round = std::make_shared<Round>();
-    round->replies.assign(n, Reply::timeout());
-    round->pending = n;
-    for (int i = 0; i < n; ++i) env_.spawn(ask_node(env_.node(i), argv, timeout, round, i));
-    // Every call ends within its timeout, so the join polls at most that long (plus
-    // slack for a paused process, which stops the calls' clocks as well).
-    const int64_t polls = to_ms(timeout) * 4 + 100;
-    for (int64_t k = 0; k < polls && round->pending > 0; ++k) co_await env_.sleep(1ms);
-    co_return round->replies;
+    // All nodes at once; the round ends when the last reply (or timeout) is in, not at
+    // the next tick of a polling loop, which added up to a millisecond to every
+    // acquisition and counted it against the lock's validity.
+    std::vector<Task<Reply>> calls;
+    calls.reserve(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) {
+      Argv copy = argv;
+      calls.push_back(env_.node(i).call(std::move(copy), timeout));
+    }
+    co_return co_await when_all(std::move(calls));
   }
 
   Env& env_;

@@ -4,11 +4,7 @@
 #include <cctype>
 #include <cstdlib>
 
-namespace lockstep::sim {
-// The simulator's SHA-1 (sim/src/redis_sha1.cc): the digest redis-server names a script
-// by in EVALSHA.
-std::string sha1_hex(const std::string& data);
-}  // namespace lockstep::sim
+#include "lockstep/digest.h"
 
 namespace lockstep::runner {
 namespace {
@@ -47,8 +43,8 @@ void LockTruth::sent(int64_t process, const std::vector<std::string>& argv) {
   if ((cmd == "SET" || cmd == "SETNX") && argv.size() >= 3 && argv[1] == key_) tokens_[argv[2]].insert(process);
   // Libraries send a script once by its body (EVAL, or SCRIPT LOAD) and then by its
   // digest: remember which body each digest names.
-  if (cmd == "EVAL" && argv.size() >= 2) scripts_.emplace(sim::sha1_hex(argv[1]), argv[1]);
-  if (cmd == "SCRIPT" && argv.size() >= 3 && upper(argv[1]) == "LOAD") scripts_.emplace(sim::sha1_hex(argv[2]), argv[2]);
+  if (cmd == "EVAL" && argv.size() >= 2) scripts_.emplace(digest_hex("SHA1", argv[1]), argv[1]);
+  if (cmd == "SCRIPT" && argv.size() >= 3 && upper(argv[1]) == "LOAD") scripts_.emplace(digest_hex("SHA1", argv[2]), argv[2]);
   // A script on the lock key sets it to one of its arguments (a library's random owner
   // token), so an argument only this process sent names it as the writer.
   if ((cmd == "EVAL" || cmd == "EVALSHA") && script_keys(argv, key_)) {

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 #include "lauxlib.h"
 #include "lua.h"
@@ -22,19 +23,22 @@ LuaEngine& engine(lua_State* L) {
 }
 
 // Lua numbers become arguments through %.17g, not Lua's own %.14g: 0.1 reaches the
-// command as "0.10000000000000001", exactly as Redis 7.0 passes it.
+// command as "0.10000000000000001", exactly as Redis 7.0 passes it. `out` is a reused
+// buffer: its strings keep their capacity from one call to the next, so arguments are
+// copied into place rather than allocated.
 bool lua_args(lua_State* L, Args& out) {
   const int argc = lua_gettop(L);
-  out.reserve(static_cast<size_t>(argc));
+  out.resize(static_cast<size_t>(argc));
   for (int j = 1; j <= argc; ++j) {
+    std::string& arg = out[static_cast<size_t>(j - 1)];
     if (lua_type(L, j) == LUA_TNUMBER) {
       char buf[64];
-      std::snprintf(buf, sizeof buf, "%.17g", static_cast<double>(lua_tonumber(L, j)));
-      out.emplace_back(buf);
+      const int n = std::snprintf(buf, sizeof buf, "%.17g", static_cast<double>(lua_tonumber(L, j)));
+      arg.assign(buf, static_cast<size_t>(n));
     } else if (lua_type(L, j) == LUA_TSTRING) {
       size_t len = 0;
       const char* s = lua_tolstring(L, j, &len);
-      out.emplace_back(s, len);
+      arg.assign(s, len);
     } else {
       return false;
     }
@@ -44,7 +48,9 @@ bool lua_args(lua_State* L, Args& out) {
 
 int call_generic(lua_State* L, bool raise) {
   const int argc = lua_gettop(L);
-  Args args;
+  LuaEngine& e = engine(L);
+  LuaEngine::ArgsLease lease(e);
+  Args& args = lease.args();
   std::string err;
   if (argc == 0) {
     err = "Please specify at least one argument for this redis lib call";
@@ -56,7 +62,7 @@ int call_generic(lua_State* L, bool raise) {
     push_error_table(L, err);
     return raise ? lua_error(L) : 1;
   }
-  Reply r = engine(L).redis_call(args, err);
+  Reply r = e.redis_call(args, err);
   if (!err.empty()) {
     push_error_table(L, err);
     lua_pushstring(L, "ignore_error_stats_update");
@@ -169,6 +175,12 @@ int math_randomseed(lua_State* L) {
   const int32_t seed = luaL_checkint(L, 1);
   engine(L).rand48_state() = (uint64_t(uint32_t(seed)) << 16) | 0x330E;
   return 0;
+}
+
+// An error outside any protected call: only a bug of ours can raise one.
+int panic(lua_State* L) {
+  std::fprintf(stderr, "lockstep: unprotected error in the simulated node's Lua: %s\n", lua_tostring(L, -1));
+  std::abort();
 }
 
 // A real server would let a runaway script run until SCRIPT KILL; a simulation has no
@@ -303,6 +315,29 @@ setmetatable(real, {
 return handler, proxy, real
 )lua";
 
+int append_to_string(lua_State*, const void* p, size_t n, void* out) {
+  static_cast<std::string*>(out)->append(static_cast<const char*>(p), n);
+  return 0;
+}
+
+// The init chunk compiled once per process; every interpreter loads it as bytecode (the
+// same function, debug information and chunk name included). Parsing it was most of
+// what creating a simulated node cost, and every fuzz run creates its nodes afresh.
+const std::string& init_chunk_bytecode() {
+  static const std::string code = [] {
+    std::string out;
+    lua_State* L = luaL_newstate();
+    if (luaL_loadbuffer(L, kInitChunk, std::char_traits<char>::length(kInitChunk), "=lockstep") != 0 ||
+        lua_dump(L, append_to_string, &out) != 0) {
+      std::fputs("lockstep: the simulated node's Lua init chunk does not compile\n", stderr);
+      std::abort();
+    }
+    lua_close(L);
+    return out;
+  }();
+  return code;
+}
+
 void open_libs(lua_State* L) {
   const std::pair<const char*, lua_CFunction> libs[] = {
       {"", luaopen_base},          {LUA_TABLIBNAME, luaopen_table},
@@ -329,7 +364,8 @@ LuaEngine::LuaEngine(NodeCore& node) : node_(node) { open(); }
 LuaEngine::~LuaEngine() { close(); }
 
 void LuaEngine::open() {
-  L_ = luaL_newstate();
+  L_ = lua_newstate(&LuaHeap::alloc, &heap_);
+  lua_atpanic(L_, panic);
   lua_pushlightuserdata(L_, this);
   lua_setfield(L_, LUA_REGISTRYINDEX, "lockstep_engine");
   lua_sethook(L_, budget_hook, LUA_MASKCOUNT, kHookEvery);
@@ -339,17 +375,27 @@ void LuaEngine::open() {
   set_fn(L_, this, "randomseed", math_randomseed);
   lua_pop(L_, 1);
   open_redis_table(L_, this);
-  luaL_loadbuffer(L_, kInitChunk, std::char_traits<char>::length(kInitChunk), "=lockstep");
+  const std::string& init = init_chunk_bytecode();
+  luaL_loadbuffer(L_, init.data(), init.size(), "=lockstep");
   lua_call(L_, 0, 3);
   globals_ref_ = luaL_ref(L_, LUA_REGISTRYINDEX);
   lua_replace(L_, LUA_GLOBALSINDEX);
+  lua_pushvalue(L_, -1);
   lua_setfield(L_, LUA_REGISTRYINDEX, "__redis__err__handler");
+  handler_ref_ = luaL_ref(L_, LUA_REGISTRYINDEX);
+  // The names every run sets, kept referenced so that pushing them is an array read
+  // rather than hashing and interning the name again.
+  lua_pushliteral(L_, "KEYS");
+  keys_name_ref_ = luaL_ref(L_, LUA_REGISTRYINDEX);
+  lua_pushliteral(L_, "ARGV");
+  argv_name_ref_ = luaL_ref(L_, LUA_REGISTRYINDEX);
 }
 
 void LuaEngine::close() {
   if (L_) lua_close(L_);
   L_ = nullptr;
   by_body_.clear();
+  last_ = nullptr;
   scripts_.clear();
 }
 
@@ -361,7 +407,13 @@ void LuaEngine::flush_scripts() {
 // Scripts are compiled as chunks named "@user_script" (errors read "user_script:1:"),
 // as Redis 7.0 does, and kept in the registry.
 const LuaEngine::Script* LuaEngine::load(const std::string& body, Reply& err) {
-  if (auto it = by_body_.find(body); it != by_body_.end()) return it->second;
+  // Clients send the same few bodies over and over: comparing with the last one is
+  // cheaper than hashing the body to look it up.
+  if (last_ && last_body_ == body) return last_;
+  if (auto it = by_body_.find(body); it != by_body_.end()) {
+    last_body_ = body;
+    return last_ = it->second;
+  }
   std::string sha = sha1_hex(body);
   const Script* script = find(sha);
   if (!script) {
@@ -376,7 +428,8 @@ const LuaEngine::Script* LuaEngine::load(const std::string& body, Reply& err) {
   }
   if (by_body_.size() >= kBodyCacheMax) by_body_.clear();
   by_body_.emplace(body, script);
-  return script;
+  last_body_ = body;
+  return last_ = script;
 }
 
 const LuaEngine::Script* LuaEngine::find(const std::string& sha) const {
@@ -386,8 +439,8 @@ const LuaEngine::Script* LuaEngine::find(const std::string& sha) const {
 
 namespace {
 
-void set_array(lua_State* L, const char* name, std::span<const std::string> items) {
-  lua_pushstring(L, name);
+void set_array(lua_State* L, int name_ref, std::span<const std::string> items) {
+  lua_rawgeti(L, LUA_REGISTRYINDEX, name_ref);
   lua_createtable(L, static_cast<int>(items.size()), 0);
   for (size_t i = 0; i < items.size(); ++i) {
     lua_pushlstring(L, items[i].data(), items[i].size());
@@ -402,10 +455,10 @@ Reply LuaEngine::run(const Script& script, ClientState& caller, std::span<const 
                      std::span<const std::string> argv) {
   lua_settop(L_, 0);
   lua_rawgeti(L_, LUA_REGISTRYINDEX, globals_ref_);
-  set_array(L_, "KEYS", keys);
-  set_array(L_, "ARGV", argv);
+  set_array(L_, keys_name_ref_, keys);
+  set_array(L_, argv_name_ref_, argv);
   lua_pop(L_, 1);
-  lua_getfield(L_, LUA_REGISTRYINDEX, "__redis__err__handler");
+  lua_rawgeti(L_, LUA_REGISTRYINDEX, handler_ref_);
   lua_rawgeti(L_, LUA_REGISTRYINDEX, script.ref);
   ClientState* saved = caller_;
   caller_ = &caller;

@@ -4,12 +4,14 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "lua_heap.h"
 #include "redis_impl.h"
 
 struct lua_State;
@@ -48,6 +50,24 @@ class LuaEngine {
 
   // Used by the redis.* C functions.
   Reply redis_call(const Args& argv, std::string& err);
+  // A reused argument vector for one redis.call, released when the lease ends (also when
+  // a Lua error unwinds through it). Calls cannot nest today (a script cannot EVAL), but
+  // a stack of buffers keeps that an assumption of nothing.
+  class ArgsLease {
+   public:
+    explicit ArgsLease(LuaEngine& e) : e_(e) {
+      if (e_.args_depth_ == e_.args_stack_.size()) e_.args_stack_.emplace_back();
+      args_ = &e_.args_stack_[e_.args_depth_++];
+    }
+    ~ArgsLease() { --e_.args_depth_; }
+    ArgsLease(const ArgsLease&) = delete;
+    ArgsLease& operator=(const ArgsLease&) = delete;
+    Args& args() { return *args_; }
+
+   private:
+    LuaEngine& e_;
+    Args* args_;
+  };
   uint64_t& rand48_state() { return rand48_; }
   int64_t charge(int64_t instructions) { return instructions_ += instructions; }
 
@@ -56,14 +76,22 @@ class LuaEngine {
   void close();
 
   NodeCore& node_;
+  LuaHeap heap_;  // before L_: the interpreter frees into it when it closes
   lua_State* L_ = nullptr;
   int globals_ref_ = 0;  // the real globals table, behind the readonly proxy
+  int handler_ref_ = 0;  // __redis__err__handler
+  int keys_name_ref_ = 0;
+  int argv_name_ref_ = 0;
+  std::deque<Args> args_stack_;  // deque: a lease's buffer stays put when another is added
+  size_t args_depth_ = 0;
   std::map<std::string, Script> scripts_;  // by SHA-1
   // EVAL sends the whole body every time; hashing it each time was most of the cost of
   // a lock's EVAL. Looked up only, never iterated, so its order reaches nothing; cleared
   // when it reaches kBodyCacheMax (a workload of ever-new bodies stays bounded).
   std::unordered_map<std::string, const Script*> by_body_;
   static constexpr size_t kBodyCacheMax = 256;
+  std::string last_body_;
+  const Script* last_ = nullptr;
   ClientState* caller_ = nullptr;
   bool script_wrote_ = false;
   int64_t instructions_ = 0;  // executed by the running script

@@ -105,9 +105,10 @@ void push_error_table(lua_State* L, const std::string& error) {
   lua_settable(L, -3);
 }
 
+// Scalars need one slot, which a C function always has; only the aggregates ask for room.
 void push_reply(lua_State* L, const Reply& r) {
   using T = Reply::Type;
-  lua_checkstack(L, 4);
+  if (r.type != T::Integer && r.type != T::Bulk) lua_checkstack(L, 4);
   switch (r.type) {
     case T::Integer: lua_pushnumber(L, static_cast<lua_Number>(r.integer)); return;
     case T::Bulk: lua_pushlstring(L, r.str.data(), r.str.size()); return;

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "lockstep/random.h"
 #include "lockstep/sim/redis_node.h"
 
 namespace lockstep::sim {
@@ -84,6 +85,20 @@ struct KeyVersion {
   uint64_t live = 0;
 };
 
+// The keyspace, looked up by hash on every command. Wherever its order could reach a
+// reply, a history or a random draw (flush, active expiry, snapshots), the keys are
+// sorted first, as the std::map it replaced kept them: nothing depends on hash order.
+//
+// Hashed with a hasher of our own: libstdc++ treats std::hash<std::string> as slow and
+// then looks small tables (up to 20 keys, any lock workload's) up by comparing the key
+// with every entry in turn, which cost more than the map it replaced. Not declared
+// noexcept on purpose: that is what makes libstdc++ keep each node's hash, so erasing
+// or moving a node does not hash its key again.
+struct KeyHash {
+  size_t operator()(const std::string& s) const { return stable_hash(s); }
+};
+using Keyspace = std::unordered_map<std::string, Entry, KeyHash>;
+
 struct NodeCore;
 using Args = std::vector<std::string>;
 using Handler = Reply (*)(NodeCore&, ClientState&, const Args&);
@@ -136,16 +151,24 @@ struct NodeCore {
   NodeCore();
   ~NodeCore();
 
-  std::map<std::string, Entry> db;
-  std::map<std::string, KeyVersion> versions;
+  Keyspace db;
+  // WATCH versions, looked up only. Kept from the first WATCH on: before any, no client
+  // holds a version to compare, and EXEC only asks whether a key's version moved since
+  // its WATCH, which tracking from then on answers the same.
+  std::unordered_map<std::string, KeyVersion, KeyHash> versions;
   uint64_t version_seq = 0;
+  bool versions_tracked = false;
   // By lowercase name (views of the names in command_list). Looked up, never iterated.
-  std::unordered_map<std::string_view, const Command*> commands;
+  struct NameHash {
+    size_t operator()(std::string_view s) const { return stable_hash(s); }
+  };
+  std::unordered_map<std::string_view, const Command*, NameHash> commands;
   std::vector<Command> command_list;
 
   std::function<void(const KeyChange&)> observer;
   std::function<void(ClientState&, const std::string&, const std::string&)> publisher;
   std::function<void(const std::vector<std::string>&)> propagator;
+  KeyChange change;  // reused for every observer call: its strings keep their capacity
   std::map<std::string, std::vector<ClientState*>> subscribers;  // in subscription order
 
   bool replica = false;
@@ -158,6 +181,8 @@ struct NodeCore {
   int64_t dirty = 0;  // count of effective changes, as server.dirty
   std::optional<Args> rewritten;  // what to propagate instead of argv
   std::vector<Args> pending_propagation;
+  std::vector<Args> flushing;  // pending_propagation's spare, so both keep their capacity
+  bool stream_contents = true;  // see RedisNode::set_stream_contents
   int call_depth = 0;
 
   // Top-level entry: arity, MULTI queueing, pubsub context, then call().
@@ -172,19 +197,37 @@ struct NodeCore {
   bool key_is_expired(const std::string& key, const Entry& e) const;
   // Deletes the key if logically expired (never on a replica); true if it is expired.
   bool expire_if_needed(const std::string& key);
+  bool expire_found(Keyspace::iterator it);
   Entry* lookup(const std::string& key);
   // The value of a key of the given type; sets `wrong` when it holds another type.
   Entry* lookup_typed(const std::string& key, VType type, bool& wrong);
   // Stores a new value (creation or overwrite): clears expiry unless keep_ttl.
   Entry& set_value(const std::string& key, Value v, bool keep_ttl);
+  Entry& set_string(const std::string& key, const std::string& value, bool keep_ttl);
   // Marks an in-place modification of an existing value (writer, observer, WATCH).
   void modified(const std::string& key, Entry& e);
   bool remove(const std::string& key);  // DEL semantics; true if it existed
+  // Erased keys keep their node, and a small string value its buffer, for the next new
+  // key: a lock workload deletes and re-creates the same few keys all the time.
+  void erase_entry(Keyspace::iterator it);
+  Keyspace::iterator emplace_key(const std::string& key, bool& inserted);
+  Entry& stored(Keyspace::iterator it, bool inserted, bool keep_ttl);
+  static constexpr size_t kSpareMax = 64;
+  static constexpr size_t kSpareValueMax = 256;
+  std::vector<Keyspace::node_type> spare;
   void remove_expired(const std::string& key);
+  void remove_expired(Keyspace::iterator it);
   void flush_db(int64_t by_process);
   void touch(const std::string& key);  // WATCH invalidation
   void notify(KeyChange::Kind kind, const std::string& key, const Entry& e, int64_t by);
-  void propagate(Args argv);
+  // Queues one effect for the replication stream: nothing when no one listens, an empty
+  // placeholder when only the count matters (set_stream_contents(false)).
+  void propagate(Args&& argv);
+  void propagate(const Args& argv);
+  // Whether a handler's rewritten command would be read: when not, it need not build one.
+  bool propagating() const { return propagator && stream_contents; }
+  // The keys in the order the sorted keyspace had: for every walk whose order shows.
+  std::vector<const std::string*> sorted_keys() const;
   int64_t process_id() const { return client ? client->process : -1; }
 };
 

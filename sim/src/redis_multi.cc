@@ -70,6 +70,7 @@ Reply cmd_exec(Impl& m, ClientState& c, const Args&) {
 
 Reply cmd_watch(Impl& m, ClientState& c, const Args& a) {
   if (c.in_multi) return Reply::error("ERR WATCH inside MULTI is not allowed");
+  m.versions_tracked = true;
   for (size_t i = 1; i < a.size(); ++i) {
     const std::string& key = a[i];
     if (c.watched.count(key)) continue;

@@ -146,17 +146,36 @@ Reply NodeCore::call(ClientState& c, const Command& cmd, const Args& argv) {
   return r;
 }
 
-void NodeCore::propagate(Args argv) { pending_propagation.push_back(std::move(argv)); }
+void NodeCore::propagate(Args&& argv) {
+  if (propagator) pending_propagation.push_back(stream_contents ? std::move(argv) : Args());
+}
+
+void NodeCore::propagate(const Args& argv) {
+  if (propagator) pending_propagation.push_back(stream_contents ? argv : Args());
+}
+
+std::vector<const std::string*> NodeCore::sorted_keys() const {
+  std::vector<const std::string*> keys;
+  keys.reserve(db.size());
+  for (const auto& kv : db) keys.push_back(&kv.first);
+  std::sort(keys.begin(), keys.end(), [](const std::string* a, const std::string* b) { return *a < *b; });
+  return keys;
+}
 
 // Effects of one top-level command reach replicas atomically: several are wrapped in
 // MULTI/EXEC, as 7.0 does for scripts, transactions and expiries met on the way.
+// (The propagator never runs a command on this node, so the buffers are simply swapped.)
 void NodeCore::flush_propagation() {
-  auto ops = std::move(pending_propagation);
-  pending_propagation.clear();
-  if (!propagator || ops.empty()) return;
-  if (ops.size() > 1) propagator({"MULTI"});
-  for (const auto& op : ops) propagator(op);
-  if (ops.size() > 1) propagator({"EXEC"});
+  if (pending_propagation.empty()) return;
+  flushing.swap(pending_propagation);
+  if (propagator) {
+    static const Args kMulti{"MULTI"}, kExec{"EXEC"}, kNone;
+    const bool wrap = flushing.size() > 1;
+    if (wrap) propagator(stream_contents ? kMulti : kNone);
+    for (const auto& op : flushing) propagator(op);
+    if (wrap) propagator(stream_contents ? kExec : kNone);
+  }
+  flushing.clear();
 }
 
 // Redis compares with '>': a key whose expiry time equals the clock is still alive
@@ -167,27 +186,57 @@ bool NodeCore::key_is_expired(const std::string&, const Entry& e) const {
 
 bool NodeCore::expire_if_needed(const std::string& key) {
   auto it = db.find(key);
-  if (it == db.end() || !key_is_expired(key, it->second)) return false;
+  return it != db.end() && expire_found(it);
+}
+
+// The expiry check of a key already found, so that a lookup hashes the key once.
+bool NodeCore::expire_found(Keyspace::iterator it) {
+  if (!key_is_expired(it->first, it->second)) return false;
   // A replica never expires keys on its own: its master sends the DEL, so both stay
   // consistent even with skewed clocks. Commands from the master must see the key as
   // the master did; everybody else gets the logically correct answer.
   if (replica) return !(client && client->is_master_link);
-  remove_expired(key);
+  remove_expired(it);
   return true;
 }
 
-void NodeCore::remove_expired(const std::string& key) {
+void NodeCore::remove_expired(const std::string& key) { remove_expired(db.find(key)); }
+
+void NodeCore::remove_expired(Keyspace::iterator it) {
+  notify(KeyChange::Kind::Expire, it->first, it->second, -1);
+  if (propagating()) propagate(Args{"DEL", it->first});
+  else propagate(Args());
+  const std::string key = versions_tracked ? it->first : std::string();
+  erase_entry(it);
+  if (versions_tracked) touch(key);
+}
+
+void NodeCore::erase_entry(Keyspace::iterator it) {
+  if (spare.size() < kSpareMax) spare.push_back(db.extract(it));
+  else db.erase(it);
+}
+
+Keyspace::iterator NodeCore::emplace_key(const std::string& key, bool& inserted) {
   auto it = db.find(key);
-  notify(KeyChange::Kind::Expire, key, it->second, -1);
-  db.erase(it);
-  touch(key);
-  propagate({"DEL", key});
+  inserted = it == db.end();
+  if (!inserted) return it;
+  if (spare.empty()) return db.try_emplace(key).first;
+  Keyspace::node_type node = std::move(spare.back());
+  spare.pop_back();
+  node.key() = key;
+  Entry& e = node.mapped();
+  // Only a modest string buffer is worth keeping; anything else starts afresh.
+  if (e.v.type != VType::String || e.v.str.capacity() > kSpareValueMax) e.v = Value();
+  e.v.str.clear();
+  e.expire = -1;
+  e.writer = -1;
+  return db.insert(std::move(node)).position;
 }
 
 Entry* NodeCore::lookup(const std::string& key) {
-  if (expire_if_needed(key)) return nullptr;
   auto it = db.find(key);
-  return it == db.end() ? nullptr : &it->second;
+  if (it == db.end() || expire_found(it)) return nullptr;
+  return &it->second;
 }
 
 Entry* NodeCore::lookup_typed(const std::string& key, VType type, bool& wrong) {
@@ -197,8 +246,24 @@ Entry* NodeCore::lookup_typed(const std::string& key, VType type, bool& wrong) {
 }
 
 Entry& NodeCore::set_value(const std::string& key, Value v, bool keep_ttl) {
-  auto [it, inserted] = db.try_emplace(key);
+  bool inserted = false;
+  auto it = emplace_key(key, inserted);
   it->second.v = std::move(v);
+  return stored(it, inserted, keep_ttl);
+}
+
+// The string is copied into the entry's own buffer, which a re-created key brings along.
+Entry& NodeCore::set_string(const std::string& key, const std::string& value, bool keep_ttl) {
+  bool inserted = false;
+  auto it = emplace_key(key, inserted);
+  Value& v = it->second.v;
+  if (v.type != VType::String) v = Value();
+  v.str.assign(value);
+  return stored(it, inserted, keep_ttl);
+}
+
+Entry& NodeCore::stored(Keyspace::iterator it, bool inserted, bool keep_ttl) {
+  const std::string& key = it->first;
   if (!keep_ttl || inserted) it->second.expire = -1;
   it->second.writer = process_id();
   ++dirty;
@@ -214,7 +279,7 @@ void NodeCore::modified(const std::string& key, Entry& e) {
                      (e.v.type == VType::ZSet && e.v.zset.dict.empty());
   if (empty) {  // Redis never keeps an empty aggregate: the key goes away
     notify(KeyChange::Kind::Del, key, e, process_id());
-    db.erase(key);
+    erase_entry(db.find(key));
     touch(key);
     return;
   }
@@ -224,24 +289,25 @@ void NodeCore::modified(const std::string& key, Entry& e) {
 }
 
 bool NodeCore::remove(const std::string& key) {
-  if (expire_if_needed(key)) return false;
   auto it = db.find(key);
-  if (it == db.end()) return false;
+  if (it == db.end() || expire_found(it)) return false;
   notify(KeyChange::Kind::Del, key, it->second, process_id());
-  db.erase(it);
+  erase_entry(it);
   ++dirty;
   touch(key);
   return true;
 }
 
 void NodeCore::flush_db(int64_t by_process) {
-  for (const auto& [key, e] : db) notify(KeyChange::Kind::Del, key, e, by_process);
+  const std::vector<const std::string*> keys = sorted_keys();
+  for (const std::string* key : keys) notify(KeyChange::Kind::Del, *key, db.at(*key), by_process);
   auto old = std::move(db);
   db.clear();
-  for (const auto& kv : old) touch(kv.first);
+  for (const std::string* key : keys) touch(*key);
 }
 
 void NodeCore::touch(const std::string& key) {
+  if (!versions_tracked) return;
   KeyVersion& v = versions[key];
   v.any = ++version_seq;
   if (db.count(key)) v.live = version_seq;
@@ -250,13 +316,13 @@ void NodeCore::touch(const std::string& key) {
 void NodeCore::notify(KeyChange::Kind kind, const std::string& key, const Entry& e,
                              int64_t by) {
   if (!observer) return;
-  KeyChange ch;
-  ch.kind = kind;
-  ch.key = key;
-  if (e.v.type == VType::String) ch.value = e.v.str;
-  ch.writer = e.writer;
-  ch.by_process = by;
-  observer(ch);
+  change.kind = kind;
+  change.key = key;
+  if (e.v.type == VType::String) change.value = e.v.str;
+  else change.value.clear();
+  change.writer = e.writer;
+  change.by_process = by;
+  observer(change);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -292,8 +358,8 @@ void RedisNode::active_expire_cycle(int64_t now_ms, Rng& rng) {
   m.client = nullptr;
   for (int round = 0; round < 16; ++round) {
     std::vector<std::string> volatile_keys;
-    for (const auto& [k, e] : m.db)
-      if (e.expire >= 0) volatile_keys.push_back(k);
+    for (const std::string* k : m.sorted_keys())
+      if (m.db.at(*k).expire >= 0) volatile_keys.push_back(*k);
     if (volatile_keys.empty()) break;
     const size_t n = volatile_keys.size();
     const size_t sample = std::min<size_t>(20, n);
@@ -342,21 +408,27 @@ void RedisNode::disconnect(ClientState& client) {
 void RedisNode::set_replica(bool replica) { impl_->replica = replica; }
 bool RedisNode::is_replica() const { return impl_->replica; }
 
+void RedisNode::set_stream_contents(bool contents) { impl_->stream_contents = contents; }
+
 void RedisNode::set_propagator(std::function<void(const std::vector<std::string>&)> p) {
   impl_->propagator = std::move(p);
 }
 
 Snapshot RedisNode::snapshot() const {
   auto data = std::make_shared<Snapshot::Data>();
-  data->db = impl_->db;
+  data->db.insert(impl_->db.begin(), impl_->db.end());
   return Snapshot{std::move(data)};
 }
 
 void RedisNode::restore(const Snapshot& snapshot) {
-  auto old = std::move(impl_->db);
-  impl_->db = snapshot.data ? snapshot.data->db : std::map<std::string, Entry>{};
-  for (const auto& kv : old) impl_->touch(kv.first);
-  for (const auto& kv : impl_->db) impl_->touch(kv.first);
+  const std::vector<const std::string*> old_keys = impl_->sorted_keys();
+  Keyspace old = std::move(impl_->db);
+  impl_->db.clear();
+  if (snapshot.data) impl_->db.insert(snapshot.data->db.begin(), snapshot.data->db.end());
+  for (const std::string* key : old_keys) impl_->touch(*key);
+  if (snapshot.data) {
+    for (const auto& kv : snapshot.data->db) impl_->touch(kv.first);
+  }
 }
 
 std::optional<std::string> RedisNode::peek_string(const std::string& key) const {

@@ -1,6 +1,7 @@
 // String commands: SET with all its options, SETNX, GET, the INCR/DECR family, STRLEN,
 // MGET/MSET, following t_string.c of Redis 7.0.
 #include <limits>
+#include <string_view>
 
 #include "redis_impl.h"
 
@@ -21,7 +22,6 @@ constexpr unsigned kAnyExpire = kEX | kPX | kEXAT | kPXAT;
 // expiry option without its value, is a plain syntax error. A repeated option is fine.
 bool parse_set_options(const Args& a, unsigned& flags, const std::string*& expire) {
   for (size_t j = 3; j < a.size(); ++j) {
-    const std::string& o = a[j];
     const bool has_next = j + 1 < a.size();
     auto expiry = [&](unsigned f) {
       if ((flags & kKeepTtl) || (flags & kAnyExpire & ~f) || !has_next) return false;
@@ -29,14 +29,23 @@ bool parse_set_options(const Args& a, unsigned& flags, const std::string*& expir
       expire = &a[++j];
       return true;
     };
-    if (iequals(o, "nx") && !(flags & kXX)) flags |= kNX;
-    else if (iequals(o, "xx") && !(flags & kNX)) flags |= kXX;
-    else if (iequals(o, "get")) flags |= kGet;
-    else if (iequals(o, "keepttl") && !(flags & kAnyExpire)) flags |= kKeepTtl;
-    else if (iequals(o, "ex")) { if (!expiry(kEX)) return false; }
-    else if (iequals(o, "px")) { if (!expiry(kPX)) return false; }
-    else if (iequals(o, "exat")) { if (!expiry(kEXAT)) return false; }
-    else if (iequals(o, "pxat")) { if (!expiry(kPXAT)) return false; }
+    // Every option is short: fold it to lower case once rather than comparing it with
+    // each name in turn.
+    char o[8] = {};
+    if (a[j].size() >= sizeof o) return false;
+    for (size_t i = 0; i < a[j].size(); ++i) {
+      const char c = a[j][i];
+      o[i] = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+    }
+    const std::string_view opt(o, a[j].size());
+    if (opt == "nx" && !(flags & kXX)) flags |= kNX;
+    else if (opt == "xx" && !(flags & kNX)) flags |= kXX;
+    else if (opt == "get") flags |= kGet;
+    else if (opt == "keepttl" && !(flags & kAnyExpire)) flags |= kKeepTtl;
+    else if (opt == "ex") { if (!expiry(kEX)) return false; }
+    else if (opt == "px") { if (!expiry(kPX)) return false; }
+    else if (opt == "exat") { if (!expiry(kEXAT)) return false; }
+    else if (opt == "pxat") { if (!expiry(kPXAT)) return false; }
     else return false;
   }
   return true;
@@ -94,14 +103,15 @@ Reply cmd_set(Impl& m, ClientState&, const Args& a) {
   const bool found = m.lookup(a[1]) != nullptr;
   if (((flags & kNX) && found) || ((flags & kXX) && !found))
     return (flags & kGet) ? old : Reply::nil();
-  Entry& e = m.set_value(a[1], string_value(a[2]), flags & kKeepTtl);
+  Entry& e = m.set_string(a[1], a[2], flags & kKeepTtl);
+  if (expire_arg) e.expire = when;
+  if (!m.propagating()) return (flags & kGet) ? old : Reply::ok();
   Args prop;
   prop.reserve(5);
   prop.emplace_back("SET");
   prop.push_back(a[1]);
   prop.push_back(a[2]);
   if (expire_arg) {
-    e.expire = when;
     // Replicas and the AOF get an absolute time, so a late replay expires on time.
     prop.emplace_back("PXAT");
     prop.push_back(std::to_string(when));
@@ -114,7 +124,7 @@ Reply cmd_set(Impl& m, ClientState&, const Args& a) {
 
 Reply cmd_setnx(Impl& m, ClientState&, const Args& a) {
   if (m.lookup(a[1])) return Reply::integer_of(0);
-  m.set_value(a[1], string_value(a[2]), false);
+  m.set_string(a[1], a[2], false);
   m.rewritten = Args{"SET", a[1], a[2]};
   return Reply::integer_of(1);
 }
@@ -185,7 +195,7 @@ Reply cmd_mset(Impl& m, ClientState&, const Args& a) {
   if (a.size() % 2 == 0) return err_arity("mset");
   for (size_t i = 1; i + 1 < a.size(); i += 2) {
     m.lookup(a[i]);  // an expired key must be reported as expired before it is replaced
-    m.set_value(a[i], string_value(a[i + 1]), false);
+    m.set_string(a[i], a[i + 1], false);
   }
   return Reply::ok();
 }

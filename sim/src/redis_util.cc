@@ -76,12 +76,12 @@ std::string to_lower(std::string s) {
   return s;
 }
 
+// ASCII only, as strcasecmp in the C locale that redis-server runs in.
 bool iequals(const std::string& a, const char* b) {
+  auto lower = [](char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; };
   size_t i = 0;
   for (; i < a.size() && b[i]; ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i])))
-      return false;
+    if (lower(a[i]) != lower(b[i])) return false;
   }
   return i == a.size() && b[i] == '\0';
 }

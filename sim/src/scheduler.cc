@@ -1,80 +1,93 @@
 #include "lockstep/sim/scheduler.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 namespace lockstep::sim {
 
-Scheduler::EventId Scheduler::at(int64_t t_ns, Fn fn) {
-  if (t_ns < now_ns_) t_ns = now_ns_;
-  uint32_t slot;
-  if (!free_slots_.empty()) {
-    slot = free_slots_.back();
-    free_slots_.pop_back();
-  } else {
-    slot = static_cast<uint32_t>(slots_.size());
-    slots_.emplace_back();
+namespace {
+[[noreturn]] void fail(const char* why) {
+  std::fprintf(stderr, "lockstep: scheduler: %s\n", why);
+  std::abort();
+}
+}  // namespace
+
+void Scheduler::check_place(int64_t t_ns, Ticket ticket) const {
+  if (t_ns < now_ns_ || earlier(Key{t_ns, ticket.seq, 0}, last_run_) || ticket.seq >= next_seq_) {
+    fail("an event was scheduled into a place that has passed");
   }
-  const uint64_t seq = next_seq_++;
-  slots_[slot].fn = std::move(fn);
-  slots_[slot].seq = seq;
-  heap_.push_back(Key{t_ns, seq, slot});
-  sift_up(static_cast<uint32_t>(heap_.size() - 1), heap_.back());
-  return EventId{slot, seq};
+}
+
+uint32_t Scheduler::take_slot() {
+  if (!free_slots_.empty()) {
+    const uint32_t i = free_slots_.back();
+    free_slots_.pop_back();
+    return i;
+  }
+  if ((slot_count_ & (kChunk - 1)) == 0) chunks_.push_back(std::make_unique<Slot[]>(kChunk));
+  return slot_count_++;
 }
 
 void Scheduler::cancel(EventId id) {
-  if (id.slot >= slots_.size()) return;
-  const Slot& s = slots_[id.slot];
-  if (s.seq != id.seq || s.heap_pos == kNotQueued) return;  // ran already, or slot reused
-  remove_at(s.heap_pos);
+  if (id.slot >= slot_count_) return;
+  Slot& s = slot(id.slot);
+  if (s.seq != id.seq || !s.queued || s.cancelled) return;  // ran already, or slot reused
+  s.cancelled = true;
+  s.fn = Fn();  // what it holds goes now, not when its time comes
+  ++cancelled_;
 }
 
-void Scheduler::sift_up(uint32_t pos, Key k) {
+void Scheduler::push(const Key& k) {
+  heap_.push_back(k);
+  size_t pos = heap_.size() - 1;
   while (pos > 0) {
-    const uint32_t parent = (pos - 1) / 2;
+    const size_t parent = (pos - 1) / 2;
     if (!earlier(k, heap_[parent])) break;
-    place(pos, heap_[parent]);
+    heap_[pos] = heap_[parent];
     pos = parent;
   }
-  place(pos, k);
+  heap_[pos] = k;
 }
 
-void Scheduler::sift_down(uint32_t pos, Key k) {
-  const auto n = static_cast<uint32_t>(heap_.size());
-  for (;;) {
-    uint32_t child = 2 * pos + 1;
-    if (child >= n) break;
-    if (child + 1 < n && earlier(heap_[child + 1], heap_[child])) ++child;
-    if (!earlier(heap_[child], k)) break;
-    place(pos, heap_[child]);
-    pos = child;
-  }
-  place(pos, k);
-}
-
-Scheduler::Fn Scheduler::remove_at(uint32_t pos) {
-  const uint32_t slot = heap_[pos].slot;
+void Scheduler::pop() {
   const Key last = heap_.back();
   heap_.pop_back();
-  if (pos < heap_.size()) {
-    // The last key fills the hole; it may belong above or below it.
-    if (pos > 0 && earlier(last, heap_[(pos - 1) / 2])) sift_up(pos, last);
-    else sift_down(pos, last);
+  const size_t n = heap_.size();
+  if (n == 0) return;
+  size_t pos = 0;
+  for (size_t child = 1; child < n; child = 2 * pos + 1) {
+    if (child + 1 < n && earlier(heap_[child + 1], heap_[child])) ++child;
+    if (!earlier(heap_[child], last)) break;
+    heap_[pos] = heap_[child];
+    pos = child;
   }
-  Slot& s = slots_[slot];
-  s.heap_pos = kNotQueued;
-  Fn fn = std::move(s.fn);
-  free_slots_.push_back(slot);
-  return fn;
+  heap_[pos] = last;
 }
 
 bool Scheduler::run_until(int64_t t_end_ns, uint64_t event_count_max) {
   uint64_t ran = 0;
   while (!heap_.empty() && heap_.front().time_ns <= t_end_ns) {
+    const Key next = heap_.front();
+    const uint32_t i = next.slot;
+    Slot& s = slot(i);
+    if (s.cancelled) {
+      pop();
+      s.queued = false;
+      --cancelled_;
+      free_slots_.push_back(i);
+      continue;
+    }
     if (ran++ >= event_count_max) return false;
-    // Taken out before it runs: it may schedule or cancel events.
-    now_ns_ = heap_.front().time_ns;
-    Fn fn = remove_at(0);
+    // Out of the heap before it runs (it may schedule or cancel events), but run in its
+    // slot, which is only handed out again once it is done.
+    pop();
+    s.queued = false;
+    now_ns_ = next.time_ns;
+    last_run_ = next;
     ++executed_;
-    fn();
+    s.fn();
+    s.fn = Fn();
+    free_slots_.push_back(i);
   }
   if (now_ns_ < t_end_ns) now_ns_ = t_end_ns;
   return true;

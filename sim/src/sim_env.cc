@@ -69,7 +69,7 @@ class SimConnection : public Connection {
 
   Task<Reply> call(std::vector<std::string> argv, Nanos timeout) override {
     // The frame owns the request; events hold it too, for as long as they may need it.
-    std::shared_ptr<World::Request> req = issue(conn_, std::move(argv), timeout);
+    RequestRef req = issue(conn_, std::move(argv), timeout);
     co_return co_await PendingAwaiter{&req->pending};
   }
 
@@ -92,7 +92,7 @@ class SimConnection : public Connection {
         client_pid_, &conn->state);
     auto sub = std::make_unique<SimSubscription>(world_, client_pid_, conn, box, id, conn->node_pid);
     std::vector<std::string> argv{"SUBSCRIBE", channel};
-    std::shared_ptr<World::Request> req = issue(conn, std::move(argv), Nanos(1'000'000'000));
+    RequestRef req = issue(conn, std::move(argv), Nanos(1'000'000'000));
     co_await PendingAwaiter{&req->pending};
     co_return sub;
   }
@@ -108,9 +108,8 @@ class SimConnection : public Connection {
 
   // Sends one command and arms the caller's timeout; the reply or the timeout completes
   // the request's PendingCall.
-  std::shared_ptr<World::Request> issue(const std::shared_ptr<ConnState>& conn, std::vector<std::string> argv,
-                                        Nanos timeout) {
-    auto req = std::make_shared<World::Request>();
+  RequestRef issue(const std::shared_ptr<ConnState>& conn, std::vector<std::string> argv, Nanos timeout) {
+    RequestRef req(new World::Request);
     req->client_pid = client_pid_;
     req->client_epoch = world_.process(client_pid_).epoch;
     if (conn->node_pid != world_.node_process(shard_)) {
@@ -121,10 +120,8 @@ class SimConnection : public Connection {
     req->node_pid = conn->node_pid;
     req->argv = std::move(argv);
     req->conn = conn;
+    req->deadline_ns = std::max(world_.now(), world_.now() + timeout.count());
     world_.send_request(req);
-    req->pending.scheduler = &world_.scheduler();
-    req->pending.timeout = world_.post(client_pid_, world_.now() + timeout.count(),
-                                       [req] { req->pending.finish(Reply::timeout()); });
     return req;
   }
 

@@ -42,6 +42,10 @@ int World::add_redis(const std::string& name, Clock clock, Persistence persisten
     publish(pid, target, channel, msg);
   });
   p->redis->set_propagator([this, pid](const std::vector<std::string>& argv) { replicate(pid, argv); });
+  // Until its shard has a replica, no one could apply what a node streams: it streams
+  // placeholders, which keep the offsets (and a lagging buffer's sends) as they were.
+  // Anything streamed before a replica joins is in the copy the replica starts from.
+  p->redis->set_stream_contents(false);
   procs_.push_back(std::move(p));
   redis_pids_.push_back(pid);
   schedule_active_expire(pid);
@@ -61,6 +65,7 @@ int World::add_node(const std::string& name, Clock clock, Persistence persistenc
 int World::add_replica(int shard, const std::string& name, Clock clock, Persistence persistence) {
   const int pid = add_redis(name, clock, persistence, shard);
   shards_[shard].members.push_back(pid);
+  for (int member : shards_[shard].members) procs_[member]->redis->set_stream_contents(true);
   procs_[pid]->redis->set_replica(true);
   resync(pid, shards_[shard].master);
   return pid;
@@ -252,30 +257,55 @@ void World::schedule_active_expire(int pid) {
   });
 }
 
-void World::send_request(std::shared_ptr<Request> req) {
+[[gnu::noinline]] void RequestRef::release(World::Request* r) {
+  if (--r->refs == 0) delete r;
+}
+
+void World::send_request(const RequestRef& req) {
   if (on_command && on_command(req->client_pid, req->argv, false)) {
-    post(req->client_pid, sched_.now(), [this, req] { transmit(req); });
+    // A fault this send starts acts first: the message leaves in the client's next turn,
+    // which a pause may hold past the deadline.
+    post(req->client_pid, sched_.now(), [this, r = RequestRef(req)] { transmit(r); });
+    req->timeout_ticket = sched_.reserve();
+    arm_timeout(req);
     return;
   }
-  transmit(std::move(req));
+  const bool in_time = transmit(req);
+  req->timeout_ticket = sched_.reserve();
+  // Lost (the caller's timeout decides), or arriving too late to be answered in time.
+  if (!in_time) arm_timeout(req);
 }
 
-void World::transmit(std::shared_ptr<Request> req) {
+bool World::transmit(const RequestRef& req) {
   auto arrival = net_.transit(req->client_pid, req->node_pid, sched_.now());
-  if (!arrival) return;  // lost: the caller's timeout decides
-  sched_.at(*arrival, [this, req = std::move(req)]() mutable {
-    Process& node = *procs_[req->node_pid];
-    if (node.crashed) {
-      reply_to_client(req, Reply::io_error("connection refused"), sched_.now());
-      return;
-    }
-    const int pid = req->node_pid;
-    auto execute = [this, req = std::move(req)] { execute_on_node(req); };
-    run_in(pid, node.epoch, execute);
-  });
+  if (arrival) {
+    // Captures are initialised copies, not `req` itself: a copy of a const reference is a
+    // const member, which a move would copy (and count) instead of moving.
+    sched_.at(*arrival, [this, req = RequestRef(req)] {
+      Process& node = *procs_[req->node_pid];
+      if (node.crashed) {
+        reply_to_client(req, Reply::io_error("connection refused"), sched_.now());
+        return;
+      }
+      const int pid = req->node_pid;
+      // A paused node answers when the pause ends, which may be after the deadline.
+      if (admit(pid, node.epoch) == Admit::Hold) arm_timeout(req);
+      auto execute = [this, r = req] { execute_on_node(r); };
+      run_in(pid, node.epoch, execute);
+    });
+  }
+  return arrival && *arrival < req->deadline_ns;
 }
 
-void World::execute_on_node(const std::shared_ptr<Request>& req) {
+void World::arm_timeout(const RequestRef& req) {
+  if (req->timeout_armed || req->pending.done) return;
+  req->timeout_armed = true;
+  req->pending.scheduler = &sched_;
+  req->pending.timeout = post_epoch(req->client_pid, req->client_epoch, req->deadline_ns, req->timeout_ticket,
+                                    [r = req] { r->pending.finish(Reply::timeout()); });
+}
+
+void World::execute_on_node(const RequestRef& req) {
   Process& node = *procs_[req->node_pid];
   ConnState& conn = *req->conn;
   if (conn.node_epoch != node.epoch) {
@@ -292,17 +322,21 @@ void World::execute_on_node(const std::shared_ptr<Request>& req) {
 }
 
 // The reply travels in the request itself (a request is answered exactly once), which
-// keeps the delivery event small enough to need no allocation of its own.
-void World::reply_to_client(const std::shared_ptr<Request>& req, Reply reply, int64_t send_ns) {
+// keeps the delivery event small enough to need no allocation of its own. A reply that
+// arrives before the deadline always beats the timeout (a pause of the client holds both
+// in order), so the timeout is only scheduled when it might not.
+void World::reply_to_client(const RequestRef& req, Reply reply, int64_t send_ns) {
   auto arrival = net_.transit(req->node_pid, req->client_pid, send_ns);
+  if (!arrival || *arrival >= req->deadline_ns) arm_timeout(req);
   if (!arrival) return;
   req->answer = std::move(reply);
-  post_epoch(req->client_pid, req->client_epoch, *arrival, [this, req] { deliver(req); });
+  post_epoch(req->client_pid, req->client_epoch, *arrival, [this, r = req] { deliver(r); });
 }
 
-void World::deliver(const std::shared_ptr<Request>& req) {
+void World::deliver(const RequestRef& req) {
   if (on_command && on_command(req->client_pid, req->argv, true)) {
-    post_epoch(req->client_pid, req->client_epoch, sched_.now(), [req] { req->pending.finish(std::move(req->answer)); });
+    // A fault this reply starts acts before the client sees the reply.
+    post_epoch(req->client_pid, req->client_epoch, sched_.now(), [r = req] { r->pending.finish(std::move(r->answer)); });
     return;
   }
   req->pending.finish(std::move(req->answer));
@@ -367,12 +401,13 @@ bool is_wait(const std::vector<std::string>& argv) {
 // propagated when WAIT arrived, or the timeout passes; either way it answers with the
 // number that confirmed. Malformed calls, WAIT inside MULTI and WAIT on a replica are
 // left to the node, which answers them as Redis does.
-bool World::try_wait(const std::shared_ptr<Request>& req) {
+bool World::try_wait(const RequestRef& req) {
   Process& m = *procs_[req->node_pid];
   int64_t replicas_min = 0, timeout_ms = 0;
   if (!is_wait(req->argv) || req->conn->state.in_multi || m.redis->is_replica()) return false;
   if (!parse_i64(req->argv[1], replicas_min) || !parse_i64(req->argv[2], timeout_ms) || timeout_ms < 0) return false;
   auto w = std::make_shared<Waiter>(Waiter{req, replicas_min, m.repl_offset});
+  arm_timeout(req);  // answered when replicas confirm: maybe after the caller's deadline
   waiters_[req->node_pid].push_back(w);
   check_waits(req->node_pid);
   if (!w->done && timeout_ms > 0) {
@@ -420,7 +455,7 @@ bool is_write(const std::vector<std::string>& argv) {
 
 // A replica is good while it replicates from this master, is up, is not paused, and
 // the link between them is not cut — Redis's "connected, lag below max-lag".
-bool World::refuse_write(const std::shared_ptr<Request>& req) {
+bool World::refuse_write(const RequestRef& req) {
   Process& m = *procs_[req->node_pid];
   if (options_.min_replicas_to_write <= 0 || m.redis->is_replica() || req->conn->state.in_multi) return false;
   if (!is_write(req->argv)) return false;

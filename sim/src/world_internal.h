@@ -10,6 +10,7 @@
 #include "lockstep/reply.h"
 #include "lockstep/sim/redis_node.h"
 #include "lockstep/sim/world.h"
+#include "lockstep/task.h"
 
 namespace lockstep::sim {
 
@@ -50,6 +51,10 @@ struct PendingAwaiter {
   Reply await_resume() { return std::move(call->reply); }
 };
 
+// One command in flight. It is shared by the caller's frame and the events that carry
+// it (arrival, reply, timeout, a WAIT), through RequestRef: a count in the request
+// itself, not a separate atomic control block, and memory from the per-thread pool
+// coroutine frames use, since every command makes and frees one.
 struct World::Request {
   int client_pid = 0;
   uint64_t client_epoch = 0;
@@ -58,6 +63,47 @@ struct World::Request {
   std::shared_ptr<ConnState> conn;
   PendingCall pending;
   Reply answer;  // the node's reply while it travels back to the client
+  // The caller's timeout: its place in the schedule is taken when the command is sent,
+  // the event itself only made once the reply might not come first (World::arm_timeout).
+  int64_t deadline_ns = 0;
+  Scheduler::Ticket timeout_ticket;
+  bool timeout_armed = false;
+  uint32_t refs = 0;
+
+  static void* operator new(std::size_t n) { return lockstep::detail::FramePool::allocate(n); }
+  static void operator delete(void* p, std::size_t n) noexcept { lockstep::detail::FramePool::release(p, n); }
+};
+
+class RequestRef {
+ public:
+  RequestRef() = default;
+  explicit RequestRef(World::Request* r) : r_(r) { ++r_->refs; }
+  RequestRef(const RequestRef& o) noexcept : r_(o.r_) {
+    if (r_) ++r_->refs;
+  }
+  RequestRef(RequestRef&& o) noexcept : r_(std::exchange(o.r_, nullptr)) {}
+  RequestRef& operator=(RequestRef o) noexcept {
+    std::swap(r_, o.r_);
+    return *this;
+  }
+  ~RequestRef() {
+    if (r_) release(r_);
+  }
+  World::Request* operator->() const { return r_; }
+  World::Request& operator*() const { return *r_; }
+
+ private:
+  // Out of line: inlined into the destructors of the lambdas that carry a request, it
+  // trips GCC 12's use-after-free warning, which cannot tell that the count was above 1.
+  static void release(World::Request* r);
+  World::Request* r_ = nullptr;
+};
+
+struct World::Waiter {
+  RequestRef req;
+  int64_t replicas_min;
+  uint64_t offset;
+  bool done = false;
 };
 
 }  // namespace lockstep::sim

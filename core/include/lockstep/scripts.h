@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace lockstep {
@@ -16,6 +17,8 @@ struct ScriptSource {
 const std::vector<ScriptSource>& all_scripts();
 
 // The text of core/lua/<name>.lua; aborts if there is no such script (a build error).
-const std::string& script(const std::string& name);
+// Takes a view: lock code asks by literal on every release, and a std::string parameter
+// built a string from the literal each time just to look it up.
+const std::string& script(std::string_view name);
 
 }  // namespace lockstep

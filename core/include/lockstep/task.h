@@ -8,6 +8,9 @@
 // Ownership: a Task owns its coroutine frame. Destroying a suspended Task destroys the
 // frame and, through its locals, every Task it was awaiting: that is how a crashed
 // simulated process loses all of its in-flight work at once.
+//
+// when_all(tasks) runs several tasks at once and resumes its awaiter when the last one
+// has finished, with nothing in between: no polling, no extra events, in either world.
 #pragma once
 
 #include <coroutine>
@@ -17,6 +20,7 @@
 #include <new>
 #include <optional>
 #include <utility>
+#include <vector>
 
 namespace lockstep {
 
@@ -195,5 +199,100 @@ inline Task<void> Promise<void>::get_return_object() noexcept {
   return Task<void>{std::coroutine_handle<Promise<void>>::from_promise(*this)};
 }
 }  // namespace detail
+
+namespace detail {
+
+// The rendezvous of a when_all: how many of its tasks are still running (plus one for the
+// awaiter until it has started them all), and who to resume when none is.
+struct Join {
+  std::size_t pending = 0;
+  std::coroutine_handle<> waiter;
+};
+
+// Runs one task of a when_all; its end hands control to the awaiter when it was the last.
+class JoinTask {
+ public:
+  struct promise_type {
+    Join* join = nullptr;
+
+    static void* operator new(std::size_t n) { return FramePool::allocate(n); }
+    static void operator delete(void* p, std::size_t n) noexcept { FramePool::release(p, n); }
+
+    JoinTask get_return_object() noexcept {
+      return JoinTask{std::coroutine_handle<promise_type>::from_promise(*this)};
+    }
+    std::suspend_always initial_suspend() const noexcept { return {}; }
+    struct Final {
+      bool await_ready() const noexcept { return false; }
+      std::coroutine_handle<> await_suspend(std::coroutine_handle<promise_type> h) const noexcept {
+        Join& j = *h.promise().join;
+        return --j.pending == 0 ? j.waiter : std::noop_coroutine();
+      }
+      void await_resume() const noexcept {}
+    };
+    Final final_suspend() const noexcept { return {}; }
+    void return_void() const noexcept {}
+    [[noreturn]] void unhandled_exception() const noexcept {
+      std::fputs("lockstep: exception escaped a coroutine; errors must be values\n", stderr);
+      std::terminate();
+    }
+  };
+  using Handle = std::coroutine_handle<promise_type>;
+
+  explicit JoinTask(Handle h) noexcept : h_(h) {}
+  JoinTask(JoinTask&& o) noexcept : h_(std::exchange(o.h_, {})) {}
+  JoinTask& operator=(JoinTask&&) = delete;
+  JoinTask(const JoinTask&) = delete;
+  ~JoinTask() {
+    if (h_) h_.destroy();
+  }
+  void start(Join& join) {
+    h_.promise().join = &join;
+    h_.resume();
+  }
+
+ private:
+  Handle h_;
+};
+
+template <typename T>
+JoinTask join_one(Task<T> task, std::optional<T>& out) {
+  out.emplace(co_await std::move(task));
+}
+
+// Starts every task in order (each runs until its first suspension) and suspends the
+// awaiter unless they all finished on the spot.
+struct JoinAwaiter {
+  std::vector<JoinTask>& tasks;
+  Join& join;
+  bool await_ready() const noexcept { return tasks.empty(); }
+  bool await_suspend(std::coroutine_handle<> awaiting) {
+    join.pending = tasks.size() + 1;
+    join.waiter = awaiting;
+    for (JoinTask& t : tasks) t.start(join);
+    return --join.pending != 0;
+  }
+  void await_resume() const noexcept {}
+};
+
+}  // namespace detail
+
+// Runs `tasks` concurrently and completes when the last of them has, with their results
+// in the tasks' order. The tasks start in order, each running until its first
+// suspension, so their first effects (the commands they send) happen in that order.
+// Destroying a suspended when_all destroys the tasks it runs.
+template <typename T>
+Task<std::vector<T>> when_all(std::vector<Task<T>> tasks) {
+  std::vector<std::optional<T>> results(tasks.size());
+  std::vector<detail::JoinTask> joins;
+  joins.reserve(tasks.size());
+  for (std::size_t i = 0; i < tasks.size(); ++i) joins.push_back(detail::join_one(std::move(tasks[i]), results[i]));
+  detail::Join join;
+  co_await detail::JoinAwaiter{joins, join};
+  std::vector<T> out;
+  out.reserve(results.size());
+  for (auto& r : results) out.push_back(std::move(*r));
+  co_return out;
+}
 
 }  // namespace lockstep

@@ -24,13 +24,19 @@ class Callback {
   template <typename F>
     requires(!std::is_same_v<std::decay_t<F>, Callback> && std::is_invocable_r_v<void, std::decay_t<F>&>)
   Callback(F&& f) {  // NOLINT(google-explicit-constructor): lambdas convert, as to std::function
-    using T = std::decay_t<F>;
-    if constexpr (fits_inline<T>()) {
-      ::new (static_cast<void*>(buf_)) T(std::forward<F>(f));
-      ops_ = &kInlineOps<T>;
+    construct(std::forward<F>(f));
+  }
+
+  // Replaces what this holds with f, built in place: a scheduler fills its slots this
+  // way, so an event's lambda is constructed once rather than built and then relocated.
+  template <typename F>
+    requires(std::is_invocable_r_v<void, std::decay_t<F>&>)
+  void assign(F&& f) {
+    if constexpr (std::is_same_v<std::decay_t<F>, Callback>) {
+      *this = std::forward<F>(f);
     } else {
-      ::new (static_cast<void*>(buf_)) T*(new T(std::forward<F>(f)));
-      ops_ = &kHeapOps<T>;
+      reset();
+      construct(std::forward<F>(f));
     }
   }
 
@@ -85,6 +91,18 @@ class Callback {
       [](void* to, void* from) noexcept { ::new (to) T*(*std::launder(static_cast<T**>(from))); },
       [](void* self) noexcept { delete *std::launder(static_cast<T**>(self)); },
   };
+
+  template <typename F>
+  void construct(F&& f) {
+    using T = std::decay_t<F>;
+    if constexpr (fits_inline<T>()) {
+      ::new (static_cast<void*>(buf_)) T(std::forward<F>(f));
+      ops_ = &kInlineOps<T>;
+    } else {
+      ::new (static_cast<void*>(buf_)) T*(new T(std::forward<F>(f)));
+      ops_ = &kHeapOps<T>;
+    }
+  }
 
   void reset() noexcept {
     if (ops_) ops_->destroy(buf_);

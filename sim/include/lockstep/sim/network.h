@@ -6,8 +6,8 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <optional>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -29,19 +29,35 @@ class Network {
   void add_extra_delay(int process, int64_t delay_ns);
   void add_jitter(int process, int64_t jitter_ns);
   void block(int from, int to, int delta);  // +1 to block, -1 to heal
-  bool blocked(int from, int to) const { return blocked_.count({from, to}) > 0; }
+  bool blocked(int from, int to) const;
 
  private:
+  // What the network knows of one directed pair of processes. Every message looks its
+  // link up, so links sit in a flat table by (from, to), as wide as the highest process
+  // seen (rounded up to a power of two); past kDenseMax processes, in a hash map (never
+  // iterated).
+  struct Link {
+    int64_t last_arrival_ns = 0;  // FIFO: nothing may arrive before this
+    int blocks = 0;                       // partitions cutting this direction
+  };
+  struct Faults {
+    int64_t extra_delay_ns = 0;
+    int64_t jitter_ns = 0;
+  };
+
   int64_t draw_delay(int from, int to);
-  int64_t& slot(std::vector<int64_t>& v, int process);
+  Link& link(int from, int to);
+  int64_t fault_delay(int from, int to);
 
   Rng rng_;
   Latency latency_;
   double loss_;
-  std::vector<int64_t> extra_delay_ns_;
-  std::vector<int64_t> jitter_ns_;
-  std::map<std::pair<int, int>, int> blocked_;
-  std::map<std::pair<int, int>, int64_t> last_arrival_ns_;
+  std::vector<Faults> faults_;  // by process; grown on first use
+  static constexpr size_t kDenseMax = 128;
+  std::vector<Link> dense_;  // dense_[from * stride_ + to]
+  size_t stride_ = 0;
+  std::unordered_map<uint64_t, Link> sparse_;
+  bool any_faults_ = false;     // delay or jitter ever set: most runs never pay for them
 };
 
 }  // namespace lockstep::sim

@@ -87,6 +87,10 @@ class RedisNode {
   // than one. Applying them with execute() on a ClientState with is_master_link = true
   // makes a replica identical.
   void set_propagator(std::function<void(const std::vector<std::string>&)> propagator);
+  // With false, the propagator is still called once for every effect, in order (so a
+  // stream offset counts the same), but with an empty argv: for a master that has no
+  // replica to apply the contents, building them was most of the cost of a write.
+  void set_stream_contents(bool contents);
 
   // Persistence: snapshot() is what an RDB save would write; restore() replaces the
   // keyspace with it (a restart that loads the file). Neither fires the observer.

@@ -2,15 +2,16 @@
 // moves when the next event is taken. Events run in (time, sequence) order, where the
 // sequence number is the order they were scheduled in, so two runs that schedule the same
 // events run them in the same order — nothing depends on pointer values or hashing.
-// Cancelling an event removes it without disturbing that order for the others: (time,
-// sequence) keys are unique, so which events run in what order never depends on the
-// heap's shape.
+// Cancelling an event marks it; it leaves the heap when its turn comes, without running
+// and without counting. (time, sequence) keys are unique, so which events run in what
+// order never depends on the heap's shape.
 //
 // Single-threaded by design: an event runs to completion (including any coroutine it
 // resumes, up to that coroutine's next suspension) before the next one starts.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "lockstep/sim/callback.h"
@@ -26,13 +27,39 @@ class Scheduler {
     uint64_t seq = UINT64_MAX;
   };
 
+  // A place in the order, taken now for an event that may or may not be scheduled
+  // later: scheduled with at(t, ticket), it runs exactly where it would have run had it
+  // been scheduled when the ticket was taken; never scheduled, it leaves no trace (the
+  // events after it keep their order). It must be scheduled before anything at or after
+  // its place has run. This is how a call's timeout stays off the schedule unless its
+  // reply might not beat it.
+  struct Ticket {
+    uint64_t seq = UINT64_MAX;
+  };
+
   int64_t now() const { return now_ns_; }
-  size_t pending() const { return heap_.size(); }
+  size_t pending() const { return heap_.size() - cancelled_; }
   uint64_t executed() const { return executed_; }
 
-  // Runs fn at true time t; a time in the past is treated as now.
-  EventId at(int64_t t_ns, Fn fn);
-  EventId after(int64_t delay_ns, Fn fn) { return at(now_ns_ + delay_ns, std::move(fn)); }
+  // Runs fn (any void() callable, or a Fn) at true time t; a time in the past is treated
+  // as now.
+  template <typename F>
+  EventId at(int64_t t_ns, F&& fn) {
+    if (t_ns < now_ns_) t_ns = now_ns_;
+    return insert(t_ns, next_seq_++, std::forward<F>(fn));
+  }
+  template <typename F>
+  EventId after(int64_t delay_ns, F&& fn) {
+    return at(now_ns_ + delay_ns, std::forward<F>(fn));
+  }
+  Ticket reserve() { return Ticket{next_seq_++}; }
+  // Runs fn at true time t in the place `ticket` took. Aborts if that place has passed:
+  // the order of events would then depend on when the event was scheduled.
+  template <typename F>
+  EventId at(int64_t t_ns, Ticket ticket, F&& fn) {
+    check_place(t_ns, ticket);
+    return insert(t_ns, ticket.seq, std::forward<F>(fn));
+  }
   // Drops the event if it has not run yet (a timeout whose call was answered): it then
   // neither runs nor counts towards run_until's bound.
   void cancel(EventId id);
@@ -43,38 +70,52 @@ class Scheduler {
   bool run_until(int64_t t_end_ns, uint64_t event_count_max = UINT64_MAX);
 
  private:
-  static constexpr uint32_t kNotQueued = UINT32_MAX;
-
   // The heap holds small keys; callbacks stay put in slots, so sifting moves 24 bytes
-  // rather than a function object, and a slot knows its heap position for cancel().
+  // rather than a function object. Slots live in fixed-size chunks that never move, so
+  // an event's callback runs where it lies even when it schedules more events.
   struct Key {
     int64_t time_ns;
     uint64_t seq;
     uint32_t slot;
   };
-  struct Slot {
-    Fn fn;
-    uint64_t seq = 0;
-    uint32_t heap_pos = kNotQueued;
-  };
-
   static bool earlier(const Key& a, const Key& b) {
     return a.time_ns != b.time_ns ? a.time_ns < b.time_ns : a.seq < b.seq;
   }
-  void place(uint32_t pos, const Key& k) {
-    heap_[pos] = k;
-    slots_[k.slot].heap_pos = pos;
+  struct Slot {
+    Fn fn;
+    uint64_t seq = 0;
+    bool queued = false;
+    bool cancelled = false;
+  };
+  static constexpr uint32_t kChunkBits = 8;
+  static constexpr uint32_t kChunk = 1u << kChunkBits;
+
+  Slot& slot(uint32_t i) { return chunks_[i >> kChunkBits][i & (kChunk - 1)]; }
+  uint32_t take_slot();
+  void push(const Key& k);
+  void pop();  // removes the earliest key
+
+  void check_place(int64_t t_ns, Ticket ticket) const;
+  template <typename F>
+  EventId insert(int64_t t_ns, uint64_t seq, F&& fn) {
+    const uint32_t i = take_slot();
+    Slot& s = slot(i);
+    s.fn.assign(std::forward<F>(fn));
+    s.seq = seq;
+    s.queued = true;
+    s.cancelled = false;
+    push(Key{t_ns, seq, i});
+    return EventId{i, seq};
   }
-  void sift_up(uint32_t pos, Key k);
-  void sift_down(uint32_t pos, Key k);
-  // Takes the key at `pos` out of the heap and frees its slot; returns its callback.
-  Fn remove_at(uint32_t pos);
 
   int64_t now_ns_ = 0;
+  Key last_run_{INT64_MIN, 0, 0};  // the place of the event that ran last
   uint64_t next_seq_ = 0;
   uint64_t executed_ = 0;
-  std::vector<Key> heap_;  // a binary min-heap by (time, seq)
-  std::vector<Slot> slots_;
+  size_t cancelled_ = 0;  // keys still in the heap whose events were cancelled
+  std::vector<Key> heap_;  // a binary min-heap
+  std::vector<std::unique_ptr<Slot[]>> chunks_;
+  uint32_t slot_count_ = 0;
   std::vector<uint32_t> free_slots_;
 };
 

@@ -35,6 +35,7 @@ namespace lockstep::sim {
 
 class SimEnv;
 class World;
+class RequestRef;
 
 enum class Persistence { None, AofEverysec, AofAlways };
 
@@ -132,6 +133,11 @@ class World {
   Scheduler::EventId post_epoch(int pid, uint64_t epoch, int64_t t_ns, F fn) {
     return sched_.at(t_ns, [this, pid, epoch, fn = std::move(fn)]() mutable { run_in(pid, epoch, fn); });
   }
+  // As post_epoch, in the place `ticket` took (Scheduler::reserve).
+  template <typename F>
+  Scheduler::EventId post_epoch(int pid, uint64_t epoch, int64_t t_ns, Scheduler::Ticket ticket, F fn) {
+    return sched_.at(t_ns, ticket, [this, pid, epoch, fn = std::move(fn)]() mutable { run_in(pid, epoch, fn); });
+  }
 
   // Hooks for the runner's ground truth.
   std::function<void(int node_index, const KeyChange&)> on_key_change;
@@ -147,7 +153,8 @@ class World {
 
   // Used by connections (sim_env.cc).
   struct Request;
-  void send_request(std::shared_ptr<Request> req);
+  // Sends the request and takes the place of its timeout (deadline_ns) in the schedule.
+  void send_request(const RequestRef& req);
   uint64_t register_subscriber(std::function<void(std::string, std::string)> deliver, int client_pid,
                                ClientState* state);
   void unregister_subscriber(uint64_t id);
@@ -166,10 +173,16 @@ class World {
     }
   }
   void end_pause(int pid);
-  void execute_on_node(const std::shared_ptr<Request>& req);
-  void transmit(std::shared_ptr<Request> req);
-  void deliver(const std::shared_ptr<Request>& req);
-  void reply_to_client(const std::shared_ptr<Request>& req, Reply reply, int64_t send_ns);
+  void execute_on_node(const RequestRef& req);
+  // Puts the request on the network; whether it will reach the node before its deadline.
+  bool transmit(const RequestRef& req);
+  void deliver(const RequestRef& req);
+  void reply_to_client(const RequestRef& req, Reply reply, int64_t send_ns);
+  // Puts the request's timeout on the schedule, at the place send_request took for it:
+  // called as soon as the reply may not arrive before the deadline (lost, late, held by
+  // a pause, waiting on replicas, held behind a fault its own send started). A reply
+  // known to arrive first makes it unnecessary.
+  void arm_timeout(const RequestRef& req);
   void schedule_active_expire(int pid);
   void publish(int node_pid, ClientState& target, const std::string& channel, const std::string& msg);
   std::unique_ptr<Process> new_process(const std::string& name, Clock clock) const;
@@ -180,21 +193,16 @@ class World {
   void resync(int replica_pid, int master_pid);
   void schedule_fsync(int pid);
   // WAIT numreplicas timeout: answered here, since only the world sees replica acks.
-  bool try_wait(const std::shared_ptr<Request>& req);
+  bool try_wait(const RequestRef& req);
   // min-replicas-to-write: true (and the NOREPLICAS reply sent) when refused.
-  bool refuse_write(const std::shared_ptr<Request>& req);
+  bool refuse_write(const RequestRef& req);
   void check_waits(int master_pid);
 
   struct Shard {
     std::vector<int> members;  // master first at creation; order never changes
     int master = -1;
   };
-  struct Waiter {
-    std::shared_ptr<Request> req;
-    int64_t replicas_min;
-    uint64_t offset;
-    bool done = false;
-  };
+  struct Waiter;
   std::vector<Shard> shards_;
   std::map<int, std::vector<std::shared_ptr<Waiter>>> waiters_;  // master pid -> WAITs
 
