@@ -22,6 +22,7 @@ int run(const RunArgs& args) {
   if (!load_scenarios(args.paths, scenarios)) return kExitDataErr;
   BatchOptions o{"run", args.out, args.junit, args.seed, ""};
   return run_batch(scenarios, o, [&args](const LoadedScenario& s, runner::RunOutcome& out) {
+    if (auto why = runner::sim_unsupported(s.scenario); !why.empty()) return why;
     out = runner::run_in_sim(s.scenario, {args.seed, s.path});
     return std::string();
   });

@@ -18,7 +18,11 @@ namespace fs = std::filesystem;
 std::vector<std::string> catalogue() {
   std::vector<std::string> files;
   // scenarios/live/ too: those scenarios must keep their verdicts in the simulator.
+  // scenarios/external/ runs users' programs, which only the live world starts
+  // (ExternalExamples runs them there).
+  const fs::path external = fs::path(LOCKSTEP_SOURCE_DIR) / "scenarios" / "external";
   for (const auto& e : fs::recursive_directory_iterator(fs::path(LOCKSTEP_SOURCE_DIR) / "scenarios")) {
+    if (e.path().parent_path() == external) continue;
     if (e.is_regular_file() && e.path().extension() == ".json" && !e.path().string().ends_with(".schema.json"))
       files.push_back(e.path().string());
   }

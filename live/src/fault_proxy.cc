@@ -62,6 +62,7 @@ struct FaultProxy::Pipe {
     bool request = true;  // client -> server
     std::string partial;  // bytes of a message not complete yet
     std::deque<Chunk> queue;
+    std::deque<Chunk> gated;  // held by the process's gate; no delay drawn yet
     EventLoop::TimerId timer = 0;
     Nanos last_due{0};
   };
@@ -172,7 +173,32 @@ struct FaultProxy::Pipe {
       lost();
       return;
     }
-    enqueue(req, std::move(message), resp_command(message));
+    std::vector<std::string> argv = resp_command(message);
+    if (gated(req, message, argv, nullptr)) return;
+    enqueue(req, std::move(message), std::move(argv));
+  }
+
+  // Shows the message to on_arrival; keeps it back while the process's gate is closed.
+  bool gated(Direction& d, std::string& message, std::vector<std::string>& argv, const Reply* reply) {
+    const std::string& process = link->spec.from;
+    if (proxy->on_arrival) {
+      ProxyMessage m{&link->spec.from, &link->spec.to, link->spec.node, argv.empty() ? nullptr : &argv, reply,
+                     proxy->loop_.now()};
+      if (proxy->on_arrival(m)) ++proxy->gates_[process];
+    }
+    auto it = proxy->gates_.find(process);
+    if (it == proxy->gates_.end() && d.gated.empty()) return false;
+    d.gated.push_back({Nanos(0), std::move(message), d.request ? std::move(argv) : std::vector<std::string>{}});
+    return true;
+  }
+
+  // The gate opened: what it held goes on as if it had just arrived.
+  void ungate() {
+    for (Direction* d : {&req, &rep}) {
+      auto held = std::move(d->gated);
+      d->gated.clear();
+      for (auto& c : held) enqueue(*d, std::move(c.bytes), std::move(c.argv));
+    }
   }
 
   // The server answered: the truth is what it did, whether or not the answer arrives.
@@ -193,6 +219,7 @@ struct FaultProxy::Pipe {
       lost();
       return;
     }
+    if (const Reply r = resp_reply(message); gated(rep, message, argv, &r)) return;
     enqueue(rep, std::move(message), {});
   }
 
@@ -319,6 +346,30 @@ void FaultProxy::block(const std::string& from, const std::string& to, int delta
   if (n > 0) return;
   blocked_.erase({from, to});
   heal();
+}
+
+void FaultProxy::release(const std::string& process) {
+  auto it = gates_.find(process);
+  if (it == gates_.end() || --it->second > 0) return;
+  gates_.erase(it);
+  for (auto& [id, pipe] : pipes_) {
+    if (pipe->link->spec.from == process) pipe->ungate();
+  }
+}
+
+// A reply dropped here leaves its connection unable to pair the rest: it is reset, as
+// after a partition, once the gate is open.
+void FaultProxy::drop(const std::string& process) {
+  gates_.erase(process);
+  std::vector<uint64_t> reset;
+  for (auto& [id, pipe] : pipes_) {
+    if (pipe->link->spec.from != process) continue;
+    dropped_messages_ += static_cast<int64_t>(pipe->req.gated.size() + pipe->rep.gated.size());
+    if (!pipe->rep.gated.empty()) reset.push_back(id);
+    pipe->req.gated.clear();
+    pipe->rep.gated.clear();
+  }
+  for (uint64_t id : reset) pipes_.erase(id);
 }
 
 void FaultProxy::hold_from(const std::string& server, bool on) {

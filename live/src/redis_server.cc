@@ -5,7 +5,6 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdlib.h>
-#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -17,20 +16,18 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <cmath>
 #include <mutex>
 #include <sstream>
 #include <thread>
 
+#include "child_processes.h"
+
 extern char** environ;
 
 namespace lockstep::live {
+namespace children {
 namespace {
 
-namespace fs = std::filesystem;
-
-// The clock file liblockstep_clock maps: sequence, offset_ns, rate_ppb, base_ns.
-constexpr size_t kClockBytes = 4 * sizeof(int64_t);
 
 // Live children, readable from a signal handler: only atomics, no allocation.
 constexpr size_t kSlots = 1024;
@@ -44,7 +41,7 @@ std::vector<pid_t> g_started;
 void kill_children_now() {
   for (auto& slot : g_children) {
     const pid_t pid = slot.load();
-    if (pid > 0) ::kill(pid, SIGKILL);
+    if (pid != 0) ::kill(pid, SIGKILL);  // negative: a process group
   }
 }
 
@@ -56,6 +53,9 @@ void on_fatal_signal(int sig) {
   raise(sig);
 }
 
+}  // namespace
+
+// Idempotent: only the first call installs anything.
 void install_handlers() {
   std::call_once(g_handlers_once, [] {
     struct sigaction sa {};
@@ -70,13 +70,19 @@ void install_handlers() {
   });
 }
 
-void remember(pid_t pid) {
+void remember(pid_t pid, bool server) {
   for (auto& slot : g_children) {
     pid_t empty = 0;
     if (slot.compare_exchange_strong(empty, pid)) break;
   }
+  if (!server) return;
   std::lock_guard lock(g_started_mu);
   g_started.push_back(pid);
+}
+
+std::vector<pid_t> started_servers() {
+  std::lock_guard lock(g_started_mu);
+  return g_started;
 }
 
 void forget(pid_t pid) {
@@ -85,6 +91,12 @@ void forget(pid_t pid) {
     if (slot.compare_exchange_strong(expected, 0)) return;
   }
 }
+
+}  // namespace children
+
+namespace {
+
+namespace fs = std::filesystem;
 
 // A port the kernel says is free on 127.0.0.1 right now. Someone may take it before the
 // server binds it; start() then retries with another.
@@ -167,7 +179,7 @@ bool shifted_clock_probe(const std::string& binary, const std::string& lib, cons
   char* argv[] = {b.data(), v.data(), nullptr};
   const int fd = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return false;
-  install_handlers();
+  children::install_handlers();
   const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) {
@@ -183,7 +195,7 @@ bool shifted_clock_probe(const std::string& binary, const std::string& lib, cons
     _exit(127);
   }
   close(fd);
-  remember(pid);
+  children::remember(pid, /*server=*/true);
   int status = 0;
   bool exited = false;
   for (int i = 0; i < 300 && !exited; ++i) {  // 3 s at most
@@ -194,7 +206,7 @@ bool shifted_clock_probe(const std::string& binary, const std::string& lib, cons
     ::kill(pid, SIGKILL);
     waitpid(pid, &status, 0);
   }
-  forget(pid);
+  children::forget(pid);
   return exited && WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
          tail_of(out, 2000).find("Redis server v=") != std::string::npos;
 }
@@ -218,18 +230,16 @@ const std::string& shifted_clock_unusable_reason() {
 }
 
 std::vector<pid_t> started_server_pids() {
-  std::lock_guard lock(g_started_mu);
-  return g_started;
+  return children::started_servers();
 }
 
 RedisServer::RedisServer(std::string binary, std::string dir, ServerConfig config)
-    : binary_(std::move(binary)), dir_(std::move(dir)), config_(std::move(config)),
-      clock_offset_(config_.initial_clock_offset) {}
-
-RedisServer::~RedisServer() {
-  kill();
-  if (clock_cell_ != nullptr) munmap(clock_cell_, kClockBytes);
+    : binary_(std::move(binary)), dir_(std::move(dir)), config_(std::move(config)), clock_(dir_ + "/wall-clock-offset") {
+  // Stored when the file is first mapped, at start: the directory does not exist yet.
+  if (config_.shifted_clock) clock_.set_wall_offset(config_.initial_clock_offset);
 }
+
+RedisServer::~RedisServer() { kill(); }
 
 std::vector<std::string> RedisServer::args() const {
   if (config_.sentinel()) {
@@ -281,7 +291,7 @@ std::string RedisServer::spawn() {
   if (config_.sentinel()) {
     if (auto err = write_sentinel_config(); !err.empty()) return err;
   }
-  if (config_.shifted_clock && !map_clock_cell()) return "cannot create the clock file " + clock_file();
+  if (config_.shifted_clock && !clock_.open()) return "cannot create the clock file " + clock_.path();
   // Everything the child needs is prepared before fork: after it, only async-signal-safe
   // calls.
   const std::vector<std::string> a = args();
@@ -295,7 +305,7 @@ std::string RedisServer::spawn() {
   }
   if (config_.shifted_clock) {
     env_strings.push_back("LD_PRELOAD=" + find_clock_library());
-    env_strings.push_back("LOCKSTEP_CLOCK_FILE=" + clock_file());
+    env_strings.push_back("LOCKSTEP_CLOCK_FILE=" + clock_.path());
   }
   std::vector<char*> envp;
   for (auto& s : env_strings) envp.push_back(s.data());
@@ -304,7 +314,7 @@ std::string RedisServer::spawn() {
   const int log_fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (log_fd < 0) return "cannot open " + log;
 
-  install_handlers();
+  children::install_handlers();
   const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) {
@@ -327,7 +337,7 @@ std::string RedisServer::spawn() {
   close(log_fd);
   pid_ = pid;
   paused_ = false;
-  remember(pid);
+  children::remember(pid, /*server=*/true);
   return "";
 }
 
@@ -338,7 +348,7 @@ bool RedisServer::wait_ready(Nanos limit) {
     if (pid_ <= 0) return false;
     int status = 0;
     if (waitpid(pid_, &status, WNOHANG) == pid_) {
-      forget(pid_);
+      children::forget(pid_);
       pid_ = -1;
       return false;
     }
@@ -370,7 +380,7 @@ void RedisServer::kill() {
   ::kill(pid_, SIGKILL);
   int status = 0;
   waitpid(pid_, &status, 0);  // SIGKILL cannot be ignored: this returns promptly
-  forget(pid_);
+  children::forget(pid_);
   pid_ = -1;
   paused_ = false;
 }
@@ -394,49 +404,10 @@ void RedisServer::resume() {
   if (pid_ > 0 && paused_ && ::kill(pid_, SIGCONT) == 0) paused_ = false;
 }
 
-bool RedisServer::set_clock_offset(Nanos offset) {
-  if (!config_.shifted_clock || !map_clock_cell()) return false;
-  clock_offset_ = offset;
-  return store_clock();
-}
+bool RedisServer::set_clock_offset(Nanos offset) { return config_.shifted_clock && clock_.set_wall_offset(offset); }
 
 bool RedisServer::set_clock_drift(double drift_ppm) {
-  if (!config_.shifted_clock || !map_clock_cell()) return false;
-  // The drift so far becomes part of the offset; the new rate counts from now.
-  const Nanos now = wall_clock();
-  clock_offset_ += Nanos(static_cast<int64_t>(static_cast<__int128>((now - drift_base_).count()) * drift_ppb_ / 1'000'000'000));
-  drift_base_ = now;
-  drift_ppb_ = std::llround(drift_ppm * 1000.0);
-  return store_clock();
-}
-
-// A seqlock: the sequence is odd while the fields change, so the server never reads an
-// offset from one write with a rate from another.
-bool RedisServer::store_clock() {
-  const int64_t seq = __atomic_load_n(&clock_cell_[0], __ATOMIC_RELAXED);
-  __atomic_store_n(&clock_cell_[0], seq + 1, __ATOMIC_RELAXED);
-  __atomic_thread_fence(__ATOMIC_RELEASE);
-  __atomic_store_n(&clock_cell_[1], static_cast<int64_t>(clock_offset_.count()), __ATOMIC_RELAXED);
-  __atomic_store_n(&clock_cell_[2], drift_ppb_, __ATOMIC_RELAXED);
-  __atomic_store_n(&clock_cell_[3], static_cast<int64_t>(drift_base_.count()), __ATOMIC_RELAXED);
-  __atomic_store_n(&clock_cell_[0], seq + 2, __ATOMIC_RELEASE);
-  return true;
-}
-
-// The offset lives in one shared page: the server maps it too, so a store here is what
-// its next clock read returns, with no file rewritten under it.
-bool RedisServer::map_clock_cell() {
-  if (clock_cell_ != nullptr) return true;
-  const int fd = open(clock_file().c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return false;
-  void* m = MAP_FAILED;
-  if (ftruncate(fd, static_cast<off_t>(kClockBytes)) == 0) {
-    m = mmap(nullptr, kClockBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  }
-  close(fd);
-  if (m == MAP_FAILED) return false;
-  clock_cell_ = static_cast<int64_t*>(m);
-  return store_clock();
+  return config_.shifted_clock && clock_.set_drift(drift_ppm, /*monotonic_too=*/false);
 }
 
 ServerFarm::ServerFarm() {

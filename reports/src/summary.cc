@@ -86,6 +86,12 @@ std::vector<std::string> unknown_reasons(const RunReport& r) {
                       "describes: " + f.get<std::string>() + ".");
     }
   }
+  if (r.stats.contains("client_errors") && r.stats["client_errors"].is_array()) {
+    for (const auto& e : r.stats["client_errors"]) {
+      if (e.is_string())
+        out.push_back("An external client went wrong, so its operations are unknown: " + e.get<std::string>() + ".");
+    }
+  }
   if (out.empty())
     out.push_back("The run did not finish (the event bound was reached) or the linearizability check ran out of its "
                   "limits, so no verdict could be given.");

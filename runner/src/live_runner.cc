@@ -8,9 +8,11 @@
 
 #include "lockstep/live/cluster.h"
 #include "lockstep/live/control.h"
+#include "lockstep/live/external_control.h"
 #include "lockstep/live/live_world.h"
 #include "lockstep/runner/lock_checks.h"
 #include "lockstep/runner/recorder.h"
+#include "external_workload.h"
 #include "live_truth.h"
 #include "world_run.h"
 
@@ -71,6 +73,12 @@ live::ClusterSpec cluster_spec(const Scenario& s) {
   return c;
 }
 
+// The world control for the scenario's clients: lockstep's own, or the user's programs.
+std::unique_ptr<live::Control> make_control(const Scenario& s, live::LiveWorld& world, live::Cluster& cluster) {
+  if (!s.workload.external()) return std::make_unique<live::Control>(world, cluster);
+  return std::make_unique<live::ExternalControl>(world, cluster, s.workload.command, s.workload.command_dir);
+}
+
 // One live run: the servers, the clients' world and its control, the recorder and the
 // ground truth from polling.
 class LiveRun {
@@ -80,25 +88,27 @@ class LiveRun {
         o_(o),
         world_(s.seed),
         cluster_(world_),
-        control_(world_, cluster_),
-        rec_([this] { return control_.now().count(); }),
-        truth_(rec_, s_.lock.key, s_.topology.nodes) {}
+        control_(make_control(s_, world_, cluster_)),
+        rec_([this] { return control_->now().count(); }),
+        truth_(rec_, s_.lock.key, s_.topology.nodes) {
+    if (s_.workload.external()) external_control_ = static_cast<live::ExternalControl*>(control_.get());
+  }
 
   // Returns "" or why the run could not be set up.
   std::string run() {
-    control_.start();
+    control_->start();
     if (auto err = start_servers(); !err.empty()) return err;
-    control_.start();  // time 0 is when the clients may start, not server boot
-    record_truth(control_, rec_);
+    if (external_control_ && !external_control_->error().empty()) return external_control_->error();
+    control_->start();  // time 0 is when the clients may start, not server boot
+    record_truth(*control_, rec_);
     cluster_.on_moved = [this](int node) { truth_.moved(node, rec_.now()); };
     hook_commands();
     start_observer();
-    for (int i = 1; i <= s_.workload.clients; ++i) add_client(i);
-    start_clients(s_, control_, rec_);
-    plan_.emplace(s_.faults, control_);
-    watch_critical_sections(control_, rec_);
+    start_workload();
+    plan_.emplace(s_.faults, *control_);
+    watch_critical_sections(*control_, rec_);
     const Nanos limit = Millis(s_.duration_ms);
-    world_.loop().run_until([this] { return o_.stop_when_idle && all_idle(); }, limit - control_.now());
+    world_.loop().run_until([this] { return o_.stop_when_idle && all_idle(); }, limit - control_->now());
     finish();
     return "";
   }
@@ -108,6 +118,7 @@ class LiveRun {
   bool resource_read() const { return resource_read_; }
   const LockTruth& truth() const { return truth_; }
   const live::Cluster& cluster() const { return cluster_; }
+  const ExternalWorkload* external() const { return external_.get(); }
 
  private:
   std::string start_servers() {
@@ -137,15 +148,17 @@ class LiveRun {
       if (!m.reply) {
         truth_.sent(process, *m.argv);
       } else {
-        truth_.replied(process, m.node, *m.argv, *m.reply, (m.sent - control_.origin()).count(), now);
+        truth_.replied(process, m.node, *m.argv, *m.reply, (m.sent - control_->origin()).count(), now);
       }
     };
     world_.on_command = [this](const live::CommandNote& n) {
       if (n.client == observer_ || n.argv->empty()) return false;
       const auto kind = n.reply ? WorldEvent::Kind::Receives : WorldEvent::Kind::Sends;
-      return control_.event({kind, world_.client_name(n.client), (*n.argv)[0], command_key(*n.argv)});
+      return control_->event({kind, world_.client_name(n.client), (*n.argv)[0], command_key(*n.argv)});
     };
-    truth_.on_change = [this](int node, bool set) { key_event(control_, "node-" + std::to_string(node + 1), s_.lock.key, set); };
+    truth_.on_change = [this](int node, bool set) {
+      key_event(*control_, "node-" + std::to_string(node + 1), s_.lock.key, set);
+    };
   }
 
   // The observer is a client no fault targets: it polls the lock key on every node.
@@ -166,6 +179,29 @@ class LiveRun {
     }
   }
 
+  // lockstep's own clients on LiveEnv, or the user's program once per client, reaching
+  // each node through its own proxy link (LOCKSTEP_REDIS).
+  void start_workload() {
+    if (!external_control_) {
+      for (int i = 1; i <= s_.workload.clients; ++i) add_client(i);
+      start_clients(s_, *control_, rec_);
+      return;
+    }
+    external_ = std::make_unique<ExternalWorkload>(s_, *external_control_, rec_);
+    external_->add_clients([this](const std::string& client) {
+      std::string out;
+      for (int n = 0; n < world_.node_count(); ++n) {
+        const NodeAddress a = world_.node_address(n);
+        NodeAddress via = a;
+        live::FaultProxy::LinkSpec link{client, cluster_.server_name(a), n, a, live::FaultProxy::Framing::Resp, Nanos(0)};
+        if (!cluster_.proxy().route(link, via).empty()) via = a;
+        out += (out.empty() ? "" : ",") + via.text();
+      }
+      return out;
+    });
+    external_->start();
+  }
+
   // A client starts with its scenario clock offset; only its own view of the wall clock
   // moves, not the machine's.
   void add_client(int i) {
@@ -181,7 +217,8 @@ class LiveRun {
 
   // Idle: every client has finished and nothing on the timeline is still to come.
   bool all_idle() const {
-    if (control_.pending() > 0) return false;
+    if (control_->pending() > 0) return false;
+    if (external_control_) return external_control_->all_ended();
     for (int c : clients_) {
       if (!world_.is_crashed(c) && !world_.idle(c)) return false;
     }
@@ -189,6 +226,7 @@ class LiveRun {
   }
 
   void finish() {
+    if (external_) external_->stop();  // the run ends for the programs as for any client
     cluster_.finish();
     // A few more polls so the last state of the key is seen, then everything stops.
     world_.loop().run_for(Millis(std::max<int64_t>(5 * o_.poll_interval_ms, 20)));
@@ -226,10 +264,13 @@ class LiveRun {
   // After world_: the cluster's relays and follower run on the world's loop and go first;
   // the clients' connections are closed (stop_all) before the servers go.
   live::Cluster cluster_;
-  live::Control control_;
+  std::unique_ptr<live::Control> control_;
+  live::ExternalControl* external_control_ = nullptr;  // control_, when the clients are programs
   Recorder rec_;
   LockTruth truth_;
   std::optional<FaultPlan> plan_;
+  // Goes first: it hooks into control_ and writes to rec_.
+  std::unique_ptr<ExternalWorkload> external_;
   std::vector<int> clients_;
   int observer_ = -1;
   bool resource_read_ = false;
@@ -252,7 +293,8 @@ reports::RunReport make_report(const Scenario& original, const LiveOptions& o, c
   reports::RunReport r = judge_run(original, as_run, h, jsonl);
   r.world = "live";
   const std::string path = o.replay_path.empty() ? original.file : o.replay_path;
-  r.replay = "lockstep live " + (o.redis ? "--redis " + *o.redis + " " : std::string()) + path;
+  r.replay = "lockstep live " + (o.redis ? "--redis " + *o.redis + " " : std::string()) +
+             (o.client.empty() ? std::string() : "--client '" + o.client + "' ") + path;
   return r;
 }
 
@@ -261,21 +303,25 @@ reports::RunReport make_report(const Scenario& original, const LiveOptions& o, c
 std::string live_unsupported(const Scenario& s, const LiveOptions& o) {
   if (std::find(s.worlds.begin(), s.worlds.end(), "live") == s.worlds.end())
     return "its worlds do not include \"live\"";
-  if (s.workload.kind != "stock") return "the live world runs only the stock workload";
   if (s.topology.down_after_ms > 0 && s.topology.replicas > 0 && s.topology.sentinels == 0)
     return "automatic failover (topology.down_after_ms) needs redis-sentinel live: set topology.sentinels (the "
            "simulator's failure detector stands in for them)";
   if (o.redis && (s.topology.nodes > 1 || s.topology.replicas > 0))
     return "--redis gives one server, but the topology needs " +
            std::to_string(s.topology.nodes * (1 + s.topology.replicas)) + "; run it without --redis";
-  return unplayable(s, live::live_capabilities(!o.redis));
+  if (!s.workload.external()) return unplayable(s, live::live_capabilities(!o.redis));
+  if (s.topology.sentinels > 0)
+    return "external clients reach each node through one fixed address and would not follow Sentinel's failover "
+           "(topology.sentinels)";
+  return unplayable(s, live::external_capabilities(!o.redis, s.workload.command, s.workload.command_dir));
 }
 
 RunOutcome run_live(const Scenario& scenario, const LiveOptions& options) {
   RunOutcome out;
   std::string error = live_unsupported(scenario, options);
   nlohmann::json checkable_json = nlohmann::json::array();
-  nlohmann::json truth_json, servers_json, replication_json;
+  nlohmann::json truth_json, servers_json, replication_json, clients_json;
+  std::vector<std::string> client_problems;
   Scenario as_run = scenario;
   const Nanos wall_start = live::mono_clock();
   if (error.empty()) {
@@ -288,6 +334,10 @@ RunOutcome run_live(const Scenario& scenario, const LiveOptions& options) {
                   {"unattributed_sets", run.truth().unattributed_sets()},
                   {"unattributed_dels", run.truth().unattributed_dels()}};
     servers_json = run.cluster().servers_json();
+    if (const ExternalWorkload* external = run.external()) {
+      clients_json = external->stats();
+      client_problems = external->problems();
+    }
     if (scenario.topology.replicas > 0) {
       replication_json = {{"lag_ms", scenario.topology.replication_lag_ms},
                           {"lag_by", scenario.topology.replication_lag_ms > 0 ? "relay between replica and master"
@@ -308,6 +358,12 @@ RunOutcome run_live(const Scenario& scenario, const LiveOptions& options) {
   if (!truth_json.is_null()) st["truth_counts"] = truth_json;
   if (!servers_json.is_null()) st["servers"] = servers_json;
   if (!replication_json.is_null()) st["replication"] = replication_json;
+  if (!clients_json.is_null()) st["clients"] = clients_json;
+  // A client whose report cannot be trusted means the run did not test what it says.
+  if (!client_problems.empty()) {
+    out.report.verdict = reports::verdict::kUnknown;
+    st["client_errors"] = client_problems;
+  }
   st["network"] = "loopback through lockstep's fault proxy: each message waits a draw of the scenario's latency "
                   "(loss does not apply live)";
   st["wall_ms"] = (live::mono_clock() - wall_start).count() / kMs;

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <cstdlib>
 
+#include "lockstep/digest.h"
+
 namespace lockstep::runner {
 namespace {
 
@@ -13,6 +15,11 @@ constexpr int64_t kAttributionWaitNs = 200 * kMs;
 
 std::string upper(std::string s) {
   for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
 }
 
@@ -34,6 +41,25 @@ LockTruth::LockTruth(Recorder& rec, std::string key, int nodes) : rec_(rec), key
 void LockTruth::sent(int64_t process, const std::vector<std::string>& argv) {
   const std::string cmd = upper(argv[0]);
   if ((cmd == "SET" || cmd == "SETNX") && argv.size() >= 3 && argv[1] == key_) tokens_[argv[2]].insert(process);
+  // Libraries send a script once by its body (EVAL, or SCRIPT LOAD) and then by its
+  // digest: remember which body each digest names.
+  if (cmd == "EVAL" && argv.size() >= 2) scripts_.emplace(digest_hex("SHA1", argv[1]), argv[1]);
+  if (cmd == "SCRIPT" && argv.size() >= 3 && upper(argv[1]) == "LOAD") scripts_.emplace(digest_hex("SHA1", argv[2]), argv[2]);
+  // A script on the lock key sets it to one of its arguments (a library's random owner
+  // token), so an argument only this process sent names it as the writer.
+  if ((cmd == "EVAL" || cmd == "EVALSHA") && script_keys(argv, key_)) {
+    const size_t numkeys = static_cast<size_t>(std::max(0, std::atoi(argv[2].c_str())));
+    for (size_t i = 3 + numkeys; i < argv.size(); ++i) tokens_[argv[i]].insert(process);
+  }
+}
+
+bool LockTruth::script_keys(const std::vector<std::string>& argv, const std::string& key) {
+  if (argv.size() < 4) return false;
+  const size_t numkeys = static_cast<size_t>(std::max(0, std::atoi(argv[2].c_str())));
+  for (size_t i = 0; i < numkeys && 3 + i < argv.size(); ++i) {
+    if (argv[3 + i] == key) return true;
+  }
+  return false;
 }
 
 void LockTruth::replied(int64_t process, int node, const std::vector<std::string>& argv, const Reply& r, int64_t sent,
@@ -76,8 +102,11 @@ void LockTruth::observe(int node, const Reply& r, int64_t sent, int64_t now) {
   st.value = value;
   if (present) {
     st.last_present_ns = sent;
+    // The server read the TTL somewhere between `sent` and `now`: from `sent` on is the
+    // earliest it can run out, and a key gone after that may have expired, however late
+    // a busy loop handles the reply.
     const int64_t pttl = r.elements[2].integer;
-    st.expires_at_ns = pttl >= 0 ? now + pttl * kMs : -1;
+    st.expires_at_ns = pttl >= 0 ? sent + pttl * kMs : -1;
   } else {
     st.last_absent_ns = sent;
   }
@@ -99,7 +128,7 @@ void LockTruth::settle_all(int64_t now) {
 }
 
 std::optional<std::string> LockTruth::script_token(const std::string& cmd, const std::vector<std::string>& argv) {
-  if (cmd != "EVAL") return std::nullopt;
+  if (cmd != "EVAL" && cmd != "EVALSHA") return std::nullopt;
   const size_t numkeys = static_cast<size_t>(std::max(0, std::atoi(argv[2].c_str())));
   if (3 + numkeys >= argv.size()) return std::nullopt;
   return argv[3 + numkeys];
@@ -107,14 +136,16 @@ std::optional<std::string> LockTruth::script_token(const std::string& cmd, const
 
 bool LockTruth::deletes_lock(const std::string& cmd, const std::vector<std::string>& argv) const {
   if (cmd == "DEL" || cmd == "UNLINK") return std::find(argv.begin() + 1, argv.end(), key_) != argv.end();
-  if (cmd != "EVAL" || argv.size() < 4) return false;
-  // Only scripts that can delete: a renewal also answers 1 but removes nothing.
-  if (upper(argv[1]).find("DEL") == std::string::npos) return false;
-  const size_t numkeys = static_cast<size_t>(std::max(0, std::atoi(argv[2].c_str())));
-  for (size_t i = 0; i < numkeys && 3 + i < argv.size(); ++i) {
-    if (argv[3 + i] == key_) return true;
+  if ((cmd != "EVAL" && cmd != "EVALSHA") || argv.size() < 4) return false;
+  const std::string* body = &argv[1];
+  if (cmd == "EVALSHA") {
+    auto it = scripts_.find(lower(argv[1]));
+    if (it == scripts_.end()) return false;  // a script never seen: it explains nothing
+    body = &it->second;
   }
-  return false;
+  // Only scripts that can delete: a renewal also answers 1 but removes nothing.
+  if (upper(*body).find("DEL") == std::string::npos) return false;
+  return script_keys(argv, key_);
 }
 
 LockTruth::Done* LockTruth::first_after(std::vector<Done>& v, int64_t t, int64_t seen) {

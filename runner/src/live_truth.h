@@ -2,9 +2,11 @@
 // every instant; live, lockstep learns it the way an outside observer can:
 //  - a poller (an extra client no fault targets) reads the lock key's state on every node
 //    every few milliseconds, in one atomic script;
-//  - every command a client sends and every reply it gets pass through LiveEnv, so a
-//    value written by exactly one client names its writer, and a delete reply of 1 names
-//    who deleted.
+//  - every command a client sends and every reply it gets pass through the fault proxy,
+//    so a value written by exactly one client names its writer (a SET's value, or any
+//    argument of a script on the lock key: libraries pass their owner token there), and
+//    a delete reply of 1 names who deleted (a DEL, or a script that can delete, whose
+//    body is known from its EVAL or SCRIPT LOAD even when it is later sent by digest).
 // LockTruth turns the two into the key-set / key-del / key-expire records the checker
 // reads. It is weaker than the simulator's truth, and says by how much: what it could not
 // attribute is counted, and report.stats.checkable lists only what the run could decide.
@@ -97,6 +99,8 @@ class LockTruth {
   static std::optional<std::string> script_token(const std::string& cmd, const std::vector<std::string>& argv);
 
   bool deletes_lock(const std::string& cmd, const std::vector<std::string>& argv) const;
+  // Whether a script call (EVAL/EVALSHA argv) names `key` among its KEYS.
+  static bool script_keys(const std::vector<std::string>& argv, const std::string& key);
 
   // The first unused command answered after `t` that had left by `seen` (a command sent
   // after a poll saw the change cannot have caused it).
@@ -126,6 +130,7 @@ class LockTruth {
   std::vector<NodeState> nodes_;
   std::vector<std::vector<Done>> setters_, deleters_;
   std::map<std::string, std::set<int64_t>> tokens_;
+  std::map<std::string, std::string> scripts_;  // SHA-1 digest -> body, as clients sent them
   int64_t polls_ = 0;
   int64_t unattributed_sets_ = 0;
   int64_t unattributed_dels_ = 0;

@@ -23,7 +23,8 @@ namespace {
 // Background renewals (threads above 0) are not the client's word.
 checker::History lock_operations(const checker::History& h, const std::string& lock_key) {
   checker::History out;
-  std::map<int64_t, std::string> holding;  // process -> the release its hold awaits
+  // process -> the release its hold awaits, on the thread that holds
+  std::map<int64_t, std::pair<std::string, int64_t>> holding;
   std::set<int64_t> lost;  // processes whose next release ends a hold already lost
   for (const auto& e : h.events) {
     if (e.type != checker::EventType::Truth && e.key == lock_key && e.f == "extend" && e.thread == 0) {
@@ -31,7 +32,8 @@ checker::History lock_operations(const checker::History& h, const std::string& l
       const bool gave_up = e.type == checker::EventType::Fail || e.type == checker::EventType::Info;
       if (gave_up && it != holding.end()) {
         checker::Event release = e;
-        release.f = it->second;
+        release.f = it->second.first;
+        release.thread = it->second.second;
         release.value = "lost";
         release.type = checker::EventType::Invoke;
         out.events.push_back(release);
@@ -54,7 +56,8 @@ checker::History lock_operations(const checker::History& h, const std::string& l
       if (e.f == checker::truth::kCrash && e.process >= 0 && it != holding.end()) {
         checker::Event release = e;
         release.type = checker::EventType::Invoke;
-        release.f = it->second;
+        release.f = it->second.first;
+        release.thread = it->second.second;
         release.key = lock_key;
         release.value = nullptr;
         out.events.push_back(std::move(release));
@@ -63,7 +66,7 @@ checker::History lock_operations(const checker::History& h, const std::string& l
       continue;
     }
     if (e.key != lock_key || (!checker::is_acquire(e.f) && !checker::is_release(e.f))) continue;
-    if (e.type == checker::EventType::Ok && checker::is_acquire(e.f)) holding[e.process] = "release" + e.f.substr(7);
+    if (e.type == checker::EventType::Ok && checker::is_acquire(e.f)) holding[e.process] = {"release" + e.f.substr(7), e.thread};
     if (e.type == checker::EventType::Invoke && checker::is_release(e.f)) holding.erase(e.process);
     out.events.push_back(e);
   }
@@ -120,7 +123,13 @@ reports::RunReport judge_run(const Scenario& s, const Scenario& played, const ch
   io.deadlock_bound_ns = s.deadlock_bound_ms * 1'000'000;
   r.violations = checker::check_invariants(h, io);
   bool unknown = false;
-  if (auto v = check_lock_linearizability(s.lock, played.lock.key, h, unknown)) {
+  // An external program's lock is a mutex, whatever name the scenario gives it.
+  LockSpec lock = s.lock;
+  if (s.workload.external()) {
+    lock.algorithm = "external";
+    lock.profile.clear();
+  }
+  if (auto v = check_lock_linearizability(lock, played.lock.key, h, unknown)) {
     r.violations.push_back(std::move(*v));
   }
   int64_t sales = 0, acquired = 0;

@@ -4,10 +4,11 @@ namespace lockstep::runner {
 
 // Events are built in place at the end of the history rather than built and moved in.
 void Recorder::op(checker::EventType type, int64_t process, const std::string& f, const std::string& key,
-                  nlohmann::json value) {
+                  nlohmann::json value, int64_t thread) {
   checker::Event& e = history_.events.emplace_back();
   e.type = type;
   e.process = process;
+  e.thread = thread;
   e.f = f;
   e.key = key;
   e.value = std::move(value);

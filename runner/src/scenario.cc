@@ -31,7 +31,7 @@ constexpr double kMaxDriftPpm = 100'000;
 
 const std::vector<std::string> kWorlds = {"sim", "live"};
 const std::vector<std::string> kPersistence = {"none", "aof-everysec", "aof-always"};
-const std::vector<std::string> kWorkloadKinds = {"stock"};
+const std::vector<std::string> kWorkloadKinds = {"stock", "external"};
 
 struct Shape {
   std::string kind;
@@ -155,8 +155,15 @@ std::string default_name(const std::string& file) {
   return name;
 }
 
-std::vector<std::string> read_worlds(const Obj& top) {
-  if (!top.find("worlds")) return {"sim"};
+// The workload's kind decides how the lock and worlds are read: an external workload
+// names no algorithm of lockstep's and runs live only.
+bool external_workload(const Obj& top) {
+  const json* w = top.find("workload");
+  return w && w->is_object() && w->contains("kind") && (*w)["kind"] == "external";
+}
+
+std::vector<std::string> read_worlds(const Obj& top, bool external) {
+  if (!top.find("worlds")) return {external ? "live" : "sim"};
   const json& arr = top.array("worlds", "a non-empty array of worlds (sim, live)");
   if (arr.empty()) fail(top.at("worlds"), "a non-empty array of worlds (sim, live)", "an empty array");
   std::vector<std::string> out;
@@ -164,6 +171,9 @@ std::vector<std::string> read_worlds(const Obj& top) {
     std::string path = child(top.at("worlds"), i);
     out.push_back(read_choice(arr[i], path, kWorlds));
     if (std::count(out.begin(), out.end(), out.back()) > 1) fail(path, "a world not listed before", describe(arr[i]));
+    if (external && out.back() == "sim")
+      fail(path, "\"live\" only (an external workload runs your own program, which only the live world starts)",
+           describe(arr[i]));
   }
   return out;
 }
@@ -243,16 +253,20 @@ RetrySpec read_retry(const Obj& lock) {
   return r;
 }
 
-LockSpec read_lock(const Obj& top) {
+LockSpec read_lock(const Obj& top, bool external) {
   LockSpec l;
   Obj o(top.need("lock", "an object with at least an algorithm"), top.at("lock"), keys_of("$.lock"));
   if (o.find("profile")) return read_profile_lock(o);
   const std::string expected = "one of the algorithms " + join(algorithm_names());
-  const json& alg = o.need("algorithm", expected);
-  if (!alg.is_string()) fail(o.at("algorithm"), expected, describe(alg));
-  l.algorithm = alg.get<std::string>();
-  if (!is_algorithm(l.algorithm))
-    fail(o.at("algorithm"), expected + did_you_mean(l.algorithm, algorithm_names()), describe(alg));
+  if (external) {
+    l.algorithm = o.string("algorithm", "external");  // the program's lock, by any name
+  } else {
+    const json& alg = o.need("algorithm", expected);
+    if (!alg.is_string()) fail(o.at("algorithm"), expected, describe(alg));
+    l.algorithm = alg.get<std::string>();
+    if (!is_algorithm(l.algorithm))
+      fail(o.at("algorithm"), expected + did_you_mean(l.algorithm, algorithm_names()), describe(alg));
+  }
   l.key = o.string("key", l.key);
   l.lease_ms = o.integer("lease_ms", 1, kMaxMs, l.lease_ms);
   l.retry = read_retry(o);
@@ -264,12 +278,36 @@ LockSpec read_lock(const Obj& top) {
   return l;
 }
 
-WorkloadSpec read_workload(const Obj& top, const LockSpec& lock) {
+// An external workload's program: a non-empty argv of non-empty strings.
+std::vector<std::string> read_command(const Obj& o) {
+  const std::string expected = "a non-empty array of strings: the program and its arguments";
+  const json& arr = o.array("command", expected);
+  if (arr.empty()) fail(o.at("command"), expected, "an empty array");
+  std::vector<std::string> out;
+  for (size_t i = 0; i < arr.size(); ++i) {
+    if (!arr[i].is_string() || arr[i].get<std::string>().empty())
+      fail(child(o.at("command"), i), "a non-empty string", describe(arr[i]));
+    out.push_back(arr[i].get<std::string>());
+  }
+  return out;
+}
+
+WorkloadSpec read_workload(const Obj& top, const LockSpec& lock, const std::string& file) {
   WorkloadSpec w;
   const json* v = top.find("workload");
   if (!v) return w;
   Obj o(*v, top.at("workload"), keys_of("$.workload"));
   w.kind = o.choice("kind", kWorkloadKinds, w.kind);
+  if (w.external()) {
+    w.command = read_command(o);
+    w.command_dir = file.empty() ? "" : std::filesystem::path(file).parent_path().string();
+    for (const char* key : {"fencing", "readers"})
+      if (const json* v = o.find(key))
+        fail(o.at(key), std::string("no ") + key + " in an external workload (the program reports what its store did)",
+             describe(*v));
+  } else if (const json* c = o.find("command")) {
+    fail(o.at("command"), "no command in a stock workload (kind \"external\" runs one)", describe(*c));
+  }
   w.clients = static_cast<int>(o.integer("clients", 1, 1000, w.clients));
   w.initial_stock = o.integer("initial_stock", 0, kMaxMs, w.initial_stock);
   w.attempts_per_client = static_cast<int>(o.integer("attempts_per_client", 1, 1'000'000, w.attempts_per_client));
@@ -449,11 +487,12 @@ Scenario read_scenario(const json& j, const std::string& file) {
     s.seed = seed->get<uint64_t>();
   }
   s.duration_ms = top.integer("duration_ms", 1, kMaxMs, s.duration_ms);
-  s.worlds = read_worlds(top);
+  const bool external = external_workload(top);
+  s.worlds = read_worlds(top, external);
   s.topology = read_topology(top);
   s.network = read_network(top);
-  s.lock = read_lock(top);
-  s.workload = read_workload(top, s.lock);
+  s.lock = read_lock(top, external);
+  s.workload = read_workload(top, s.lock, file);
   Processes procs(s.workload.clients, s.topology.nodes, s.topology.replicas);
   s.clocks = read_clocks(top, procs);
   s.faults = read_faults(top, s.duration_ms, procs, s.topology.replicas);
@@ -514,7 +553,7 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& scenario_ke
       {"$.lock.retry", {"count_max", "delay_ms", "jitter_ms"}},
       {"$.workload",
        {"kind", "clients", "initial_stock", "attempts_per_client", "hold_ms", "wait_ms", "start_stagger_ms",
-        "stock_key", "fencing", "readers", "extend_every_ms", "reentrant_hold_ms"}},
+         "stock_key", "fencing", "readers", "extend_every_ms", "reentrant_hold_ms", "command"}},
       {"$.faults[]", union_keys("kind", fault_shapes())},
       {"$.faults[].on", [] {
          std::vector<std::string> keys = {"process"};

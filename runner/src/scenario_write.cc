@@ -33,6 +33,17 @@ ojson lock_json(const LockSpec& l) {
 }
 
 ojson workload_json(const WorkloadSpec& w) {
+  if (w.external()) {
+    return {{"kind", w.kind},
+            {"command", w.command},
+            {"clients", w.clients},
+            {"initial_stock", w.initial_stock},
+            {"attempts_per_client", w.attempts_per_client},
+            {"hold_ms", w.hold_ms},
+            {"wait_ms", w.wait_ms},
+            {"start_stagger_ms", w.start_stagger_ms},
+            {"stock_key", w.stock_key}};
+  }
   return {{"kind", w.kind},
           {"clients", w.clients},
           {"initial_stock", w.initial_stock},

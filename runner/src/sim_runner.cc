@@ -1,5 +1,6 @@
 #include "lockstep/runner/sim_runner.h"
 
+#include <algorithm>
 #include <map>
 
 #include "lockstep/runner/lock_checks.h"
@@ -153,9 +154,23 @@ reports::RunReport make_report(const Scenario& s, uint64_t seed, const RunOption
 
 }  // namespace
 
+std::string sim_unsupported(const Scenario& s) {
+  if (s.workload.external())
+    return "its workload is an external program, which only the live world starts (lockstep live)";
+  if (std::find(s.worlds.begin(), s.worlds.end(), "sim") == s.worlds.end()) return "its worlds do not include \"sim\"";
+  return "";
+}
+
 RunOutcome run_in_sim(const Scenario& scenario, const RunOptions& options) {
   const uint64_t seed = options.seed.value_or(scenario.seed);
   RunOutcome out;
+  if (const std::string why = sim_unsupported(scenario); !why.empty()) {
+    out.report = make_report(scenario, seed, options, out.history, out.history_jsonl);
+    out.report.verdict = reports::verdict::kUnknown;
+    out.report.violations.clear();
+    out.report.stats["error"] = "the simulator cannot run it: " + why;
+    return out;
+  }
   {
     SimRun run(scenario, seed);
     out.history = run.run();

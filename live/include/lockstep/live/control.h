@@ -49,9 +49,12 @@ class Control : public WorldControl {
   void fail_over(const ProcessRef& master) override;
   Env& env(const ProcessRef& client) override;
 
- private:
+ protected:
+  // For siblings that play some processes differently (ExternalControl).
   LiveWorld& world_;
   Cluster& cluster_;
+
+ private:
   Capabilities capabilities_;
   Nanos start_{0};
   int pending_ = 0;

@@ -18,6 +18,11 @@
 //    message can no longer match replies to commands, so when the cut heals the proxy
 //    resets it (its calls still waiting fail as a lost connection, whose outcome the
 //    lock records as unknown) and the client connects afresh.
+//  - A process's gate holds its client links still: a whole message arriving on one of
+//    them (either way) waits while the gate is closed, before its delay is drawn, and
+//    moves on when it opens (or is dropped). on_arrival closes it for an event-triggered
+//    fault: the fault lands before the command reaches the server (or the reply the
+//    client), whatever the fault does to the delay, the process or its links.
 //  - Replication links are a byte stream: a cut holds the bytes until it heals (TCP
 //    retransmits), so a replica falls behind rather than diverging. A link's `lag`
 //    delays what the server sends (replication_lag_ms); while that server is paused
@@ -88,6 +93,13 @@ class FaultProxy {
   void hold_from(const std::string& server, bool on);
 
   std::function<void(const ProxyMessage&)> on_message;
+  // Sees each whole command or reply the moment it reaches the proxy on a client link,
+  // before anything else happens to it (`sent` is that moment); returning true closes
+  // the gate of the link's client process (once more), this message held first.
+  std::function<bool(const ProxyMessage&)> on_arrival;
+  // Opens the gate once (release), or drops what it held and opens it fully (drop).
+  void release(const std::string& process);
+  void drop(const std::string& process);
 
   // Replication bytes dropped because a master closed while they were held.
   int64_t dropped_bytes() const { return dropped_bytes_; }
@@ -111,6 +123,7 @@ class FaultProxy {
   std::map<std::string, Nanos> delay_, jitter_;
   std::map<std::pair<std::string, std::string>, int> blocked_;
   std::map<std::string, bool> held_from_;
+  std::map<std::string, int> gates_;  // closed gates by process
   std::vector<std::unique_ptr<Link>> links_;
   uint64_t next_pipe_ = 1;
   std::map<uint64_t, std::unique_ptr<Pipe>> pipes_;

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "lockstep/env.h"
+#include "lockstep/live/clock_file.h"
 #include "lockstep/live/live_world.h"
 
 namespace lockstep::live {
@@ -96,7 +97,7 @@ class RedisServer {
   pid_t pid() const { return pid_; }
   NodeAddress address() const { return NodeAddress{"127.0.0.1", port_}; }
   const ServerConfig& config() const { return config_; }
-  Nanos clock_offset() const { return clock_offset_; }
+  Nanos clock_offset() const { return clock_.wall_offset(); }
   // Waits until PING answers or `limit` passes.
   bool wait_ready(Nanos limit);
   // Where the process writes its log (stdout and stderr).
@@ -106,8 +107,6 @@ class RedisServer {
   std::string spawn();
   std::vector<std::string> args() const;
   std::string write_sentinel_config() const;
-  std::string clock_file() const { return dir_ + "/wall-clock-offset"; }
-  bool map_clock_cell();
   std::string sentinel_file() const { return dir_ + "/sentinel.conf"; }
 
   std::string binary_;
@@ -116,12 +115,7 @@ class RedisServer {
   int port_ = 0;
   pid_t pid_ = -1;
   bool paused_ = false;
-  bool store_clock();
-
-  Nanos clock_offset_{0};
-  int64_t drift_ppb_ = 0;
-  Nanos drift_base_{0};            // real (wall) time the drift counts from
-  int64_t* clock_cell_ = nullptr;  // the clock file, mapped shared with the server
+  ClockFile clock_;  // used with config.shifted_clock
 };
 
 // All servers and sentinels of one run, in one temporary directory removed at the end.

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "lockstep/runner/scenario.h"
 #include "lockstep/runner/run.h"
@@ -27,6 +28,7 @@ struct LiveOptions {
   std::optional<std::string> redis;
   std::string run_id;        // default: <unix-ms>-<pid>
   std::string replay_path;   // how the scenario file is named in the replay command
+  std::string client;        // the --client command as typed, for the replay command
   // Stop as soon as every client has finished (rather than at duration_ms); faults
   // scheduled after that point do not happen.
   bool stop_when_idle = true;
@@ -36,6 +38,11 @@ struct LiveOptions {
 // Why the scenario cannot run live with these options ("" if it can): a world list
 // without "live", faults the live world cannot inject, or --redis limits.
 std::string live_unsupported(const Scenario& s, const LiveOptions& o);
+
+// The scenario with its clients replaced by the user's program (lockstep live --client):
+// the same servers, faults, keys and timings, the program run once per client in
+// `directory`. Its lock is the program's, judged as a mutex.
+Scenario with_external_client(const Scenario& s, const std::vector<std::string>& command, const std::string& directory);
 
 // Never throws; a setup failure (no redis-server, a server that does not start) gives
 // verdict "unknown" with stats.error.

@@ -21,8 +21,11 @@ class Recorder {
     history_.events.reserve(size_hint());
   }
 
+  // `thread`: a process that runs again after a crash (an external client's next
+  // incarnation) records on a thread of its own, so what its dead self left pending stays
+  // pending rather than overlapping its new operations.
   void op(checker::EventType type, int64_t process, const std::string& f, const std::string& key,
-          nlohmann::json value = nullptr);
+          nlohmann::json value = nullptr, int64_t thread = 0);
   void truth(const std::string& f, int64_t process, const std::string& key, nlohmann::json value = nullptr,
              int64_t node = -1, nlohmann::json extra = nullptr);
 

@@ -77,7 +77,9 @@ struct RetrySpec {
 };
 
 struct LockSpec {
-  std::string algorithm;       // one of lockstep::algorithm_names(), or the profile's name
+  // One of lockstep::algorithm_names(), or the profile's name; with an external
+  // workload, any name for what the program uses (reports show it), "external" by default.
+  std::string algorithm;
   // A library profile ("redsync@4.17.0", lockstep/profiles.h) instead of an algorithm;
   // its options are the library's own, checked against the profile's table.
   std::string profile;
@@ -110,6 +112,12 @@ struct WorkloadSpec {
   // Reentrant profiles: halfway through the work the holder takes the lock again (a
   // helper that locks it too), holds it this long and releases it. 0: off.
   int64_t reentrant_hold_ms = 0;
+  // kind "external": the user's own program, run once per client and reporting on its
+  // stdout (docs/external-clients.md); live only. It runs in command_dir: the scenario
+  // file's folder (the current folder for `lockstep live --client`).
+  std::vector<std::string> command = {};
+  std::string command_dir = "";
+  bool external() const { return kind == "external"; }
   bool operator==(const WorkloadSpec&) const = default;
 };
 

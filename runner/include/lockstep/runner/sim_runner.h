@@ -17,6 +17,11 @@ struct RunOptions {
   std::string replay_path;       // how the scenario file is named in the replay command
 };
 
+// Why the simulator cannot run the scenario ("" if it can): its worlds leave out "sim",
+// or its workload is an external program, which only the live world can start.
+std::string sim_unsupported(const Scenario& scenario);
+
+// A scenario the simulator cannot run gives verdict "unknown" with stats.error.
 RunOutcome run_in_sim(const Scenario& scenario, const RunOptions& options = {});
 
 }  // namespace lockstep::runner

@@ -1,0 +1,24 @@
+// Every process the live world starts — redis-server, redis-sentinel, a user's external
+// client program — is registered here, so that none outlives lockstep: a SIGINT, SIGTERM
+// or SIGHUP, or lockstep's normal exit, SIGKILLs every one still registered (the handler
+// only reads atomics, so it is safe in a signal). Each child also asks the kernel for
+// SIGKILL when lockstep dies (PR_SET_PDEATHSIG); that is the child's own business.
+#pragma once
+
+#include <sys/types.h>
+
+#include <vector>
+
+namespace lockstep::live::children {
+
+// Installs the signal handlers and the exit hook; only the first call does anything.
+void install_handlers();
+// Registers a started process (a pid) or process group (a negative pgid) to be killed on
+// a fatal signal or at exit. `server`: also listed by started_server_pids().
+void remember(pid_t pid_or_group, bool server);
+// The process (group) was killed and reaped by its owner.
+void forget(pid_t pid_or_group);
+// Every server or sentinel ever started, in order.
+std::vector<pid_t> started_servers();
+
+}  // namespace lockstep::live::children

@@ -1,0 +1,136 @@
+// Starting the user's program once per client and collecting what it reports
+// (external_workload.h).
+#include "external_workload.h"
+
+#include "lockstep/runner/live_runner.h"
+
+namespace lockstep::runner {
+namespace {
+
+// Lines of a program's stderr quoted when it went wrong.
+constexpr size_t kStderrLines = 8;
+
+bool moves_clock(const Scenario& s, const std::string& client) {
+  for (const auto& f : s.faults) {
+    const Capability c = needed_capability(f);
+    if (f.target == client && (c == Capability::ClockJumpClient || c == Capability::ClockDriftClient)) return true;
+  }
+  for (const auto& k : s.clocks) {
+    if (k.process == client && (k.offset_ms != 0 || k.drift_ppm != 0)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Scenario with_external_client(const Scenario& s, const std::vector<std::string>& command, const std::string& directory) {
+  Scenario out = s;
+  out.worlds = {"live"};
+  out.lock.algorithm = "external";
+  out.workload.kind = "external";
+  out.workload.command = command;
+  out.workload.command_dir = directory;
+  out.workload.fencing = false;  // the program's store is its own business
+  out.workload.readers = 0;
+  return out;
+}
+
+std::vector<std::string> external_environment(const Scenario& s, const std::string& client) {
+  const WorkloadSpec& w = s.workload;
+  return {"LOCKSTEP_CLIENT=" + client,
+          "LOCKSTEP_LOCK_KEY=" + s.lock.key,
+          "LOCKSTEP_STOCK_KEY=" + w.stock_key,
+          "LOCKSTEP_LEASE_MS=" + std::to_string(s.lock.lease_ms),
+          "LOCKSTEP_WAIT_MS=" + std::to_string(w.wait_ms),
+          "LOCKSTEP_HOLD_MS=" + std::to_string(w.hold_ms),
+          "LOCKSTEP_ATTEMPTS=" + std::to_string(w.attempts_per_client),
+          "LOCKSTEP_SEED=" + std::to_string(s.seed)};
+}
+
+ExternalWorkload::ExternalWorkload(const Scenario& s, live::ExternalControl& control, Recorder& rec)
+    : s_(s), control_(control), rec_(rec) {
+  control_.on_line = [this](int64_t client, int incarnation, std::string_view line, bool overlong) {
+    report(client).line(incarnation, line, overlong);
+  };
+  control_.on_exit = [this](int64_t client, int incarnation, int status) {
+    const std::string name = "client-" + std::to_string(client);
+    const std::string tail = control_.stderr_tail(name, kStderrLines);
+    const size_t before = report(client).problems().size();
+    report(client).exited(incarnation, status, tail.substr(tail.rfind('\n') + 1));
+    if (report(client).problems().size() > before && !tail.empty()) stderr_[name] = tail;
+  };
+  control_.on_start_failed = [this](int64_t client, int incarnation, const std::string& why) {
+    report(client).start_failed(incarnation, why);
+  };
+}
+
+ExternalWorkload::~ExternalWorkload() {
+  control_.on_line = nullptr;
+  control_.on_exit = nullptr;
+  control_.on_start_failed = nullptr;
+}
+
+ClientReport& ExternalWorkload::report(int64_t client) {
+  auto& r = reports_[client];
+  if (!r) r = std::make_unique<ClientReport>(rec_, client, s_.lock.key, s_.workload.stock_key);
+  return *r;
+}
+
+void ExternalWorkload::add_clients(const std::function<std::string(const std::string& client)>& redis) {
+  for (int i = 1; i <= s_.workload.clients; ++i) {
+    const std::string name = "client-" + std::to_string(i);
+    live::ExternalClientSpec spec;
+    spec.argv = s_.workload.command;
+    spec.directory = s_.workload.command_dir;
+    spec.env = external_environment(s_, name);
+    spec.env.push_back("LOCKSTEP_REDIS=" + redis(name));
+    spec.shifted_clock = moves_clock(s_, name);
+    for (const auto& k : s_.clocks) {
+      if (k.process != name) continue;
+      spec.clock_offset = Millis(k.offset_ms);
+      spec.drift_ppm = k.drift_ppm;
+    }
+    control_.add_client(name, i, std::move(spec));
+    report(i);
+  }
+}
+
+void ExternalWorkload::start() {
+  for (int i = 1; i <= s_.workload.clients; ++i) {
+    control_.at(Millis((i - 1) * s_.workload.start_stagger_ms), [this, i] {
+      if (auto why = control_.start("client-" + std::to_string(i)); !why.empty()) report(i).start_failed(1, why);
+    });
+  }
+}
+
+void ExternalWorkload::stop() {
+  for (const auto& name : control_.kill_running()) {
+    ClientReport& r = report(std::stoll(name.substr(7)));
+    const size_t before = r.problems().size();
+    r.killed_at_end();
+    if (r.problems().size() > before) stderr_[name] = control_.stderr_tail(name, kStderrLines);
+  }
+}
+
+std::vector<std::string> ExternalWorkload::problems() const {
+  std::vector<std::string> out;
+  for (const auto& [client, r] : reports_) out.insert(out.end(), r->problems().begin(), r->problems().end());
+  return out;
+}
+
+nlohmann::json ExternalWorkload::stats() const {
+  int64_t lines = 0, ignored = 0;
+  nlohmann::json killed = nlohmann::json::array();
+  for (const auto& [client, r] : reports_) {
+    lines += r->lines();
+    ignored += r->ignored_lines();
+    if (r->still_running()) killed.push_back(*r->still_running());
+  }
+  nlohmann::json out = {{"command", s_.workload.command}, {"lines", lines}};
+  if (ignored > 0) out["ignored_lines"] = ignored;
+  if (!killed.empty()) out["killed_at_end"] = killed;
+  if (!stderr_.empty()) out["stderr"] = stderr_;
+  return out;
+}
+
+}  // namespace lockstep::runner

@@ -1,0 +1,56 @@
+// The external workload of a live run: the user's program started once per client, with
+// the run's facts in its environment (docs/external-clients.md lists them), its lines
+// turned into history by a ClientReport each, and what went wrong with any of them
+// collected for the report. The programs themselves are the ExternalControl's; faults
+// reach them through it like any WorldControl, never from here.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "lockstep/runner/external_report.h"
+#include "lockstep/live/external_control.h"
+#include "lockstep/runner/scenario.h"
+
+namespace lockstep::runner {
+
+class ExternalWorkload {
+ public:
+  // `s` is the scenario as run (its keys are the ones the programs must use).
+  ExternalWorkload(const Scenario& s, live::ExternalControl& control, Recorder& rec);
+  ~ExternalWorkload();
+  ExternalWorkload(const ExternalWorkload&) = delete;
+  ExternalWorkload& operator=(const ExternalWorkload&) = delete;
+
+  // Registers client-1..N; `redis` gives a client's LOCKSTEP_REDIS (its proxy addresses).
+  void add_clients(const std::function<std::string(const std::string& client)>& redis);
+  // Client i starts at (i - 1) * start_stagger_ms on the control's timeline.
+  void start();
+  // The run is over: programs still running are killed and named.
+  void stop();
+
+  // One sentence per thing that went wrong; any makes the verdict unknown.
+  std::vector<std::string> problems() const;
+  // For report.stats: the command, line counts, clients killed at the end, stderr tails.
+  nlohmann::json stats() const;
+
+ private:
+  ClientReport& report(int64_t client);
+
+  const Scenario& s_;
+  live::ExternalControl& control_;
+  Recorder& rec_;
+  std::map<int64_t, std::unique_ptr<ClientReport>> reports_;
+  std::map<std::string, std::string> stderr_;  // client -> its stderr's end, when it went wrong
+};
+
+// The environment a client gets besides LOCKSTEP_REDIS, LOCKSTEP_INCARNATION and TMPDIR:
+// "KEY=VALUE" for its name, the keys, the lease, the workload's timings and the seed.
+std::vector<std::string> external_environment(const Scenario& s, const std::string& client);
+
+}  // namespace lockstep::runner

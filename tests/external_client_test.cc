@@ -1,0 +1,314 @@
+// External clients in the live world: a program written from docs/external-clients.md
+// alone (tests/data/clients/shell_stock.sh, bash and redis-cli) runs unchanged — safe
+// without faults, broken by a pause longer than its lease; faults on what the proxy sees
+// it send land before the command reaches the server; a crash restarts it; programs that
+// misbehave (a bad line, an early exit, a hang, no program at all) are named and make the
+// verdict unknown, never a crash; nothing they started outlives the run; the simulator
+// skips external scenarios with the reason.
+#include <gtest/gtest.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string_view>
+#include <vector>
+
+#include "lockstep/live/client_process.h"
+#include "lockstep/live/redis_server.h"
+#include "lockstep/reports/writers.h"
+#include "lockstep/runner/live_runner.h"
+#include "lockstep/runner/sim_runner.h"
+
+extern char** environ;
+
+namespace lockstep::runner {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kClients = std::string(LOCKSTEP_SOURCE_DIR) + "/tests/data/clients/";
+
+bool can_run() { return !live::find_redis_server().empty() && !live::resolve_program("redis-cli", "").empty(); }
+
+#define SKIP_WITHOUT_REDIS() \
+  if (!can_run()) GTEST_SKIP() << "redis-server and redis-cli are needed: live tests start their own"
+
+// A scenario whose command runs in tests/data/clients/, from its file format.
+Scenario scenario(const std::string& json) {
+  auto r = parse_scenario(json, kClients + "scenario.json");
+  if (auto* e = std::get_if<ScenarioError>(&r)) ADD_FAILURE() << e->message();
+  return std::get<Scenario>(r);
+}
+
+std::string shell_scenario(const std::string& workload, const std::string& faults, const std::string& expect,
+                           int64_t duration_ms = 10000, const std::string& lock = R"({"lease_ms": 1000})") {
+  return R"({"seed": 9, "duration_ms": )" + std::to_string(duration_ms) + R"(, "lock": )" + lock +
+         R"(, "workload": {"kind": "external", "command": ["bash", "shell_stock.sh"], )" + workload +
+         R"(}, "faults": )" + faults + R"(, "expect": {"violations": )" + expect + "}}";
+}
+
+const checker::Event* find(const RunOutcome& o, const std::function<bool(const checker::Event&)>& pred) {
+  for (const auto& e : o.history.events) {
+    if (pred(e)) return &e;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> client_errors(const RunOutcome& o) {
+  std::vector<std::string> out;
+  for (const auto& e : o.report.stats.value("client_errors", nlohmann::json::array())) out.push_back(e);
+  return out;
+}
+
+TEST(ExternalClient, ADocOnlyClientSellsTheStockSafely) {
+  SKIP_WITHOUT_REDIS();
+  const Scenario s = scenario(shell_scenario(R"("clients": 4, "initial_stock": 3, "hold_ms": 10, "wait_ms": 5000)",
+                                             "[]", "[]", 10000, R"({"lease_ms": 5000})"));
+  ASSERT_EQ(live_unsupported(s, {}), "");
+  const RunOutcome o = run_live(s);
+  ASSERT_TRUE(client_errors(o).empty()) << client_errors(o)[0];
+  EXPECT_EQ(o.report.verdict, "safe") << o.history_jsonl;
+  EXPECT_EQ(o.report.stats["sales"], 3);
+  EXPECT_EQ(o.report.algorithm, "external");
+  EXPECT_EQ(o.report.stats["checkable"].size(), 5u) << o.report.stats.dump();
+  EXPECT_EQ(o.report.stats["clients"]["command"], nlohmann::json({"bash", "shell_stock.sh"}));
+}
+
+// Race 5 with someone else's code: client-1's bash and redis-cli are SIGSTOPped for 4 s
+// against a 1 s lease as the reply to its stock read reaches the proxy (held there while
+// it is stopped, so it reads the stock as it was); client-2 starts 2 s after it (a bash
+// script's start-up takes far less) and takes the expired lock with 2 s to spare.
+TEST(ExternalClient, ADocOnlyClientIsBrokenByAPauseLongerThanTheLease) {
+  SKIP_WITHOUT_REDIS();
+  const Scenario s = scenario(shell_scenario(
+      R"("clients": 2, "initial_stock": 10, "hold_ms": 100, "wait_ms": 4000, "start_stagger_ms": 2000)",
+      R"([{"kind": "pause", "target": "client-1", "duration_ms": 4000,
+           "on": {"process": "client-1", "receives": "GET", "key": "stock"}}])",
+      R"(["linearizability", "lost-update", "mutual-exclusion"])"));
+  const RunOutcome o = run_live(s);
+  ASSERT_TRUE(client_errors(o).empty()) << client_errors(o)[0];
+  EXPECT_EQ(o.report.found_violations(), s.expected_violations) << o.history_jsonl;
+  EXPECT_TRUE(o.report.as_expected());
+}
+
+// The crash lands before the write leaves the proxy: the server never sees it, and the
+// stock is untouched however fast the client is.
+TEST(ExternalClient, ACrashOnSendsLandsBeforeTheCommandReachesTheServer) {
+  SKIP_WITHOUT_REDIS();
+  const Scenario s = scenario(
+      shell_scenario(R"("clients": 1, "initial_stock": 10, "hold_ms": 10, "wait_ms": 2000)",
+                     R"([{"kind": "crash", "target": "client-1", "on": {"process": "client-1", "sends": "SET", "key": "stock"}}])",
+                     "[]"));
+  const RunOutcome o = run_live(s);
+  ASSERT_TRUE(client_errors(o).empty()) << client_errors(o)[0];
+  const auto* resource = find(o, [](const checker::Event& e) { return e.f == checker::truth::kResource; });
+  ASSERT_NE(resource, nullptr);
+  EXPECT_EQ(resource->value["final"], 10) << o.history_jsonl;
+  EXPECT_NE(find(o, [](const checker::Event& e) { return e.f == "write" && e.type == checker::EventType::Invoke; }), nullptr)
+      << "the client announced the write before it was cut off";
+  EXPECT_EQ(find(o, [](const checker::Event& e) { return e.f == "write" && e.type == checker::EventType::Ok; }), nullptr);
+  EXPECT_EQ(o.report.verdict, "safe") << o.history_jsonl;
+}
+
+// A pause on the same event holds the write in the proxy until the pause is over.
+TEST(ExternalClient, APauseOnSendsHoldsTheCommandUntilThePauseEnds) {
+  SKIP_WITHOUT_REDIS();
+  const Scenario s = scenario(shell_scenario(
+      R"("clients": 1, "initial_stock": 10, "hold_ms": 10, "wait_ms": 2000)",
+      R"([{"kind": "pause", "target": "client-1", "duration_ms": 1000, "on": {"process": "client-1", "sends": "SET", "key": "stock"}}])",
+      "[]", 10000, R"({"lease_ms": 5000})"));
+  const RunOutcome o = run_live(s);
+  ASSERT_TRUE(client_errors(o).empty()) << client_errors(o)[0];
+  const auto* pause = find(o, [](const checker::Event& e) { return e.f == checker::truth::kFaultStart; });
+  const auto* written = find(o, [](const checker::Event& e) { return e.f == "write" && e.type == checker::EventType::Ok; });
+  ASSERT_NE(pause, nullptr);
+  ASSERT_NE(written, nullptr) << o.history_jsonl;
+  EXPECT_GE(written->time_ns - pause->time_ns, 1'000'000'000) << o.history_jsonl;
+  EXPECT_EQ(o.report.stats["sales"], 1);
+  EXPECT_EQ(o.report.verdict, "safe");
+}
+
+// A crashed program comes back as a new process with the next incarnation and does its
+// work again; its old lock runs out under the lease.
+TEST(ExternalClient, ACrashedClientRestartsAsItsNextIncarnation) {
+  SKIP_WITHOUT_REDIS();
+  const Scenario s = scenario(shell_scenario(
+      R"("clients": 1, "initial_stock": 10, "hold_ms": 10, "wait_ms": 3000)",
+      R"([{"kind": "crash", "target": "client-1", "restart_after_ms": 200, "on": {"process": "client-1", "enters": "critical-section"}}])",
+      "[]"));
+  const RunOutcome o = run_live(s);
+  ASSERT_TRUE(client_errors(o).empty()) << client_errors(o)[0];
+  const auto* restart = find(o, [](const checker::Event& e) { return e.f == checker::truth::kRestart; });
+  ASSERT_NE(restart, nullptr);
+  const auto* second = find(o, [](const checker::Event& e) {
+    return e.f == checker::truth::kKeySet && e.value.is_string() &&
+           e.value.get<std::string>().rfind("client-1-2-", 0) == 0;
+  });
+  ASSERT_NE(second, nullptr) << "incarnation 2 took the lock: " << o.history_jsonl;
+  EXPECT_GT(second->time_ns, restart->time_ns);
+  EXPECT_EQ(second->process, 1);
+  EXPECT_EQ(o.report.verdict, "safe") << o.history_jsonl;
+}
+
+RunOutcome run_fixture(const std::vector<std::string>& command, int64_t duration_ms = 5000) {
+  Scenario s = scenario(shell_scenario(R"("clients": 1)", "[]", "[]", duration_ms));
+  s.workload.command = command;
+  return run_live(s);
+}
+
+TEST(ExternalClient, AMalformedLineIsNamedAndTheVerdictIsUnknown) {
+  SKIP_WITHOUT_REDIS();
+  const RunOutcome o = run_fixture({"bash", "bad_line.sh"});
+  EXPECT_EQ(o.report.verdict, "unknown");
+  EXPECT_EQ(client_errors(o), std::vector<std::string>{"client-1 line 4: not JSON (at byte 1)"});
+  EXPECT_EQ(o.report.stats["clients"]["ignored_lines"], 1);
+  const auto reasons = reports::unknown_reasons(o.report);
+  ASSERT_EQ(reasons.size(), 1u);
+  EXPECT_NE(reasons[0].find("client-1 line 4"), std::string::npos) << reasons[0];
+}
+
+TEST(ExternalClient, AClientThatDiesIsNamedWithItsStderr) {
+  SKIP_WITHOUT_REDIS();
+  const RunOutcome o = run_fixture({"bash", "exit_early.sh"});
+  EXPECT_EQ(o.report.verdict, "unknown");
+  EXPECT_EQ(client_errors(o),
+            std::vector<std::string>{"client-1 exited with status 3; its stderr ends: boom: cannot load the lock library"});
+  EXPECT_EQ(o.report.stats["clients"]["stderr"]["client-1"], "starting up\nboom: cannot load the lock library");
+}
+
+TEST(ExternalClient, AProgramThatCannotStartIsNamed) {
+  SKIP_WITHOUT_REDIS();
+  const RunOutcome o = run_fixture({"no-such-lockstep-client"});
+  EXPECT_EQ(o.report.verdict, "unknown");
+  EXPECT_EQ(client_errors(o),
+            std::vector<std::string>{"client-1 could not start: cannot find no-such-lockstep-client on PATH"});
+}
+
+// A zombie is dead: whoever adopted it (the container's init may never) reaps it, not us.
+bool alive(pid_t pid) {
+  if (::kill(pid, 0) != 0) return false;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const auto paren = text.rfind(')');
+  return paren == std::string::npos || paren + 2 >= text.size() || text[paren + 2] != 'Z';
+}
+
+// The run ends at duration_ms; the program and what it started are killed and reaped.
+TEST(ExternalClient, AClientThatHangsIsKilledWithEverythingItStarted) {
+  SKIP_WITHOUT_REDIS();
+  const fs::path pids = fs::path(::testing::TempDir()) / "lockstep-hang-pids";
+  fs::remove(pids);
+  const RunOutcome o = run_fixture({"bash", "hang.sh", pids.string()}, 1500);
+  EXPECT_EQ(o.report.stats["clients"]["killed_at_end"],
+            nlohmann::json({"client-1 was still running when the run ended: killed"}));
+  EXPECT_EQ(o.report.verdict, "safe") << "one acquire with an unknown outcome is a valid history";
+  std::ifstream in(pids);
+  pid_t shell = 0, child = 0;
+  ASSERT_TRUE(in >> shell >> child);
+  EXPECT_FALSE(alive(shell));
+  // The sleep is not lockstep's child: the kill reaches it through its process group.
+  for (int i = 0; i < 100 && alive(child); ++i) usleep(10'000);
+  EXPECT_FALSE(alive(child));
+}
+
+// Ctrl-C in the middle of a run: lockstep's handler kills every program it started, and
+// what they started, before it dies of the signal itself.
+TEST(ExternalClient, AnInterruptedRunLeavesNoClientBehind) {
+  SKIP_WITHOUT_REDIS();
+  const fs::path dir = fs::path(::testing::TempDir()) / "lockstep-external-interrupted";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path pids = dir / "pids";
+  // A process killed by a signal leaves its temporary folders: these land in ours.
+  fs::create_directories(dir / "tmp");
+  // Built before fork: after it, the child only makes async-signal-safe calls.
+  std::vector<std::string> env_strings = {"TMPDIR=" + (dir / "tmp").string()};
+  for (char** e = environ; *e; ++e) {
+    if (std::string_view(*e).rfind("TMPDIR=", 0) != 0) env_strings.emplace_back(*e);
+  }
+  std::vector<char*> envp;
+  for (auto& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::string binary = LOCKSTEP_BINARY, live = "live", out_flag = "--out", out = (dir / "out").string(),
+              scenario = (dir / "hang.json").string();
+  char* argv[] = {binary.data(), live.data(), out_flag.data(), out.data(), scenario.data(), nullptr};
+  std::ofstream(dir / "hang.json") << R"({"duration_ms": 60000, "lock": {}, "workload": {"kind": "external", "command": ["bash", ")"
+                                   << kClients << R"(hang.sh", ")" << pids.string()
+                                   << R"("]}, "expect": {"violations": []}})";
+  const pid_t lockstep = fork();
+  ASSERT_GE(lockstep, 0);
+  if (lockstep == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    const int devnull = ::open("/dev/null", O_WRONLY);
+    ::dup2(devnull, STDOUT_FILENO);
+    ::dup2(devnull, STDERR_FILENO);
+    ::execve(argv[0], argv, envp.data());
+    ::_exit(127);
+  }
+  pid_t shell = 0, child = 0;
+  // Bounded: the client writes its pids as soon as it runs (10 s at most).
+  for (int i = 0; i < 500 && child == 0; ++i) {
+    usleep(20'000);
+    std::ifstream in(pids);
+    in >> shell >> child;
+  }
+  ASSERT_NE(child, 0) << "the client never started";
+  ::kill(lockstep, SIGINT);
+  int status = 0;
+  ASSERT_EQ(::waitpid(lockstep, &status, 0), lockstep);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT) << status;
+  for (pid_t pid : {shell, child}) {
+    for (int i = 0; i < 100 && alive(pid); ++i) usleep(20'000);
+    EXPECT_FALSE(alive(pid)) << "pid " << pid << " outlived the interrupted run";
+  }
+}
+
+TEST(ExternalClient, TheSimulatorSkipsExternalWorkloadsWithTheReason) {
+  const Scenario s = scenario(shell_scenario(R"("clients": 1)", "[]", "[]"));
+  EXPECT_EQ(sim_unsupported(s), "its workload is an external program, which only the live world starts (lockstep live)");
+  const RunOutcome o = run_in_sim(s);
+  EXPECT_EQ(o.report.verdict, "unknown");
+  EXPECT_NE(o.report.stats.value("error", "").find("external program"), std::string::npos);
+  // `lockstep run scenarios` reaches scenarios/external/ and passes over it cleanly.
+  const std::string out = ::testing::TempDir() + "/lockstep-run-external";
+  const std::string cmd = std::string(LOCKSTEP_BINARY) + " run --out " + out + " " + LOCKSTEP_SOURCE_DIR +
+                          "/scenarios/external > " + out + ".txt 2>&1";
+  const int rc = std::system(cmd.c_str());
+  std::ifstream f(out + ".txt");
+  std::stringstream text;
+  text << f.rdbuf();
+  EXPECT_EQ(WEXITSTATUS(rc), 0) << text.str();
+  EXPECT_NE(text.str().find("0 scenarios, 0 as expected, 0 mismatched, 6 skipped"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("skipped redis-py-stock-demo: its workload is an external program"), std::string::npos)
+      << text.str();
+}
+
+// `lockstep live --client CMD` runs a catalogue scenario with the user's program as its
+// clients: race 5's long-lease counterpart stays safe, and the replay says how.
+TEST(ExternalClient, TheClientOptionRunsACatalogueScenarioWithYourProgram) {
+  SKIP_WITHOUT_REDIS();
+  const std::string out = ::testing::TempDir() + "/lockstep-live-client";
+  const std::string cmd = "cd " + kClients + " && " + LOCKSTEP_BINARY + " live --client 'bash shell_stock.sh' --out " +
+                          out + " " + LOCKSTEP_SOURCE_DIR + "/scenarios/10-set-px-lua-lease-outlasts-pause.json > " +
+                          out + ".txt 2>&1";
+  const int rc = std::system(cmd.c_str());
+  std::ifstream f(out + ".txt"), report(out + "/10-set-px-lua-lease-outlasts-pause/report.json");
+  std::stringstream text;
+  text << f.rdbuf();
+  ASSERT_EQ(WEXITSTATUS(rc), 0) << text.str();
+  const auto j = nlohmann::json::parse(report);
+  EXPECT_EQ(j["verdict"], "safe");
+  EXPECT_EQ(j["algorithm"], "external");
+  EXPECT_NE(j["replay"].get<std::string>().find("--client 'bash shell_stock.sh'"), std::string::npos) << j["replay"];
+  EXPECT_EQ(WEXITSTATUS(std::system((std::string(LOCKSTEP_BINARY) + " live --client \"'\" x.json >/dev/null 2>&1").c_str())),
+            64)
+      << "an unclosed quote is a usage error";
+}
+
+}  // namespace
+}  // namespace lockstep::runner

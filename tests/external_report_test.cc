@@ -1,0 +1,266 @@
+// The external-client protocol as lockstep reads it (docs/external-clients.md): good
+// lines become the history lockstep's own clients would record; every kind of bad line
+// is named with the client, the line and the reason, leaves the history well formed
+// (the open operation unknown, the critical section ended, a held lock to its lease) and
+// silences the client until it restarts; arbitrary bytes never crash the reader.
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <fstream>
+
+#include "lockstep/runner/external_report.h"
+
+namespace lockstep::runner {
+namespace {
+
+using checker::EventType;
+
+struct Fixture {
+  int64_t clock = 0;
+  Recorder rec{[this] { return clock += 1000; }};
+  ClientReport report{rec, 3, "lock", "stock"};
+
+  void lines(std::initializer_list<const char*> text, int incarnation = 1) {
+    for (const char* l : text) report.line(incarnation, l, false);
+  }
+  const std::vector<checker::Event>& events() const { return rec.history().events; }
+};
+
+int exit_status(int code) { return code << 8; }  // as waitpid reports an exit
+
+TEST(ExternalReport, AGoodRunIsRecordedAsLockstepsOwnClientsRecordIt) {
+  Fixture f;
+  f.lines({R"({"type":"invoke","f":"acquire"})", R"({"type":"ok","f":"acquire","token":7})", R"({"type":"cs-enter"})",
+           R"({"type":"invoke","f":"read"})", R"({"type":"ok","f":"read","value":5})",
+           R"({"type":"invoke","f":"write","value":4,"token":7})", R"({"type":"ok","f":"write","value":4})",
+           R"({"type":"cs-exit"})", R"({"type":"invoke","f":"release"})",
+           R"({"type":"fail","f":"release","error":"expired"})"});
+  f.report.exited(1, exit_status(0), "");
+  EXPECT_TRUE(f.report.problems().empty()) << f.report.problems()[0];
+  const auto& e = f.events();
+  ASSERT_EQ(e.size(), 11u);
+  EXPECT_EQ(e[0].f, "acquire");
+  EXPECT_EQ(e[0].key, "lock");
+  EXPECT_EQ(e[0].process, 3);
+  EXPECT_EQ(e[1].value, nlohmann::json({{"token", 7}}));
+  EXPECT_EQ(e[2].f, checker::truth::kCsEnter);
+  EXPECT_EQ(e[3].key, "stock");
+  EXPECT_EQ(e[4].value, 5);
+  // The fencing check reads a write's token where lockstep's own clients put it.
+  EXPECT_EQ(e[5].value, nlohmann::json({{"value", 4}, {"token", 7}}));
+  EXPECT_EQ(e[9].type, EventType::Fail);
+  EXPECT_EQ(e[9].value, "expired");
+  EXPECT_EQ(e[10].f, checker::truth::kFinish);
+  for (size_t i = 1; i < e.size(); ++i) EXPECT_GT(e[i].time_ns, e[i - 1].time_ns) << "stamped on receipt";
+}
+
+struct BadLine {
+  const char* line;
+  const char* why;
+};
+
+// The reason is the interface a client author sees: asserted word for word.
+TEST(ExternalReport, EachBadLineIsNamedWithClientLineAndReason) {
+  const std::vector<BadLine> table = {
+      {"hello", "not JSON (at byte 1)"},
+      {R"([1,2])", "expected a JSON object, found [1,2]"},
+      {R"({"f":"acquire"})", R"(expected a "type" (invoke, ok, fail, info, cs-enter or cs-exit), found none)"},
+      {R"({"type":"invok","f":"acquire"})",
+       R"(expected "type" to be invoke, ok, fail, info, cs-enter or cs-exit, found "invok")"},
+      {R"({"type":"invoke","f":"lock"})", R"(expected "f" to be acquire, release, extend, read or write, found "lock")"},
+      {R"({"type":"invoke"})", R"(expected "f" to be acquire, release, extend, read or write, found none)"},
+      {R"({"type":"invoke","f":"acquire","vaule":1})", R"(unexpected key "vaule" in invoke acquire)"},
+      {R"({"type":"cs-enter","f":"acquire"})", R"(unexpected key "f" in cs-enter)"},
+      {R"({"type":"invoke","f":"write"})", R"(expected a "value" (an integer) in invoke write, found none)"},
+      {R"({"type":"invoke","f":"write","value":"4"})", R"(expected "value" to be an integer, found "4")"},
+      {R"({"type":"invoke","f":"write","value":1.5})", R"(expected "value" to be an integer, found 1.5)"},
+      {R"({"type":"invoke","f":"read","value":1})", R"(unexpected key "value" in invoke read)"},
+      {R"({"type":"ok","f":"acquire","error":"x"})", R"(unexpected key "error" in ok acquire)"},
+      {R"({"type":"fail","f":"read","error":5})", R"(expected "error" to be a string, found 5)"},
+      {R"({"type":"ok","f":"acquire"})", "ok of acquire with no operation invoked"},
+      {R"({"type":"cs-exit"})", "cs-exit outside a critical section"},
+  };
+  for (const auto& b : table) {
+    Fixture f;
+    f.report.line(1, b.line, false);
+    ASSERT_EQ(f.report.problems().size(), 1u) << b.line;
+    EXPECT_EQ(f.report.problems()[0], std::string("client-3 line 1: ") + b.why) << b.line;
+  }
+}
+
+TEST(ExternalReport, OperationsAndSectionsMustPairUp) {
+  Fixture f;
+  f.lines({R"({"type":"invoke","f":"acquire"})", R"({"type":"invoke","f":"read"})"});
+  ASSERT_EQ(f.report.problems().size(), 1u);
+  EXPECT_EQ(f.report.problems()[0], "client-3 line 2: invoke of read while acquire (line 1) has no outcome yet");
+
+  Fixture g;
+  g.lines({R"({"type":"invoke","f":"acquire"})", R"({"type":"ok","f":"release"})"});
+  EXPECT_EQ(g.report.problems().at(0),
+            "client-3 line 2: ok of release while the open operation is acquire (line 1)");
+
+  Fixture h;
+  h.lines({R"({"type":"cs-enter"})", R"({"type":"cs-enter"})"});
+  EXPECT_EQ(h.report.problems().at(0), "client-3 line 2: cs-enter inside the critical section entered at line 1");
+}
+
+// After a bad line the history is what a crash would leave, and nothing the client says
+// afterwards gets in: its open operation unknown, its critical section over, the lock it
+// held released at some unknown later point (its lease).
+TEST(ExternalReport, ABrokenReportLeavesAWellFormedHistory) {
+  Fixture f;
+  f.lines({R"({"type":"invoke","f":"acquire"})", R"({"type":"ok","f":"acquire"})", R"({"type":"cs-enter"})",
+           R"({"type":"invoke","f":"read"})", "{oops", R"({"type":"ok","f":"read","value":5})", R"({"type":"cs-exit"})"});
+  ASSERT_EQ(f.report.problems().size(), 1u);
+  EXPECT_EQ(f.report.problems()[0], "client-3 line 5: not JSON (at byte 2)");
+  EXPECT_EQ(f.report.ignored_lines(), 2);
+  const auto& e = f.events();
+  ASSERT_EQ(e.size(), 7u);
+  EXPECT_EQ(e[4].type, EventType::Info);
+  EXPECT_EQ(e[4].f, "read");
+  EXPECT_EQ(e[5].f, checker::truth::kCsExit);
+  EXPECT_EQ(e[6].type, EventType::Invoke);
+  EXPECT_EQ(e[6].f, "release");
+  // The client exits cleanly afterwards: nothing more to report, nothing more recorded
+  // than its finish.
+  f.report.exited(1, exit_status(0), "");
+  EXPECT_EQ(f.report.problems().size(), 1u);
+  EXPECT_EQ(f.events().back().f, checker::truth::kFinish);
+}
+
+TEST(ExternalReport, ARestartedClientReportsAfresh) {
+  Fixture f;
+  f.lines({R"({"type":"invoke","f":"acquire"})", "garbage"});
+  f.lines({R"({"type":"invoke","f":"acquire"})", R"({"type":"ok","f":"acquire"})"}, 2);
+  ASSERT_EQ(f.report.problems().size(), 1u);
+  EXPECT_EQ(f.events().back().type, EventType::Ok);
+  // A thread of its own: the first incarnation's acquire stays pending, not overlapping.
+  EXPECT_EQ(f.events().back().thread, 1);
+  EXPECT_EQ(f.events().front().thread, 0);
+  f.lines({"{}"}, 2);
+  EXPECT_EQ(f.report.problems().back(),
+            R"(client-3 (incarnation 2) line 3: expected a "type" (invoke, ok, fail, info, cs-enter or cs-exit), found none)");
+}
+
+TEST(ExternalReport, ExitsThatLeaveTheRunUntestedAreProblems) {
+  Fixture silent;
+  silent.report.exited(1, exit_status(0), "");
+  EXPECT_EQ(silent.report.problems().at(0), "client-3 exited without reporting anything");
+
+  Fixture failing;
+  failing.lines({R"({"type":"invoke","f":"acquire"})"});
+  failing.report.exited(1, exit_status(3), "Error: Cannot find module 'redlock'");
+  EXPECT_EQ(failing.report.problems().at(0),
+            "client-3 exited with status 3; its stderr ends: Error: Cannot find module 'redlock'");
+  EXPECT_EQ(failing.events().back().f, checker::truth::kCrash);
+  EXPECT_EQ(failing.events()[1].type, EventType::Info);
+
+  Fixture killed;
+  killed.lines({R"({"type":"invoke","f":"acquire"})"});
+  killed.report.exited(1, SIGSEGV, "");
+  EXPECT_EQ(killed.report.problems().at(0), "client-3 was killed by SIGSEGV");
+
+  Fixture open;
+  open.lines({R"({"type":"invoke","f":"acquire"})", R"({"type":"ok","f":"acquire"})", R"({"type":"cs-enter"})"});
+  open.report.exited(1, exit_status(0), "");
+  EXPECT_EQ(open.report.problems().at(0), "client-3 exited inside its critical section (entered at line 3)");
+
+  Fixture unstarted;
+  unstarted.report.start_failed(1, "cannot find nodee on PATH");
+  EXPECT_EQ(unstarted.report.problems().at(0), "client-3 could not start: cannot find nodee on PATH");
+}
+
+TEST(ExternalReport, AClientStillRunningAtTheEndIsNamedButTestedAllTheSame) {
+  Fixture f;
+  f.lines({R"({"type":"invoke","f":"acquire"})"});
+  f.report.killed_at_end();
+  EXPECT_TRUE(f.report.problems().empty());
+  EXPECT_EQ(f.report.still_running(), "client-3 was still running when the run ended: killed");
+  Fixture silent;
+  silent.report.killed_at_end();
+  EXPECT_EQ(silent.report.problems().at(0), "client-3 reported nothing before the run ended");
+}
+
+TEST(ExternalReport, OverlongAndEndlessOutputIsCutOff) {
+  Fixture f;
+  f.report.line(1, std::string(100, 'x'), true);
+  EXPECT_EQ(f.report.problems().at(0), "client-3 line 1: a line longer than 65536 bytes");
+
+  Fixture g;
+  for (int64_t i = 0; i < ClientReport::kLinesMax + 10; ++i) {
+    g.report.line(1, i % 2 == 0 ? R"({"type":"cs-enter"})" : R"({"type":"cs-exit"})", false);
+  }
+  ASSERT_EQ(g.report.problems().size(), 1u);
+  EXPECT_EQ(g.report.problems()[0], "client-3 line 100001: more than 100000 lines");
+  EXPECT_LE(g.events().size(), static_cast<size_t>(ClientReport::kLinesMax) + 1);
+}
+
+// The subset of JSON Schema docs/external-client-line.schema.json uses: oneOf branches of
+// objects with const / enum / type per property, required and no other properties.
+bool schema_accepts(const nlohmann::json& branch, const nlohmann::json& line) {
+  if (!line.is_object()) return false;
+  const auto& props = branch["properties"];
+  for (const auto& [key, v] : line.items()) {
+    if (!props.contains(key)) return false;
+    const auto& p = props[key];
+    if (p.contains("const") && v != p["const"]) return false;
+    if (p.contains("enum") && std::find(p["enum"].begin(), p["enum"].end(), v) == p["enum"].end()) return false;
+    if (p.value("type", "") == "integer" && !v.is_number_integer()) return false;
+    if (p.value("type", "") == "string" && !v.is_string()) return false;
+  }
+  for (const auto& r : branch["required"]) {
+    if (!line.contains(r.get<std::string>())) return false;
+  }
+  return true;
+}
+
+// The published schema and the reader agree on every shape of line: each kind of line,
+// with each combination of the optional keys, well or badly typed.
+TEST(ExternalReport, TheReaderAcceptsExactlyWhatTheSchemaDescribes) {
+  std::ifstream in(std::string(LOCKSTEP_SOURCE_DIR) + "/docs/external-client-line.schema.json");
+  const auto schema = nlohmann::json::parse(in);
+  ASSERT_TRUE(schema.contains("oneOf"));
+  int accepted = 0, lines = 0;
+  for (const char* type : {"invoke", "ok", "fail", "info", "cs-enter", "cs-exit"}) {
+    for (const char* f : {"", "acquire", "release", "extend", "read", "write", "lock"}) {
+      for (int extras = 0; extras < 27; ++extras) {  // value, token, error: absent, right, wrong type
+        nlohmann::json line = {{"type", type}};
+        if (*f) line["f"] = f;
+        const int value = extras % 3, token = extras / 3 % 3, error = extras / 9;
+        if (value) line["value"] = value == 1 ? nlohmann::json(4) : nlohmann::json("4");
+        if (token) line["token"] = token == 1 ? nlohmann::json(7) : nlohmann::json(7.5);
+        if (error) line["error"] = error == 1 ? nlohmann::json("timeout") : nlohmann::json(5);
+        int matches = 0;
+        for (const auto& branch : schema["oneOf"]) matches += schema_accepts(branch, line);
+        ASSERT_LE(matches, 1) << line.dump() << " fits two shapes of the schema";
+        std::string why;
+        const bool parsed = parse_client_line(line.dump(), why).has_value();
+        EXPECT_EQ(parsed, matches == 1) << line.dump() << (parsed ? "" : ": " + why);
+        accepted += parsed;
+        ++lines;
+      }
+    }
+  }
+  EXPECT_GT(accepted, 20) << "of " << lines;
+}
+
+// Whatever a program writes, the reader answers with history or one problem, and the
+// history never holds two open operations of the client.
+RC_GTEST_PROP(ExternalReportProperty, ArbitraryLinesNeverCrashOrCorruptTheHistory, (const std::vector<std::string>& lines)) {
+  Fixture f;
+  for (const auto& l : lines) f.report.line(1, l, false);
+  f.report.exited(1, exit_status(0), "");
+  int open = 0;
+  for (const auto& e : f.events()) {
+    if (e.type == EventType::Truth) continue;
+    open += e.type == EventType::Invoke ? 1 : -1;
+    RC_ASSERT(open >= 0);
+    RC_ASSERT(open <= 2);  // an operation, and a release left to the lease
+  }
+  for (const auto& p : f.report.problems()) RC_ASSERT(p.find('\n') == std::string::npos);
+}
+
+}  // namespace
+}  // namespace lockstep::runner
