@@ -4,38 +4,12 @@
 #include <optional>
 
 #include "lockstep/profiles.h"
+#include "op_outcomes.h"
 
 namespace lockstep::runner {
 namespace {
 
 using checker::EventType;
-
-EventType completion(AcquireOutcome o) {
-  switch (o) {
-    case AcquireOutcome::Acquired: return EventType::Ok;
-    case AcquireOutcome::NotAcquired: return EventType::Fail;
-    case AcquireOutcome::Unknown: return EventType::Info;
-  }
-  return EventType::Info;
-}
-
-EventType completion(ReleaseOutcome o) {
-  switch (o) {
-    case ReleaseOutcome::Released: return EventType::Ok;
-    case ReleaseOutcome::NotOwner: return EventType::Fail;
-    case ReleaseOutcome::Unknown: return EventType::Info;
-  }
-  return EventType::Info;
-}
-
-EventType completion(ExtendOutcome o) {
-  switch (o) {
-    case ExtendOutcome::Extended: return EventType::Ok;
-    case ExtendOutcome::NotExtended: return EventType::Fail;
-    case ExtendOutcome::Unknown: return EventType::Info;
-  }
-  return EventType::Info;
-}
 
 // One client's view of the run: its lock, where it records, and the sale's store.
 struct Client {

@@ -4,6 +4,7 @@
 #include "lockstep/runner/workload.h"
 #include "lockstep/algorithms.h"
 #include "lockstep/scripts.h"
+#include "op_outcomes.h"
 #include "profile_workload.h"
 
 namespace lockstep::runner {
@@ -26,24 +27,6 @@ LockParams lock_params(const LockSpec& spec) {
 }
 
 namespace {
-
-EventType completion(AcquireOutcome o) {
-  switch (o) {
-    case AcquireOutcome::Acquired: return EventType::Ok;
-    case AcquireOutcome::NotAcquired: return EventType::Fail;
-    case AcquireOutcome::Unknown: return EventType::Info;
-  }
-  return EventType::Info;
-}
-
-EventType completion(ReleaseOutcome o) {
-  switch (o) {
-    case ReleaseOutcome::Released: return EventType::Ok;
-    case ReleaseOutcome::NotOwner: return EventType::Fail;
-    case ReleaseOutcome::Unknown: return EventType::Info;
-  }
-  return EventType::Info;
-}
 
 bool parse_int(const std::string& s, int64_t& out) {
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
