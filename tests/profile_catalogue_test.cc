@@ -7,9 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <map>
-#include <regex>
 #include <set>
 
 #include "lockstep/live/redis_server.h"
@@ -77,14 +77,28 @@ TEST(ProfileCatalogue, EveryScenarioIsHalfOfAPairWithTheSameFaultsAndSeed) {
   for (const auto& f : profile_scenarios()) EXPECT_TRUE(paired.count(fs::path(f).filename().string())) << f;
 }
 
+// An issue number ("#296") or a source file ("lock.py", "redlock.ts") in the text.
+// (Hand-written: GCC 12 warns inside <regex> under the sanitizer build's -O1.)
+bool cites_issue_or_source(const std::string& text) {
+  for (size_t i = 0; i + 1 < text.size(); ++i) {
+    if (text[i] == '#' && std::isdigit(static_cast<unsigned char>(text[i + 1]))) return true;
+  }
+  for (const char* ext : {".py", ".cpp", ".ts", ".js", ".go", ".java"}) {
+    for (size_t at = text.find(ext); at != std::string::npos; at = text.find(ext, at + 1)) {
+      const size_t end = at + std::char_traits<char>::length(ext);
+      if (end == text.size() || !std::isalnum(static_cast<unsigned char>(text[end]))) return true;
+    }
+  }
+  return false;
+}
+
 TEST(ProfileCatalogue, EveryBugUsesItsLibraryAndCitesWhereItComesFrom) {
-  const std::regex citation(R"(#[0-9]+|\.(py|cpp|ts|js|go|java)\b)");
   for (const auto& f : profile_scenarios()) {
     const Scenario s = load(f);
     SCOPED_TRACE(f);
     ASSERT_FALSE(s.lock.profile.empty());
     EXPECT_NE(s.description.find(profile_named(s.lock.profile)->library), std::string::npos);
-    EXPECT_TRUE(std::regex_search(s.description, citation)) << "no issue or source file cited";
+    EXPECT_TRUE(cites_issue_or_source(s.description)) << "no issue or source file cited";
   }
 }
 
