@@ -8,6 +8,8 @@ namespace {
 
 // Bounds on setting up replication and Sentinel before the clients start.
 constexpr Nanos kSetupLimit = Millis(15000);
+// How much later than sentinel-1 the other sentinels see a master down (start_sentinels).
+constexpr int64_t kFollowerGraceMs = 1000;
 // Sentinel's own timer periods, shortened (SENTINEL DEBUG) so that setting up takes well
 // under a second and a failover about down_after_ms plus one or two seconds:
 //  - info-period 200 (default 10 s): replicas are discovered through the master's INFO
@@ -19,11 +21,8 @@ constexpr Nanos kSetupLimit = Millis(15000);
 //    a period as long as a short down_after_ms would make it see the master it just
 //    promoted as down. Sentinel promotes a replica only if its INFO is younger than five
 //    ping periods and refreshes it every second once the master is down: 1.25 s suffices.
-// ask-period stays at 1 s: it spreads the moments at which the sentinels agree that the
-// master is down, so that one of them asks for votes first and wins the election; with
-// all asking at once, each votes for itself and no failover happens for
-// 2 * failover-timeout. Detection itself is untouched: down-after-milliseconds and the
-// quorum are the scenario's.
+// ask-period stays at 1 s; Detection itself is untouched: down-after-milliseconds is the
+// scenario's (see start_sentinels for who acts on it first).
 const std::vector<std::string> kSentinelTimers = {"SENTINEL",       "DEBUG", "info-period", "200",
                                                   "publish-period", "200",   "ping-period", "250"};
 
@@ -165,9 +164,17 @@ std::string Cluster::await_replicas() {
   return "";
 }
 
-// Sentinels watch every master with a majority quorum. The clients start only once each
-// sentinel knows every replica and every other sentinel: a master lost before that could
-// not be failed over.
+// Sentinels watch every master. The clients start only once each sentinel knows every
+// replica and every other sentinel: a master lost before that could not be failed over.
+//
+// Sentinels that reach objective down in the same instant each vote for themselves, and
+// a split vote blocks the next try for 2 * failover-timeout, which here is past the end
+// of the run: the failover would not happen at all. So sentinel-1 is the one that acts
+// after down_after_ms: its quorum is 1, and the others see the master down only
+// kFollowerGraceMs later, so they are still waiting when its vote request arrives and
+// vote for it (a sentinel votes for the first candidate of an epoch whatever it thinks
+// of the master). Every sentinel reaches the servers directly, so they would all agree
+// anyway; the others still vote, and still fail over if sentinel-1 cannot.
 std::string Cluster::start_sentinels() {
   const int count = spec_.sentinels;
   if (count == 0) return "";
@@ -178,7 +185,7 @@ std::string Cluster::start_sentinels() {
     m.name = node_name(n);
     m.address = masters_[n]->address();
     m.quorum = count / 2 + 1;
-    m.down_after_ms = spec_.down_after_ms;
+    m.down_after_ms = spec_.down_after_ms + kFollowerGraceMs;
     // Sentinel rewires a replica that replicates through a lag relay to the master itself
     // once failover-timeout has passed (+fix-slave-config); past the end of the run, the
     // lag stays what the scenario says.
@@ -191,6 +198,12 @@ std::string Cluster::start_sentinels() {
     ServerConfig c;
     c.name = "sentinel-" + std::to_string(k);
     c.monitors = monitors;
+    if (k == 1) {
+      for (auto& m : c.monitors) {
+        m.quorum = 1;
+        m.down_after_ms = spec_.down_after_ms;
+      }
+    }
     RedisServer* sentinel = farm_->start(c);
     if (!sentinel) return farm_->error();
     Reply r = sync_command(sentinel->address(), kSentinelTimers, Millis(1000));
