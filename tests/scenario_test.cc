@@ -4,6 +4,7 @@
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <functional>
 #include <fstream>
@@ -12,6 +13,7 @@
 #include <sstream>
 
 #include "lockstep/algorithms.h"
+#include "lockstep/profiles.h"
 
 namespace lockstep::runner {
 namespace {
@@ -418,6 +420,55 @@ TEST(Scenario, SchemaListsExactlyTheKeysTheParserAccepts) {
     if (pattern != "$.lock.options") {
       EXPECT_TRUE(from_parser.count(pattern)) << pattern << " only in the schema";
     }
+}
+
+// --- The schema's option rules are the option tables, written out. ---
+
+nlohmann::json schema_number(double x) {
+  if (x == std::floor(x) && std::fabs(x) < 1e15) return static_cast<int64_t>(x);
+  return x;
+}
+
+nlohmann::json option_schema(const LockOption& o) {
+  nlohmann::json j;
+  switch (o.type) {
+    case LockOption::Type::Integer:
+      // A 0/1 switch of lockstep's also takes false/true; minimum and maximum leave booleans alone.
+      j["type"] = o.min == 0 && o.max == 1 ? nlohmann::json{"integer", "boolean"} : nlohmann::json("integer");
+      break;
+    case LockOption::Type::Number: j["type"] = "number"; break;
+    case LockOption::Type::NumberOrNull: j["type"] = {"number", "null"}; break;
+    case LockOption::Type::Boolean: j["type"] = "boolean"; break;
+    case LockOption::Type::Choice: j["enum"] = o.choices; break;
+  }
+  if (o.type != LockOption::Type::Boolean && o.type != LockOption::Type::Choice) {
+    j["minimum"] = schema_number(o.min);
+    j["maximum"] = schema_number(o.max);
+  }
+  if (!o.default_value.is_null()) j["default"] = o.default_value;
+  j["description"] = o.meaning;
+  return j;
+}
+
+nlohmann::json options_rule(const std::string& key, const std::string& name, const std::vector<LockOption>& table) {
+  nlohmann::json props = nlohmann::json::object();
+  for (const auto& o : table) props[o.name] = option_schema(o);
+  return {{"if", {{"required", {key}}, {"properties", {{key, {{"const", name}}}}}}},
+          {"then", {{"properties", {{"options", {{"properties", props}, {"additionalProperties", false}}}}}}}};
+}
+
+TEST(Scenario, SchemaOptionRulesAreTheOptionTables) {
+  nlohmann::json rules = nlohmann::json::array();
+  for (const auto& a : algorithms()) rules.push_back(options_rule("algorithm", a.name, a.options));
+  for (const auto& p : profiles()) rules.push_back(options_rule("profile", p.name, p.options));
+  const auto& lock = schema()["$defs"]["lock"];
+  const nlohmann::json names = algorithm_names();
+  // On a mismatch the expected rules are written out, ready to paste into the schema.
+  const auto out = std::filesystem::temp_directory_path() / "lockstep-schema-lock-rules.json";
+  if (!lock.contains("allOf") || lock["allOf"] != rules || schema()["$defs"]["algorithm_name"]["enum"] != names)
+    std::ofstream(out) << nlohmann::json{{"allOf", rules}, {"enum", names}}.dump(2) << "\n";
+  EXPECT_EQ(lock.value("allOf", nlohmann::json()), rules) << "expected $defs.lock.allOf written to " << out;
+  EXPECT_EQ(schema()["$defs"]["algorithm_name"]["enum"], names) << "expected enum written to " << out;
 }
 
 TEST(Scenario, WrittenScenarioUsesOnlyKeysTheParserKnows) {
