@@ -1,8 +1,6 @@
 // `lockstep fuzz`: generated scenarios until one breaks a property, shrunk to a small
 // replayable scenario file. Also `--merge DIR...` to combine the summaries of shards run
 // on different machines.
-#include <unistd.h>
-
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +12,7 @@
 #include "lockstep/profiles.h"
 #include "lockstep/reports/writers.h"
 #include "lockstep/runner/fuzz.h"
+#include "lockstep/runner/progress.h"
 
 namespace lockstep::cli {
 namespace {
@@ -91,23 +90,6 @@ bool parse_space(const FuzzArgs& a, runner::FuzzSpace& sp, runner::FuzzOptions& 
   return true;
 }
 
-void progress_bar(uint64_t done, uint64_t total) {
-  static const bool tty = isatty(fileno(stderr));
-  if (tty) {
-    if (total == 0) {
-      std::fprintf(stderr, "\rfuzz: %llu runs", static_cast<unsigned long long>(done));
-    } else {
-      const int width = 30, filled = static_cast<int>(width * done / total);
-      std::fprintf(stderr, "\rfuzz: [%s%s] %llu/%llu", std::string(filled, '#').c_str(),
-                   std::string(width - filled, ' ').c_str(), static_cast<unsigned long long>(done),
-                   static_cast<unsigned long long>(total));
-    }
-    std::fflush(stderr);
-  } else if (total > 0 ? (done * 10 / total != (done - 1) * 10 / total) : done % 5000 == 0) {
-    std::fprintf(stderr, "fuzz: %llu runs done\n", static_cast<unsigned long long>(done));
-  }
-}
-
 bool write(const fs::path& p, const std::string& data) {
   std::ofstream f(p, std::ios::binary);
   f << data;
@@ -175,8 +157,9 @@ int fuzz(const FuzzArgs& a) {
               a.time_limit_s > 0 ? ("time-limit=" + std::to_string(a.time_limit_s) + "s").c_str()
                                  : ("runs=" + std::to_string(opts.runs)).c_str());
   std::fflush(stdout);
-  runner::FuzzSummary s = runner::fuzz(space, opts, progress_bar);
-  if (isatty(fileno(stderr))) std::fprintf(stderr, "\n");
+  runner::Progress progress("fuzz");
+  runner::FuzzSummary s = runner::fuzz(space, opts, [&](uint64_t done, uint64_t total) { progress.show(done, total); });
+  progress.clear();
   std::error_code ec;
   fs::create_directories(a.out, ec);
   std::string example, replay;

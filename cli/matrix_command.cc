@@ -1,8 +1,6 @@
 // `lockstep matrix`: one fuzz campaign per (profile x fault kind) cell, the broken cells
 // shrunk to replayable counterexamples, and the table as DIR/matrix.json and
 // DIR/matrix.html (see lockstep/runner/matrix.h). Exit 1 when any cell is broken.
-#include <unistd.h>
-
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +12,7 @@
 #include "lockstep/reports/matrix.h"
 #include "lockstep/reports/writers.h"
 #include "lockstep/runner/matrix.h"
+#include "lockstep/runner/progress.h"
 
 namespace lockstep::cli {
 namespace {
@@ -92,14 +91,6 @@ reports::RunReport junit_case(const runner::MatrixCell& c) {
   return r;
 }
 
-void show_progress(size_t i, size_t total, const runner::MatrixCell& c, bool done) {
-  static const bool tty = isatty(fileno(stdout));
-  if (!tty) return;
-  std::printf("\r\033[K[%zu/%zu] %s x %s%s", i + (done ? 1 : 0), total, c.profile.c_str(), c.fault.c_str(),
-              done ? (c.broken() ? ": broken" : ": no violation") : " ...");
-  std::fflush(stdout);
-}
-
 int matrix(const MatrixArgs& a) {
   runner::MatrixOptions o;
   o.profiles = a.profiles.empty() || a.profiles == "all" ? profile_names() : split(a.profiles);
@@ -118,8 +109,12 @@ int matrix(const MatrixArgs& a) {
     std::fprintf(stderr, "lockstep matrix: %s\n", why.c_str());
     return kExitUsage;
   }
-  std::vector<runner::MatrixCell> cells = runner::run_matrix(o, show_progress);
-  if (isatty(fileno(stdout))) std::printf("\r\033[K");
+  runner::Progress progress("matrix");
+  auto show = [&](size_t i, size_t total, const runner::MatrixCell& c, bool done) {
+    progress.show(i + (done ? 1 : 0), total, c.profile + " x " + c.fault);
+  };
+  std::vector<runner::MatrixCell> cells = runner::run_matrix(o, show);
+  progress.clear();
   std::error_code ec;
   fs::create_directories(a.out, ec);
   std::vector<reports::MatrixRow> rows;
