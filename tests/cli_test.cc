@@ -150,7 +150,8 @@ TEST(CliProgress, DrawnOnATerminal) {
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("\r\033[Krun  [          "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("0/2  0%  01-setnx-crash-deadlock"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("1/2  50%  02-set-px-lua-crash-recovers"), std::string::npos) << r.out;
+  // Its estimate of the time left may shorten the name on a narrow terminal.
+  EXPECT_NE(r.out.find("1/2  50%  02-set-px-lua"), std::string::npos) << r.out;
   std::filesystem::remove_all(dir);
 }
 
