@@ -1,9 +1,10 @@
 // `lockstep fuzz`: generated scenarios until one breaks a property, shrunk to a small
 // replayable scenario file. Also `--merge DIR...` to combine the summaries of shards run
 // on different machines.
-#include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -14,6 +15,8 @@
 #include "lockstep/profiles.h"
 #include "lockstep/reports/writers.h"
 #include "lockstep/runner/fuzz.h"
+#include "lockstep/runner/progress.h"
+#include "lockstep/runner/shard.h"
 
 namespace lockstep::cli {
 namespace {
@@ -28,9 +31,11 @@ struct FuzzArgs {
   double time_limit_s = 0;
   uint64_t seed = 1;
   std::string shard = "0/1";
+  std::optional<int> shard_count;
   std::string out = "lockstep-fuzz";
   std::string junit;
   std::vector<std::string> merge;
+  bool out_given = false;  // --merge writes a merged summary.json only where asked to
 };
 
 std::vector<std::string> split(const std::string& s, char sep) {
@@ -79,33 +84,12 @@ bool parse_space(const FuzzArgs& a, runner::FuzzSpace& sp, runner::FuzzOptions& 
   o.runs = a.runs.value_or(100);
   o.time_limit_s = a.time_limit_s;
   o.seed = a.seed;
-  auto parts = split(a.shard, '/');
-  try {
-    if (parts.size() != 2) throw std::invalid_argument("shard");
-    o.shard = std::stoi(parts[0]);
-    o.shards = std::stoi(parts[1]);
-  } catch (...) {
-    return usage_error("--shard must be I/N, found \"" + a.shard + "\"");
-  }
-  if (o.shards < 1 || o.shard < 0 || o.shard >= o.shards) return usage_error("--shard I/N needs 0 <= I < N");
+  runner::Shard shard;
+  if (std::string why = runner::resolve_shard(a.shard, a.shard_count, std::getenv, shard); !why.empty())
+    return usage_error(why);
+  o.shard = shard.index;
+  o.shards = shard.count;
   return true;
-}
-
-void progress_bar(uint64_t done, uint64_t total) {
-  static const bool tty = isatty(fileno(stderr));
-  if (tty) {
-    if (total == 0) {
-      std::fprintf(stderr, "\rfuzz: %llu runs", static_cast<unsigned long long>(done));
-    } else {
-      const int width = 30, filled = static_cast<int>(width * done / total);
-      std::fprintf(stderr, "\rfuzz: [%s%s] %llu/%llu", std::string(filled, '#').c_str(),
-                   std::string(width - filled, ' ').c_str(), static_cast<unsigned long long>(done),
-                   static_cast<unsigned long long>(total));
-    }
-    std::fflush(stderr);
-  } else if (total > 0 ? (done * 10 / total != (done - 1) * 10 / total) : done % 5000 == 0) {
-    std::fprintf(stderr, "fuzz: %llu runs done\n", static_cast<unsigned long long>(done));
-  }
 }
 
 bool write(const fs::path& p, const std::string& data) {
@@ -128,12 +112,15 @@ reports::RunReport campaign_report(const FuzzArgs& a, const runner::FuzzSummary&
   return r;
 }
 
-nlohmann::ordered_json summary_json(const FuzzArgs& a, const runner::FuzzSummary& s, const std::string& counterexample) {
+std::string shard_text(const runner::FuzzOptions& o) { return std::to_string(o.shard) + "/" + std::to_string(o.shards); }
+
+nlohmann::ordered_json summary_json(const FuzzArgs& a, const runner::FuzzOptions& o, const runner::FuzzSummary& s,
+                                    const std::string& counterexample) {
   nlohmann::ordered_json j;
   j["algorithm"] = subject(a);
   j["faults"] = a.faults;
   j["seed"] = a.seed;
-  j["shard"] = a.shard;
+  j["shard"] = shard_text(o);
   j["runs"] = s.runs;
   j["violations"] = s.violations;
   j["seconds"] = s.seconds;
@@ -141,10 +128,35 @@ nlohmann::ordered_json summary_json(const FuzzArgs& a, const runner::FuzzSummary
   return j;
 }
 
-int merge(const std::vector<std::string>& dirs) {
+// When every summary is a shard of one campaign (same subject, faults and seed), the
+// shards must be all of it, each once: a lost shard would make the merged count a lie.
+std::string shards_problem(const std::vector<nlohmann::json>& summaries, const std::vector<std::string>& dirs) {
+  const auto campaign = [](const nlohmann::json& j) {
+    return j.value("algorithm", "") + "|" + j.value("faults", "") + "|" + std::to_string(j.value("seed", uint64_t{0}));
+  };
+  std::vector<int> seen;
+  int count = -1;
+  for (size_t i = 0; i < summaries.size(); ++i) {
+    if (campaign(summaries[i]) != campaign(summaries[0])) return "";  // different campaigns: a plain sum
+    const auto parts = split(summaries[i].value("shard", "0/1"), '/');
+    if (parts.size() != 2) return dirs[i] + ": shard is not I/N";
+    const int index = std::atoi(parts[0].c_str()), n = std::atoi(parts[1].c_str());
+    if (count >= 0 && n != count) return dirs[i] + ": shard " + parts[0] + "/" + parts[1] + " of a split into " +
+                                         std::to_string(count) + " elsewhere";
+    count = n;
+    if (std::find(seen.begin(), seen.end(), index) != seen.end()) return dirs[i] + ": shard " + parts[0] + " given twice";
+    seen.push_back(index);
+  }
+  if (static_cast<int>(seen.size()) != count)
+    return "only " + std::to_string(seen.size()) + " of the campaign's " + std::to_string(count) + " shards given";
+  return "";
+}
+
+int merge(const std::vector<std::string>& dirs, const std::string& out) {
   uint64_t runs = 0, violations = 0;
   double seconds = 0;
   std::vector<std::string> examples;
+  std::vector<nlohmann::json> summaries;
   for (const auto& d : dirs) {
     const fs::path p = fs::path(d) / "summary.json";
     std::ifstream in(p);
@@ -158,25 +170,48 @@ int merge(const std::vector<std::string>& dirs) {
     violations += j.value("violations", uint64_t{0});
     seconds += j.value("seconds", 0.0);
     for (const auto& c : j.value("counterexamples", nlohmann::json::array())) examples.push_back(c.get<std::string>());
+    summaries.push_back(std::move(j));
+  }
+  if (std::string why = shards_problem(summaries, dirs); !why.empty()) {
+    std::fprintf(stderr, "lockstep fuzz --merge: %s\n", why.c_str());
+    return kExitDataErr;
   }
   std::printf("merged %zu shards: %llu runs, %llu violations, %.1fs of fuzzing\n", dirs.size(),
               static_cast<unsigned long long>(runs), static_cast<unsigned long long>(violations), seconds);
   for (const auto& e : examples) std::printf("  counterexample: %s  (replay: lockstep run %s)\n", e.c_str(), e.c_str());
+  if (!out.empty()) {
+    nlohmann::ordered_json j;
+    j["algorithm"] = summaries[0].value("algorithm", "");
+    j["faults"] = summaries[0].value("faults", "");
+    j["seed"] = summaries[0].value("seed", uint64_t{0});
+    j["shards"] = dirs.size();
+    j["runs"] = runs;
+    j["violations"] = violations;
+    j["seconds"] = seconds;
+    j["counterexamples"] = examples;
+    std::error_code ec;
+    fs::create_directories(out, ec);
+    if (!write(fs::path(out) / "summary.json", j.dump(2) + "\n")) {
+      std::fprintf(stderr, "lockstep fuzz --merge: cannot write %s/summary.json\n", out.c_str());
+      return kExitDataErr;
+    }
+  }
   return violations ? kExitMismatch : 0;
 }
 
 int fuzz(const FuzzArgs& a) {
-  if (!a.merge.empty()) return merge(a.merge);
+  if (!a.merge.empty()) return merge(a.merge, a.out_given ? a.out : "");
   runner::FuzzSpace space;
   runner::FuzzOptions opts;
   if (!parse_space(a, space, opts)) return kExitUsage;
   std::printf("fuzz: seed=%llu shard=%s algorithm=%s faults=%s %s\n", static_cast<unsigned long long>(a.seed),
-              a.shard.c_str(), subject(a).c_str(), a.faults.c_str(),
+              shard_text(opts).c_str(), subject(a).c_str(), a.faults.c_str(),
               a.time_limit_s > 0 ? ("time-limit=" + std::to_string(a.time_limit_s) + "s").c_str()
                                  : ("runs=" + std::to_string(opts.runs)).c_str());
   std::fflush(stdout);
-  runner::FuzzSummary s = runner::fuzz(space, opts, progress_bar);
-  if (isatty(fileno(stderr))) std::fprintf(stderr, "\n");
+  runner::Progress progress("fuzz");
+  runner::FuzzSummary s = runner::fuzz(space, opts, [&](uint64_t done, uint64_t total) { progress.show(done, total); });
+  progress.clear();
   std::error_code ec;
   fs::create_directories(a.out, ec);
   std::string example, replay;
@@ -203,7 +238,7 @@ int fuzz(const FuzzArgs& a) {
     for (const auto& v : outcome.report.violations) std::printf("  %s: %s\n", v.property.c_str(), v.explanation.c_str());
     std::printf("counterexample: %s\nreplay: %s\n", example.c_str(), replay.c_str());
   }
-  write(fs::path(a.out) / "summary.json", summary_json(a, s, example).dump(2) + "\n");
+  write(fs::path(a.out) / "summary.json", summary_json(a, opts, s, example).dump(2) + "\n");
   std::string error;
   if (!a.junit.empty() && !reports::write_junit({campaign_report(a, s)}, "lockstep fuzz", a.junit, error)) {
     std::fprintf(stderr, "lockstep fuzz: %s\n", error.c_str());
@@ -225,11 +260,18 @@ CommandRunner add_fuzz_command(CLI::App& app) {
   cmd->add_option("--runs", a->runs, "Number of generated scenarios (default 100)");
   cmd->add_option("--time-limit", a->time_limit_s, "Fuzz for this many seconds instead of a run count");
   cmd->add_option("--seed", a->seed, "Campaign seed")->capture_default_str();
-  cmd->add_option("--shard", a->shard, "Run shard I of N (I/N): interleaved run indices")->capture_default_str();
+  cmd->add_option("--shard", a->shard,
+                  "Run shard I of N (I/N, interleaved run indices), or auto: from a Kubernetes Indexed Job or a Slurm "
+                  "job array")
+      ->capture_default_str();
+  cmd->add_option("--shard-count", a->shard_count, "With --shard auto under Kubernetes: how many shards (completions)");
   cmd->add_option("--out", a->out, "Directory for the summary and counterexamples")->capture_default_str();
   cmd->add_option("--junit", a->junit, "Write a JUnit XML result here");
   cmd->add_option("--merge", a->merge, "Combine the summaries of these shard output directories")->expected(1, -1);
-  return [a] { return fuzz(*a); };
+  return [a, cmd] {
+    a->out_given = cmd->count("--out") > 0;
+    return fuzz(*a);
+  };
 }
 
 }  // namespace lockstep::cli

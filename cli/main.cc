@@ -1,9 +1,28 @@
 #include <cstdio>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "commands.h"
 #include "lockstep/runner/memory.h"
+#include "lockstep/text.h"
+
+namespace {
+
+// CLI11 would take an unknown first word for a stray argument and answer "A subcommand
+// is required"; a user who mistyped a command needs to hear that, and what there is.
+int unknown_command(const CLI::App& app, const std::string& word) {
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+  std::string list;
+  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+  const std::string best = lockstep::nearest_name(word, names);
+  std::fprintf(stderr, "lockstep: unknown command \"%s\"%s\nCommands: %s\nRun 'lockstep --help' for what each does.\n",
+               word.c_str(), best.empty() ? "" : (" (did you mean \"" + best + "\"?)").c_str(), list.c_str());
+  return lockstep::cli::kExitUsage;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace lockstep::cli;
@@ -22,6 +41,14 @@ int main(int argc, char** argv) {
   add(add_sim_shell_command(app));
   add(add_profiles_command(app));
   add(add_matrix_command(app));
+
+  if (argc == 1) {
+    app.name("lockstep");  // CLI11 learns the program's name only while parsing
+    std::printf("%s", app.help().c_str());
+    return 0;
+  }
+  if (argv[1][0] != '-' && app.get_subcommands([&](CLI::App* sub) { return sub->check_name(argv[1]); }).empty())
+    return unknown_command(app, argv[1]);
 
   try {
     app.parse(argc, argv);

@@ -1,9 +1,10 @@
 // `lockstep matrix`: one fuzz campaign per (profile x fault kind) cell, the broken cells
 // shrunk to replayable counterexamples, and the table as DIR/matrix.json and
 // DIR/matrix.html (see lockstep/runner/matrix.h). Exit 1 when any cell is broken.
-#include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -14,6 +15,8 @@
 #include "lockstep/reports/matrix.h"
 #include "lockstep/reports/writers.h"
 #include "lockstep/runner/matrix.h"
+#include "lockstep/runner/progress.h"
+#include "lockstep/runner/shard.h"
 
 namespace lockstep::cli {
 namespace {
@@ -29,6 +32,9 @@ struct MatrixArgs {
   std::string out = "lockstep-matrix";
   std::string junit;
   bool markdown = false;
+  std::string shard = "0/1";
+  std::optional<int> shard_count;
+  std::vector<std::string> merge;
 };
 
 std::vector<std::string> split(const std::string& s) {
@@ -92,15 +98,141 @@ reports::RunReport junit_case(const runner::MatrixCell& c) {
   return r;
 }
 
-void show_progress(size_t i, size_t total, const runner::MatrixCell& c, bool done) {
-  static const bool tty = isatty(fileno(stdout));
-  if (!tty) return;
-  std::printf("\r\033[K[%zu/%zu] %s x %s%s", i + (done ? 1 : 0), total, c.profile.c_str(), c.fault.c_str(),
-              done ? (c.broken() ? ": broken" : ": no violation") : " ...");
-  std::fflush(stdout);
+// matrix.json with what a merge needs beside the table: the shard, the full row and column
+// lists (the order of the unsharded table) and each broken cell's story.
+nlohmann::ordered_json matrix_file(const std::vector<reports::MatrixRow>& rows, const reports::MatrixMeta& meta,
+                                   const runner::MatrixOptions& o) {
+  nlohmann::ordered_json j = reports::matrix_json(rows, meta);
+  j["shard"] = std::to_string(o.shard) + "/" + std::to_string(o.shards);
+  j["profiles"] = o.profiles;
+  j["faults"] = o.faults;
+  for (size_t i = 0; i < rows.size(); ++i) j["cells"][i]["story"] = rows[i].story;
+  return j;
+}
+
+// Writes matrix.json, matrix.html and JUnit, prints the table; the exit code.
+int finish(const MatrixArgs& a, const runner::MatrixOptions& o, const reports::MatrixMeta& meta,
+           const std::vector<reports::MatrixRow>& rows, const std::vector<reports::RunReport>& cases) {
+  std::string error;
+  const fs::path dir(a.out);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (!write(dir / "matrix.json", matrix_file(rows, meta, o).dump(2) + "\n") ||
+      !write(dir / "matrix.html", reports::render_matrix_html(rows, meta)) ||
+      (!a.junit.empty() && !reports::write_junit(cases, "lockstep matrix", a.junit, error))) {
+    std::fprintf(stderr, "lockstep matrix: cannot write to %s %s\n", a.out.c_str(), error.c_str());
+    return kExitDataErr;
+  }
+  if (a.markdown) std::printf("%s", reports::render_matrix_markdown(rows).c_str());
+  int broken = 0;
+  for (const auto& r : rows) {
+    broken += r.verdict == reports::matrix_verdict::kBroken;
+    std::string found;
+    for (const auto& p : r.properties) found += (found.empty() ? "  " : ",") + p;
+    std::printf("%-28s %-12s %-12s %5llu runs%s\n", r.profile.c_str(), r.fault.c_str(), r.verdict.c_str(),
+                static_cast<unsigned long long>(r.runs), found.c_str());
+    if (!r.replay.empty()) std::printf("    replay: %s\n", r.replay.c_str());
+  }
+  std::printf("%zu cells, %d broken; %s/matrix.html\n", rows.size(), broken, a.out.c_str());
+  return broken > 0 ? kExitMismatch : 0;
+}
+
+int fail_merge(const std::string& why) {
+  std::fprintf(stderr, "lockstep matrix --merge: %s\n", why.c_str());
+  return kExitDataErr;
+}
+
+// The shards' matrix.json files as one table in the unsharded order, their counterexample
+// folders copied beside it: the same directory an unsharded run writes.
+int merge(const MatrixArgs& a) {
+  std::vector<nlohmann::json> parts;
+  for (const auto& d : a.merge) {
+    const fs::path p = fs::path(d) / "matrix.json";
+    std::ifstream in(p);
+    nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    if (!in || j.is_discarded() || !j.contains("cells") || !j["cells"].is_array() || !j.contains("shard"))
+      return fail_merge(p.string() + ": expected a shard's matrix.json, found " +
+                        (in ? "something else" : "no readable file"));
+    parts.push_back(std::move(j));
+  }
+  runner::MatrixOptions o;
+  o.profiles = parts[0].value("profiles", std::vector<std::string>{});
+  o.faults = parts[0].value("faults", std::vector<std::string>{});
+  std::vector<bool> seen(parts.size(), false);
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const auto& j = parts[i];
+    if (j.value("seed", uint64_t{0}) != parts[0].value("seed", uint64_t{0}) ||
+        j.value("budget", "") != parts[0].value("budget", "") || j.value("profiles", o.profiles) != o.profiles ||
+        j.value("faults", o.faults) != o.faults)
+      return fail_merge(a.merge[i] + ": a shard of another matrix (seed, budget, profiles or faults differ)");
+    runner::Shard sh;
+    if (std::string why = runner::resolve_shard(j["shard"].get<std::string>(), std::nullopt, std::getenv, sh);
+        !why.empty())
+      return fail_merge(a.merge[i] + ": " + why);
+    if (sh.count != static_cast<int>(parts.size()))
+      return fail_merge(a.merge[i] + " is shard " + std::to_string(sh.index) + " of " + std::to_string(sh.count) +
+                        ", but " + std::to_string(parts.size()) + " directories were given");
+    if (seen[sh.index]) return fail_merge(a.merge[i] + ": shard " + std::to_string(sh.index) + " given twice");
+    seen[sh.index] = true;
+  }
+  std::vector<std::pair<size_t, reports::MatrixRow>> ordered;
+  const fs::path out(a.out);
+  for (size_t i = 0; i < parts.size(); ++i) {
+    for (const auto& c : parts[i]["cells"]) {
+      reports::MatrixRow r;
+      r.profile = c.value("profile", "");
+      r.fault = c.value("fault", "");
+      r.verdict = c.value("verdict", "");
+      r.runs = c.value("runs", uint64_t{0});
+      r.seconds = c.value("seconds", 0.0);
+      r.violations = c.value("violations", uint64_t{0});
+      auto text = [&](const char* key) { return c.contains(key) && c[key].is_string() ? c[key].get<std::string>() : ""; };
+      r.counterexample = text("counterexample");
+      r.report = text("report");
+      r.story = text("story");
+      r.properties = c.value("properties", std::vector<std::string>{});
+      const auto p = std::find(o.profiles.begin(), o.profiles.end(), r.profile);
+      const auto f = std::find(o.faults.begin(), o.faults.end(), r.fault);
+      if (p == o.profiles.end() || f == o.faults.end())
+        return fail_merge(a.merge[i] + ": cell " + r.profile + " x " + r.fault + " is outside the matrix");
+      if (!r.counterexample.empty()) {
+        // The cell's folder moves into the merged directory, and its replay with it.
+        const fs::path cell = fs::path(r.counterexample).parent_path();
+        std::error_code ec;
+        fs::create_directories(out / cell, ec);
+        fs::copy(fs::path(a.merge[i]) / cell, out / cell,
+                 fs::copy_options::recursive | fs::copy_options::overwrite_existing, ec);
+        if (ec) return fail_merge("cannot copy " + (fs::path(a.merge[i]) / cell).string() + ": " + ec.message());
+        r.replay = "lockstep run " + (out / r.counterexample).string();
+      }
+      const size_t order = static_cast<size_t>(p - o.profiles.begin()) * o.faults.size() +
+                           static_cast<size_t>(f - o.faults.begin());
+      ordered.emplace_back(order, std::move(r));
+    }
+  }
+  std::sort(ordered.begin(), ordered.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::vector<reports::MatrixRow> rows;
+  std::vector<reports::RunReport> cases;
+  for (auto& [order, r] : ordered) {
+    reports::RunReport c;
+    c.scenario = r.profile + " x " + r.fault;
+    c.algorithm = r.profile;
+    const bool broken = r.verdict == reports::matrix_verdict::kBroken;
+    c.verdict = broken ? reports::verdict::kViolation : reports::verdict::kSafe;
+    for (const auto& p : r.properties) c.violations.push_back({p, r.story, {}, 0, 1});
+    c.replay = r.replay;
+    c.stats["runs"] = r.runs;
+    c.stats["seconds"] = r.seconds;
+    cases.push_back(std::move(c));
+    rows.push_back(std::move(r));
+  }
+  const std::string command = parts[0].value("command", "");
+  reports::MatrixMeta meta{parts[0].value("seed", uint64_t{1}), parts[0].value("budget", ""), command};
+  return finish(a, o, meta, rows, cases);
 }
 
 int matrix(const MatrixArgs& a) {
+  if (!a.merge.empty()) return merge(a);
   runner::MatrixOptions o;
   o.profiles = a.profiles.empty() || a.profiles == "all" ? profile_names() : split(a.profiles);
   o.faults = a.faults.empty() || a.faults == "all" ? std::vector<std::string>{"none"} : split(a.faults);
@@ -114,28 +246,35 @@ int matrix(const MatrixArgs& a) {
   o.runs = a.runs.value_or(100);
   o.time_limit_s = a.time_limit_s;
   o.seed = a.seed;
+  runner::Shard shard;
+  if (std::string why = runner::resolve_shard(a.shard, a.shard_count, std::getenv, shard); !why.empty()) {
+    std::fprintf(stderr, "lockstep matrix: %s\n", why.c_str());
+    return kExitUsage;
+  }
+  o.shard = shard.index;
+  o.shards = shard.count;
   if (std::string why = runner::matrix_options_problem(o); !why.empty()) {
     std::fprintf(stderr, "lockstep matrix: %s\n", why.c_str());
     return kExitUsage;
   }
-  std::vector<runner::MatrixCell> cells = runner::run_matrix(o, show_progress);
-  if (isatty(fileno(stdout))) std::printf("\r\033[K");
+  runner::Progress progress("matrix");
+  auto show = [&](size_t i, size_t total, const runner::MatrixCell& c, bool done) {
+    progress.show(i + (done ? 1 : 0), total, c.profile + " x " + c.fault);
+  };
+  std::vector<runner::MatrixCell> cells = runner::run_matrix(o, show);
+  progress.clear();
   std::error_code ec;
   fs::create_directories(a.out, ec);
   std::vector<reports::MatrixRow> rows;
   std::vector<reports::RunReport> cases;
   std::string error;
-  int broken = 0;
   for (auto& c : cells) {
     reports::MatrixRow row{c.profile, c.fault, c.broken() ? reports::matrix_verdict::kBroken
                                                           : reports::matrix_verdict::kNoViolation,
                            c.summary.runs, c.summary.seconds, c.summary.violations, "", "", "", {}, ""};
-    if (c.broken()) {
-      ++broken;
-      if (!write_cell(a.out, c, row, error)) {
-        std::fprintf(stderr, "lockstep matrix: %s\n", error.c_str());
-        return kExitDataErr;
-      }
+    if (c.broken() && !write_cell(a.out, c, row, error)) {
+      std::fprintf(stderr, "lockstep matrix: %s\n", error.c_str());
+      return kExitDataErr;
     }
     cases.push_back(junit_case(c));
     rows.push_back(std::move(row));
@@ -144,23 +283,7 @@ int matrix(const MatrixArgs& a) {
                            a.time_limit_s > 0 ? std::to_string(a.time_limit_s) + " s per cell"
                                               : std::to_string(o.runs) + " runs per cell",
                            command_line(a, o)};
-  const fs::path dir(a.out);
-  if (!write(dir / "matrix.json", reports::matrix_json(rows, meta).dump(2) + "\n") ||
-      !write(dir / "matrix.html", reports::render_matrix_html(rows, meta)) ||
-      (!a.junit.empty() && !reports::write_junit(cases, "lockstep matrix", a.junit, error))) {
-    std::fprintf(stderr, "lockstep matrix: cannot write to %s %s\n", a.out.c_str(), error.c_str());
-    return kExitDataErr;
-  }
-  if (a.markdown) std::printf("%s", reports::render_matrix_markdown(rows).c_str());
-  for (const auto& r : rows) {
-    std::string found;
-    for (const auto& p : r.properties) found += (found.empty() ? "  " : ",") + p;
-    std::printf("%-28s %-12s %-12s %5llu runs%s\n", r.profile.c_str(), r.fault.c_str(), r.verdict.c_str(),
-                static_cast<unsigned long long>(r.runs), found.c_str());
-    if (!r.replay.empty()) std::printf("    replay: %s\n", r.replay.c_str());
-  }
-  std::printf("%zu cells, %d broken; %s/matrix.html\n", rows.size(), broken, a.out.c_str());
-  return broken > 0 ? kExitMismatch : 0;
+  return finish(a, o, meta, rows, cases);
 }
 
 }  // namespace
@@ -176,6 +299,12 @@ CommandRunner add_matrix_command(CLI::App& app) {
   cmd->add_option("--out", a->out, "Directory for matrix.json, matrix.html and counterexamples")->capture_default_str();
   cmd->add_option("--junit", a->junit, "Write JUnit XML here (one test case per cell)");
   cmd->add_flag("--markdown", a->markdown, "Also print the table in Markdown");
+  cmd->add_option("--shard", a->shard,
+                  "Run shard I of N (I/N: cells I, I+N, ... row by row), or auto: from a Kubernetes Indexed Job or a "
+                  "Slurm job array")
+      ->capture_default_str();
+  cmd->add_option("--shard-count", a->shard_count, "With --shard auto under Kubernetes: how many shards (completions)");
+  cmd->add_option("--merge", a->merge, "Combine these shards' output directories into --out")->expected(1, -1);
   return [a] { return matrix(*a); };
 }
 

@@ -1,9 +1,11 @@
 // `lockstep profiles`: the library profiles a scenario may name as `"lock": {"profile":
 // ...}`, one line each (library, version, what it models); `--options` adds each
-// profile's options with their defaults, as the library spells them.
+// profile's options with their defaults, as the library spells them, and then the options
+// of lockstep's own algorithms (`"lock": {"algorithm": ...}`), from the same kind of table.
 #include <cstdio>
 
 #include "commands.h"
+#include "lockstep/algorithms.h"
 #include "lockstep/profiles.h"
 
 namespace lockstep::cli {
@@ -29,6 +31,13 @@ int list(bool with_options) {
     }
   }
   std::printf("\nUse one as \"lock\": {\"profile\": \"LIBRARY@VERSION\", \"options\": {...}} in a scenario file.\n");
+  if (!with_options) return 0;
+  std::printf("\nlockstep's own algorithms, as \"lock\": {\"algorithm\": \"NAME\", \"options\": {...}}:\n");
+  for (const auto& a : algorithms()) {
+    std::printf("%s%s\n", a.name.c_str(), a.options.empty() ? "  (no options)" : "");
+    for (const auto& o : a.options)
+      std::printf("    %-28s %-8s %s\n", o.name.c_str(), default_text(o).c_str(), o.meaning.c_str());
+  }
   return 0;
 }
 

@@ -1,5 +1,7 @@
 #include "scenario_batch.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -7,6 +9,7 @@
 #include "commands.h"
 #include "lockstep/fault_plan.h"
 #include "lockstep/reports/writers.h"
+#include "lockstep/runner/progress.h"
 
 namespace lockstep::cli {
 namespace {
@@ -76,12 +79,17 @@ void print_unknown(const reports::RunReport& r) {
 
 int run_batch(const std::vector<LoadedScenario>& scenarios, const BatchOptions& o, const RunOne& run_one) {
   std::vector<Row> rows;
+  // One file needs no count; many get a progress line under the headers on a terminal.
+  runner::Progress progress(o.command, scenarios.size() > 1 && isatty(STDERR_FILENO));
   for (const auto& loaded : scenarios) {
     const runner::Scenario& s = loaded.scenario;
     // The header goes out before a long run starts, so a terminal shows what is running.
+    progress.clear();
     print_header(s, o);
+    progress.show(rows.size(), scenarios.size(), s.name);
     runner::RunOutcome outcome;
     const std::string skipped = run_one(loaded, outcome);
+    progress.clear();
     if (!skipped.empty()) {
       std::printf("skipped %s: %s\n", s.name.c_str(), skipped.c_str());
       Row row;

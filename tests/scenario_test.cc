@@ -4,6 +4,7 @@
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <functional>
 #include <fstream>
@@ -12,6 +13,7 @@
 #include <sstream>
 
 #include "lockstep/algorithms.h"
+#include "lockstep/profiles.h"
 
 namespace lockstep::runner {
 namespace {
@@ -81,12 +83,12 @@ TEST(Scenario, FullFileReadsEveryField) {
   ASSERT_EQ(s.clocks.size(), 2u);
   EXPECT_EQ(s.clocks[0], (ClockSpec{"node-2", -250, 35.5}));
   EXPECT_EQ(s.clocks[1], (ClockSpec{"client-3", 0, 0.0}));
-  EXPECT_EQ(s.lock.algorithm, "set-px-get-del");
+  EXPECT_EQ(s.lock.algorithm, "redisson");
   EXPECT_EQ(s.lock.key, "orders-lock");
   EXPECT_EQ(s.lock.lease_ms, 3000);
   EXPECT_EQ(s.lock.retry, (RetrySpec{7, 20, 0}));
   EXPECT_EQ(s.lock.command_timeout_ms, 250);
-  EXPECT_EQ(s.lock.options["quorum"], 2);
+  EXPECT_EQ(s.lock.options, (nlohmann::json{{"watchdog", true}, {"wait_replicas", 2}, {"wait_timeout_ms", 100}}));
   EXPECT_EQ(s.workload, (WorkloadSpec{"stock", 3, 100, 4, 15, 1200, 3, "orders"}));
   EXPECT_EQ(s.expected_violations, (std::set<std::string>{"mutual-exclusion", "lost-update"}));
   EXPECT_EQ(s.deadlock_bound_ms, 7000);
@@ -219,7 +221,23 @@ std::vector<Bad> bad_table() {
        "0 (lock algorithm \"set-px-lua\" has no read side; redisson-rw has)", "2"},
       {"readers_more_than_clients", "$.workload.readers", "an integer from 0 to 3", "4"},
       {"name_not_string", "$.name", "a string", "5"},
-      {"options_not_object", "$.lock.options", "an object", "an array"},
+      {"options_not_object", "$.lock.options", "an object of set-px-lua options", "an array"},
+      {"options_typo", "$.lock.options.watchdgo", "an option of redisson (did you mean \"watchdog\"?)",
+       "unknown key \"watchdgo\""},
+      {"options_none_taken", "$.lock.options.wait_replicas", "an option of set-px-lua (it takes none)",
+       "unknown key \"wait_replicas\""},
+      {"options_other_algorithm", "$.lock.options.fair_wait_ms",
+       "an option of redisson (watchdog, wait_replicas, wait_timeout_ms)", "unknown key \"fair_wait_ms\""},
+      {"options_out_of_range", "$.lock.options.node_timeout_ms", "a positive integer", "0"},
+      {"options_switch_not_flag", "$.lock.options.parallel", "0 or 1 (or false or true)", "2"},
+      {"profile_option_typo", "$.lock.options.expiri", "an option of redsync@4.17.0 (did you mean \"expiry\"?)",
+       "unknown key \"expiri\""},
+      {"profile_options_conflict", "$.lock.options.automaticExtensionThreshold",
+       "at most duration - 100 (900): using() throws \"A lock `duration` must be at least 100ms greater than the "
+       "`automaticExtensionThreshold` setting.\"",
+       "950"},
+      {"options_on_external_lock", "$.lock.options",
+       "no options for an external workload's lock (your program configures its own lock)", "an object"},
       {"sentinels_without_replicas", "$.topology.sentinels",
        "0 while topology.replicas is 0 (Sentinel needs a replica to promote)", "3"},
       {"trigger_two_events", "$.faults[0].on.receives",
@@ -294,6 +312,30 @@ TEST(Scenario, MoreMistakesInline) {
             "t.json: $.seed: expected a non-negative integer, found \"" + std::string(43, 'y') + "...\"");
   EXPECT_EQ(parse_bad("{\"a\": 1e400}").message().substr(0, 24), "t.json: $: expected vali");
   EXPECT_EQ(parse_bad("{\"lock\": \"\xff\"}").path, "$");
+}
+
+// Every option an algorithm declares is accepted at its bounds (flags as true/false too),
+// so the table, not a list kept by hand, decides what a file may set.
+TEST(Scenario, EveryDeclaredAlgorithmOptionIsAcceptedAtItsBounds) {
+  for (const auto& a : algorithms()) {
+    for (const auto& o : a.options) {
+      std::vector<nlohmann::json> values = {static_cast<int64_t>(o.min), static_cast<int64_t>(o.max)};
+      if (o.min == 0 && o.max == 1) values.insert(values.end(), {true, false});
+      for (const auto& v : values) {
+        nlohmann::json j = {{"topology", {{"nodes", 3}, {"replicas", 4}}},
+                            {"lock", {{"algorithm", a.name}, {"options", {{o.name, v}}}}},
+                            {"expect", {{"violations", nlohmann::json::array()}}}};
+        auto r = parse_scenario(j.dump(), "t.json");
+        EXPECT_TRUE(std::holds_alternative<Scenario>(r))
+            << a.name << "." << o.name << "=" << v << ": " << std::get<ScenarioError>(r).message();
+      }
+      nlohmann::json too_big = {{"lock", {{"algorithm", a.name}, {"options", {{o.name, static_cast<int64_t>(o.max) + 1}}}}},
+                                {"expect", {{"violations", nlohmann::json::array()}}}};
+      auto r = parse_scenario(too_big.dump(), "t.json");
+      ASSERT_TRUE(std::holds_alternative<ScenarioError>(r)) << a.name << "." << o.name << " above its maximum";
+      EXPECT_EQ(std::get<ScenarioError>(r).path, "$.lock.options." + o.name);
+    }
+  }
 }
 
 // A scenario read back from its own JSON is the same scenario, field for field.
@@ -378,6 +420,55 @@ TEST(Scenario, SchemaListsExactlyTheKeysTheParserAccepts) {
     if (pattern != "$.lock.options") {
       EXPECT_TRUE(from_parser.count(pattern)) << pattern << " only in the schema";
     }
+}
+
+// --- The schema's option rules are the option tables, written out. ---
+
+nlohmann::json schema_number(double x) {
+  if (x == std::floor(x) && std::fabs(x) < 1e15) return static_cast<int64_t>(x);
+  return x;
+}
+
+nlohmann::json option_schema(const LockOption& o) {
+  nlohmann::json j;
+  switch (o.type) {
+    case LockOption::Type::Integer:
+      // A 0/1 switch of lockstep's also takes false/true; minimum and maximum leave booleans alone.
+      j["type"] = o.min == 0 && o.max == 1 ? nlohmann::json{"integer", "boolean"} : nlohmann::json("integer");
+      break;
+    case LockOption::Type::Number: j["type"] = "number"; break;
+    case LockOption::Type::NumberOrNull: j["type"] = {"number", "null"}; break;
+    case LockOption::Type::Boolean: j["type"] = "boolean"; break;
+    case LockOption::Type::Choice: j["enum"] = o.choices; break;
+  }
+  if (o.type != LockOption::Type::Boolean && o.type != LockOption::Type::Choice) {
+    j["minimum"] = schema_number(o.min);
+    j["maximum"] = schema_number(o.max);
+  }
+  if (!o.default_value.is_null()) j["default"] = o.default_value;
+  j["description"] = o.meaning;
+  return j;
+}
+
+nlohmann::json options_rule(const std::string& key, const std::string& name, const std::vector<LockOption>& table) {
+  nlohmann::json props = nlohmann::json::object();
+  for (const auto& o : table) props[o.name] = option_schema(o);
+  return {{"if", {{"required", {key}}, {"properties", {{key, {{"const", name}}}}}}},
+          {"then", {{"properties", {{"options", {{"properties", props}, {"additionalProperties", false}}}}}}}};
+}
+
+TEST(Scenario, SchemaOptionRulesAreTheOptionTables) {
+  nlohmann::json rules = nlohmann::json::array();
+  for (const auto& a : algorithms()) rules.push_back(options_rule("algorithm", a.name, a.options));
+  for (const auto& p : profiles()) rules.push_back(options_rule("profile", p.name, p.options));
+  const auto& lock = schema()["$defs"]["lock"];
+  const nlohmann::json names = algorithm_names();
+  // On a mismatch the expected rules are written out, ready to paste into the schema.
+  const auto out = std::filesystem::temp_directory_path() / "lockstep-schema-lock-rules.json";
+  if (!lock.contains("allOf") || lock["allOf"] != rules || schema()["$defs"]["algorithm_name"]["enum"] != names)
+    std::ofstream(out) << nlohmann::json{{"allOf", rules}, {"enum", names}}.dump(2) << "\n";
+  EXPECT_EQ(lock.value("allOf", nlohmann::json()), rules) << "expected $defs.lock.allOf written to " << out;
+  EXPECT_EQ(schema()["$defs"]["algorithm_name"]["enum"], names) << "expected enum written to " << out;
 }
 
 TEST(Scenario, WrittenScenarioUsesOnlyKeysTheParserKnows) {

@@ -22,7 +22,9 @@
 // key stays and when the key is deleted (the stock workload acquires once).
 #include <algorithm>
 #include <memory>
+#include <optional>
 
+#include "lockstep/algorithms.h"
 #include "lockstep/lock.h"
 #include "lockstep/scripts.h"
 
@@ -74,10 +76,10 @@ class RedissonLock : public Lock {
         timeouts_("redisson_lock_timeout:{" + p_.key + "}"),
         fenced_(kind == Kind::Fenced),
         fair_(kind == Kind::Fair),
-        fair_wait_ms_(option_or(p_, "fair_wait_ms", 5000)),
-        watchdog_(option_or(p_, "watchdog", 0) != 0),
-        wait_replicas_(option_or(p_, "wait_replicas", 0)),
-        wait_timeout_(Millis(option_or(p_, "wait_timeout_ms", to_ms(p_.command_timeout) / 2))) {}
+        fair_wait_ms_(fair_ ? *option("fair_wait_ms") : 0),
+        watchdog_(*option("watchdog") != 0),
+        wait_replicas_(*option("wait_replicas")),
+        wait_timeout_(Millis(option("wait_timeout_ms").value_or(to_ms(p_.command_timeout) / 2))) {}
 
   ~RedissonLock() override {
     if (dog_) dog_->stopped = true;
@@ -134,6 +136,15 @@ class RedissonLock : public Lock {
   int64_t fencing_token() const override { return fence_; }
 
  private:
+  std::optional<int64_t> option(const std::string& name) const {
+    switch (kind_) {
+      case Kind::Plain: return algorithm_option("redisson", p_, name);
+      case Kind::Fenced: return algorithm_option("redisson-fenced", p_, name);
+      case Kind::Fair: return algorithm_option("redisson-fair", p_, name);
+      default: return algorithm_option("redisson-rw", p_, name);
+    }
+  }
+
   static constexpr int64_t kIoError = -100;  // ttl marker: the command did not run
 
   struct Attempt {

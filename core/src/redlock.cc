@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "lockstep/algorithms.h"
 #include "lockstep/lock.h"
 #include "lockstep/scripts.h"
 
@@ -33,10 +34,10 @@ class RedLock : public Lock {
       : env_(env),
         p_(std::move(params)),
         token_(random_uuid(env)),
-        node_timeout_(Millis(option_or(p_, "node_timeout_ms", 50))),
-        drift_ppm_(option_or(p_, "drift_factor_ppm", 10000)),
-        parallel_(option_or(p_, "parallel", 1) != 0),
-        check_validity_(option_or(p_, "check_validity", 1) != 0) {}
+        node_timeout_(Millis(*algorithm_option("redlock", p_, "node_timeout_ms"))),
+        drift_ppm_(*algorithm_option("redlock", p_, "drift_factor_ppm")),
+        parallel_(*algorithm_option("redlock", p_, "parallel") != 0),
+        check_validity_(*algorithm_option("redlock", p_, "check_validity") != 0) {}
 
   Task<AcquireOutcome> acquire(Nanos wait) override {
     const Nanos deadline = env_.now_mono() + wait;

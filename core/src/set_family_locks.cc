@@ -25,6 +25,7 @@
 #include <functional>
 #include <memory>
 
+#include "lockstep/algorithms.h"
 #include "lockstep/lock.h"
 #include "lockstep/scripts.h"
 
@@ -231,8 +232,8 @@ class RenewalThreadLock : public SetPxLuaLock {
     if (o == AcquireOutcome::Acquired) {
       stop();
       renewal_ = std::make_shared<RenewalState>();
-      env_.spawn(renewal_thread(env_, p_, Millis(option_or(p_, "scan_ms", 2000)),
-                                option_or(p_, "renew_count_max", 10), renewal_));
+      env_.spawn(renewal_thread(env_, p_, Millis(*algorithm_option("renewal-thread", p_, "scan_ms")),
+                                *algorithm_option("renewal-thread", p_, "renew_count_max"), renewal_));
     }
     co_return o;
   }

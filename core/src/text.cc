@@ -1,5 +1,6 @@
 #include "lockstep/text.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace lockstep {
@@ -17,6 +18,38 @@ std::string format_duration(int64_t ns) {
     std::snprintf(buf, sizeof buf, "%.3gms", ms);
   }
   return buf;
+}
+
+}  // namespace lockstep
+
+namespace lockstep {
+namespace {
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+std::string nearest_name(const std::string& s, const std::vector<std::string>& candidates) {
+  const std::string* best = nullptr;
+  size_t best_d = 3;
+  for (const auto& c : candidates) {
+    size_t d = edit_distance(s, c);
+    if (d < best_d) best = &c, best_d = d;
+  }
+  return best ? *best : "";
 }
 
 }  // namespace lockstep

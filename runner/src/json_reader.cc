@@ -4,27 +4,14 @@
 #include <cctype>
 #include <cmath>
 
+#include "lockstep/text.h"
+
 namespace lockstep::runner::json_reader {
 namespace {
 
 // Above this, a range is better described by its kind ("a positive integer") than by
 // its bounds.
 constexpr int64_t kWideRange = 1000;
-
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diag = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
 
 }  // namespace
 
@@ -44,13 +31,8 @@ std::string quote(const std::string& s) {
 
 // " (did you mean "x"?)" for the closest candidate within two edits, else "".
 std::string did_you_mean(const std::string& s, const std::vector<std::string>& candidates) {
-  const std::string* best = nullptr;
-  size_t best_d = 3;
-  for (const auto& c : candidates) {
-    size_t d = edit_distance(s, c);
-    if (d < best_d) best = &c, best_d = d;
-  }
-  return best ? " (did you mean " + quote(*best) + "?)" : "";
+  std::string best = nearest_name(s, candidates);
+  return best.empty() ? "" : " (did you mean " + quote(best) + "?)";
 }
 
 // What was found, short enough for a one-line message.

@@ -1,5 +1,7 @@
 #include "lockstep/runner/matrix.h"
 
+#include <algorithm>
+
 #include "lockstep/profiles.h"
 
 namespace lockstep::runner {
@@ -18,9 +20,13 @@ std::string matrix_options_problem(const MatrixOptions& o) {
 
 std::vector<MatrixCell> run_matrix(const MatrixOptions& o, const MatrixProgress& progress) {
   std::vector<MatrixCell> cells;
-  const size_t total = o.profiles.size() * o.faults.size();
+  const size_t all = o.profiles.size() * o.faults.size();
+  const size_t shards = static_cast<size_t>(std::max(o.shards, 1)), shard = static_cast<size_t>(o.shard);
+  const size_t total = all / shards + (shard < all % shards ? 1 : 0);
+  size_t k = 0;
   for (const auto& profile : o.profiles) {
     for (const auto& fault : o.faults) {
+      if (k++ % shards != shard) continue;
       MatrixCell cell{profile, fault, {}};
       if (progress) progress(cells.size(), total, cell, false);
       FuzzSpace space;

@@ -23,6 +23,12 @@ std::string number_range(const ProfileOption& o) {
 void check_option(const ProfileOption& o, const json& v, const std::string& path) {
   switch (o.type) {
     case ProfileOption::Type::Integer:
+      // lockstep's own switches are 0/1 integers, and true/false has always been read as 1/0.
+      if (o.min == 0 && o.max == 1) {
+        if (!v.is_boolean() && !(v.is_number_integer() && (v == 0 || v == 1)))
+          fail(path, "0 or 1 (or false or true)", describe(v));
+        return;
+      }
       read_int(v, path, static_cast<int64_t>(o.min), static_cast<int64_t>(o.max));
       return;
     case ProfileOption::Type::Number:
@@ -40,13 +46,31 @@ void check_option(const ProfileOption& o, const json& v, const std::string& path
   }
 }
 
-std::vector<std::string> option_names(const ProfileInfo& p) {
+std::vector<std::string> option_names(const std::vector<LockOption>& table) {
   std::vector<std::string> out;
-  for (const auto& o : p.options) out.push_back(o.name);
+  for (const auto& o : table) out.push_back(o.name);
   return out;
 }
 
 }  // namespace
+
+void check_lock_options(const std::vector<LockOption>& table, const std::string& owner, const json& opts,
+                        const std::string& path) {
+  if (!opts.is_object()) fail(path, "an object of " + owner + " options", describe(opts));
+  const auto names = option_names(table);
+  for (const auto& [k, v] : opts.items()) {
+    const LockOption* opt = nullptr;
+    for (const auto& o : table)
+      if (o.name == k) opt = &o;
+    if (!opt) {
+      const std::string hint = did_you_mean(k, names);
+      const std::string takes = names.empty() ? "it takes none" : join(names);
+      fail(child(path, k), hint.empty() ? "an option of " + owner + " (" + takes + ")" : "an option of " + owner + hint,
+           "unknown key " + quote(k));
+    }
+    check_option(*opt, v, child(path, k));
+  }
+}
 
 LockSpec read_profile_lock(const Obj& o) {
   // The generic knobs belong to lockstep's own recipes; a profile has the library's.
@@ -67,18 +91,7 @@ LockSpec read_profile_lock(const Obj& o) {
   const json* opts = o.find("options");
   if (!opts) return l;
   const std::string path = o.at("options");
-  if (!opts->is_object()) fail(path, "an object of " + info->name + " options", describe(*opts));
-  const auto names = option_names(*info);
-  for (const auto& [k, v] : opts->items()) {
-    const ProfileOption* opt = find_option(*info, k);
-    if (!opt) {
-      const std::string hint = did_you_mean(k, names);
-      fail(child(path, k),
-           hint.empty() ? "an option of " + info->name + " (" + join(names) + ")" : "an option of " + info->name + hint,
-           "unknown key " + quote(k));
-    }
-    check_option(*opt, v, child(path, k));
-  }
+  check_lock_options(info->options, info->name, *opts, path);
   std::string option;
   if (std::string why = profile_options_problem(*info, *opts, option); !why.empty()) {
     fail(child(path, option), why, describe(ProfileOptions(*info, *opts).value(option)));

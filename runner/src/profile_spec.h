@@ -5,9 +5,15 @@
 #pragma once
 
 #include "json_reader.h"
+#include "lockstep/option_table.h"
 #include "lockstep/runner/scenario.h"
 
 namespace lockstep::runner {
+
+// `lock.options` (`opts`, at `path`) against `table`, the option table of `owner` (an
+// algorithm or a profile): every key declared, every value of its type and in range.
+void check_lock_options(const std::vector<LockOption>& table, const std::string& owner, const json_reader::json& opts,
+                        const std::string& path);
 
 // The lock object `o` names a profile: read it (algorithm holds the profile's name too,
 // so everything that prints an algorithm prints the profile).

@@ -272,7 +272,11 @@ LockSpec read_lock(const Obj& top, bool external) {
   l.retry = read_retry(o);
   l.command_timeout_ms = o.integer("command_timeout_ms", 1, kMaxMs, l.command_timeout_ms);
   if (const json* opts = o.find("options")) {
-    if (!opts->is_object()) fail(o.at("options"), "an object", describe(*opts));
+    // An external program has its own settings; lockstep passes it none.
+    if (external && !(opts->is_object() && opts->empty()))
+      fail(o.at("options"), "no options for an external workload's lock (your program configures its own lock)",
+           describe(*opts));
+    if (!external) check_lock_options(algorithm_named(l.algorithm)->options, l.algorithm, *opts, o.at("options"));
     l.options = *opts;
   }
   return l;

@@ -35,15 +35,10 @@ struct LockParams {
   Nanos lease = 10s;          // how long the lock key lives without renewal
   RetryPolicy retry;
   Nanos command_timeout = 1s;  // per Redis command
-  // Algorithm-specific integer options (e.g. "wait_replicas"); absent means default.
+  // Algorithm-specific integer options (e.g. "wait_replicas"), declared in each
+  // algorithm's table (algorithms.h) with their defaults; absent means default.
   std::map<std::string, int64_t> options;
 };
-
-// The integer option `name`, or `fallback` when the scenario did not set it.
-inline int64_t option_or(const LockParams& p, const std::string& name, int64_t fallback) {
-  auto it = p.options.find(name);
-  return it == p.options.end() ? fallback : it->second;
-}
 
 class Lock {
  public:

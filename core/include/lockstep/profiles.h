@@ -28,30 +28,12 @@
 #include <nlohmann/json.hpp>
 
 #include "lockstep/lock.h"
+#include "lockstep/option_table.h"
 
 namespace lockstep {
 
-// One option a profile takes, as the library spells it, with the library's default.
-struct ProfileOption {
-  enum class Type {
-    Integer,  // a JSON integer in [min, max]
-    Number,   // any JSON number in [min, max]
-    Boolean,
-    Choice,   // one of `choices`
-    NumberOrNull,  // a number in [min, max], or null where the library takes None/undefined
-  };
-  std::string name;
-  Type type = Type::Integer;
-  nlohmann::json default_value;  // null: the library's None
-  double min = 0;
-  double max = 0;
-  std::vector<std::string> choices;
-  // The option is a duration the fuzzer may scale with the lease; how many of its units
-  // make a millisecond is `ms_per_unit` (1 for milliseconds, 1000 for seconds).
-  bool duration = false;
-  double ms_per_unit = 1;
-  std::string meaning;  // one line, for `lockstep profiles --options`
-};
+// A profile's options are spelled as the library spells them, with the library's defaults.
+using ProfileOption = LockOption;
 
 struct ProfileInfo {
   std::string name;     // "redsync@4.17.0"

@@ -4,10 +4,16 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace lockstep {
 
 // "1.5s", "250ms", "12.5ms": a duration or instant in the shortest honest form.
 std::string format_duration(int64_t ns);
+
+// The candidate closest to `s` within two edits (insert, delete, replace a character),
+// the first of equals; "" when none is that close. The did-you-mean of every message
+// about a misspelt name, in files and on the command line alike.
+std::string nearest_name(const std::string& s, const std::vector<std::string>& candidates);
 
 }  // namespace lockstep

@@ -25,6 +25,9 @@ struct MatrixOptions {
   double time_limit_s = 0;            // > 0: per cell, instead of runs
   uint64_t seed = 1;
   int shrink_runs_max = 300;
+  // Shard `shard` of `shards` runs cells shard, shard + shards, ... in row-major order;
+  // a cell's result does not depend on which shard runs it.
+  int shard = 0, shards = 1;
 };
 
 struct MatrixCell {
@@ -34,7 +37,7 @@ struct MatrixCell {
   bool broken() const { return summary.finding.has_value(); }
 };
 
-// Runs every cell, rows first. `progress(cell_index, cell_count, cell)` is called before
+// Runs every cell of this shard, rows first. `progress(cell_index, cell_count, cell)` is called before
 // a cell starts (cell without a summary yet) and after it ends.
 using MatrixProgress = std::function<void(size_t index, size_t total, const MatrixCell& cell, bool done)>;
 std::vector<MatrixCell> run_matrix(const MatrixOptions& o, const MatrixProgress& progress = {});

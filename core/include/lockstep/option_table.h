@@ -1,0 +1,36 @@
+// One declared option of a lock: its name as a scenario spells it in `lock.options`, its
+// type, range and default, and one line of meaning. Lockstep's own algorithms and the
+// library profiles each carry a table of these; the scenario reader checks every option a
+// file gives against its lock's table, and the lock reads its options through the same
+// table, so an option the reader accepts is one the lock uses.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace lockstep {
+
+struct LockOption {
+  enum class Type {
+    Integer,  // a JSON integer in [min, max]
+    Number,   // any JSON number in [min, max]
+    Boolean,
+    Choice,   // one of `choices`
+    NumberOrNull,  // a number in [min, max], or null where the library takes None/undefined
+  };
+  std::string name;
+  Type type = Type::Integer;
+  nlohmann::json default_value;  // null: no fixed default (the library's None, or derived, as `meaning` says)
+  double min = 0;
+  double max = 0;
+  std::vector<std::string> choices;
+  // The option is a duration the fuzzer may scale with the lease; how many of its units
+  // make a millisecond is `ms_per_unit` (1 for milliseconds, 1000 for seconds).
+  bool duration = false;
+  double ms_per_unit = 1;
+  std::string meaning;  // one line, for `lockstep profiles --options`
+};
+
+}  // namespace lockstep

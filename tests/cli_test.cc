@@ -1,0 +1,158 @@
+// The `lockstep` command's own front door, run as a user would: a bare call, a mistyped
+// command, a scenario whose lock options are misspelt, and the progress line that long
+// commands draw on a terminal and nowhere else.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "lockstep/runner/progress.h"
+
+namespace {
+
+struct CliRun {
+  int code = -1;
+  std::string out;  // stdout and stderr, merged
+};
+
+CliRun lockstep_shell(const std::string& cmd_line) {
+  CliRun r;
+  const std::string cmd = cmd_line + " 2>&1 </dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+CliRun lockstep(const std::string& args) { return lockstep_shell("'" + std::string(LOCKSTEP_BINARY) + "' " + args); }
+
+TEST(CliCommands, BareCallPrintsTheHelp) {
+  CliRun r = lockstep("");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("lockstep: deterministic simulation"), std::string::npos) << r.out;
+  for (const char* command : {"run", "live", "fuzz", "matrix", "check", "report", "profiles", "sim-shell"})
+    EXPECT_NE(r.out.find(command), std::string::npos) << command << " missing from\n" << r.out;
+}
+
+TEST(CliCommands, UnknownCommandIsNamedWithTheNearestAndTheList) {
+  CliRun r = lockstep("rnu scenarios");
+  EXPECT_EQ(r.code, 64);
+  EXPECT_EQ(r.out,
+            "lockstep: unknown command \"rnu\" (did you mean \"run\"?)\n"
+            "Commands: run, check, report, live, fuzz, sim-shell, profiles, matrix\n"
+            "Run 'lockstep --help' for what each does.\n");
+  CliRun far = lockstep("bogus");
+  EXPECT_EQ(far.code, 64);
+  EXPECT_EQ(far.out.substr(0, far.out.find('\n')), "lockstep: unknown command \"bogus\"");
+  EXPECT_EQ(lockstep("--version").code, 0);
+}
+
+TEST(CliCommands, MisspeltLockOptionStopsTheRunWithItsPath) {
+  const auto dir = std::filesystem::temp_directory_path() / ("lockstep-cli-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto file = dir / "typo.json";
+  std::ofstream(file) << R"({"lock": {"algorithm": "redisson", "lease_ms": 1000, "options": {"watchdgo": 1}},
+                             "expect": {"violations": []}})";
+  CliRun r = lockstep("run --out " + (dir / "out").string() + " " + file.string());
+  EXPECT_EQ(r.code, 65);
+  EXPECT_NE(r.out.find(file.string() + ": $.lock.options.watchdgo: expected an option of redisson (did you mean "
+                                        "\"watchdog\"?), found unknown key \"watchdgo\""),
+            std::string::npos)
+      << r.out;
+  std::filesystem::remove_all(dir);
+}
+
+// --- Progress: on a terminal only, and a line that fits it. ---
+
+using lockstep::runner::format_progress;
+
+TEST(CliProgress, LineShowsBarCountShareNameAndTimeLeft) {
+  EXPECT_EQ(format_progress("run", 12, 48, "09-set-px-lua-gc-pause", 42.9, 200),
+            "run  [#####               ] 12/48  25%  09-set-px-lua-gc-pause  0:42, ~2:08 left");
+  EXPECT_EQ(format_progress("run", 0, 3, "a", 0, 200), "run  [                    ] 0/3  0%  a  0:00");
+  EXPECT_EQ(format_progress("matrix", 3, 3, "", 3725, 200), "matrix  [####################] 3/3  100%  1:02:05");
+  // A time-limited campaign has no total: it counts.
+  EXPECT_EQ(format_progress("fuzz", 1234, 0, "", 61, 200), "fuzz  1234 runs  1:01");
+}
+
+TEST(CliProgress, LineNeverOutgrowsTheTerminal) {
+  const std::string name(100, 'x');
+  const std::string line = format_progress("run", 1, 2, name, 5, 60);
+  EXPECT_EQ(line.size(), 60u) << line;
+  EXPECT_EQ(line, "run  [##########          ] 1/2  50%  x...  0:05, ~0:05 left");
+  // Too narrow for the name: it goes, the count stays.
+  EXPECT_EQ(format_progress("run", 1, 2, name, 5, 45), "run  [##########          ] 1/2  50%  0:05, ~");
+  EXPECT_EQ(format_progress("run", 1, 2, name, 5, 0), "");
+}
+
+struct SplitRun {
+  int code = -1;
+  std::string out, err;
+};
+
+// stdout and stderr apart, both pipes: what a CI job sees.
+SplitRun lockstep_piped(const std::string& args, const std::filesystem::path& dir) {
+  const auto err_file = dir / "stderr.txt";
+  SplitRun r;
+  const std::string cmd = "'" + std::string(LOCKSTEP_BINARY) + "' " + args + " 2>'" + err_file.string() + "' </dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream in(err_file);
+  r.err.assign(std::istreambuf_iterator<char>(in), {});
+  return r;
+}
+
+TEST(CliProgress, QuietWhenStderrIsNotATerminal) {
+  const auto dir = std::filesystem::temp_directory_path() / ("lockstep-progress-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string scenarios = std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/";
+  SplitRun run = lockstep_piped("run --out " + (dir / "run").string() + " " + scenarios + "01-setnx-crash-deadlock.json " +
+                                    scenarios + "02-set-px-lua-crash-recovers.json",
+                                dir);
+  EXPECT_EQ(run.code, 0) << run.out << run.err;
+  EXPECT_EQ(run.err, "");
+  EXPECT_EQ(run.out.find('\r'), std::string::npos);
+  SplitRun fuzz = lockstep_piped("fuzz --algorithm set-px-lua --faults none --runs 30 --out " + (dir / "fuzz").string(), dir);
+  EXPECT_EQ(fuzz.code, 0) << fuzz.out << fuzz.err;
+  EXPECT_EQ(fuzz.err, "");
+  SplitRun matrix = lockstep_piped("matrix --profiles redsync@4.17.0 --faults none --runs 3 --out " + (dir / "m").string(), dir);
+  EXPECT_EQ(matrix.err, "");
+  EXPECT_EQ(matrix.out.find('\r'), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+// Under a pseudo-terminal (script(1), from bsdutils) the same run draws its line.
+TEST(CliProgress, DrawnOnATerminal) {
+  if (std::system("command -v script >/dev/null 2>&1") != 0) GTEST_SKIP() << "script(1) is not installed";
+  const auto dir = std::filesystem::temp_directory_path() / ("lockstep-tty-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string scenarios = std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/";
+  const std::string inner = std::string(LOCKSTEP_BINARY) + " run --out " + (dir / "run").string() + " " + scenarios +
+                            "01-setnx-crash-deadlock.json " + scenarios + "02-set-px-lua-crash-recovers.json";
+  CliRun r = lockstep_shell("script -qec \"" + inner + "\" /dev/null");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("\r\033[Krun  [          "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("0/2  0%  01-setnx-crash-deadlock"), std::string::npos) << r.out;
+  // Its estimate of the time left may shorten the name on a narrow terminal.
+  EXPECT_NE(r.out.find("1/2  50%  02-set-px-lua"), std::string::npos) << r.out;
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
