@@ -1,14 +1,22 @@
 #include "lockstep/runner/matrix.h"
 
+#include "lockstep/algorithms.h"
 #include "lockstep/profiles.h"
 
 namespace lockstep::runner {
 
 std::string matrix_options_problem(const MatrixOptions& o) {
-  if (o.profiles.empty()) return "no profiles to run";
+  if (o.profiles.empty() && o.algorithms.empty()) return "no profiles or algorithms to run";
   if (o.faults.empty()) return "no fault kinds to run";
   for (const auto& p : o.profiles) {
     if (!profile_named(p)) return "unknown profile \"" + p + "\" (lockstep profiles lists them)";
+  }
+  for (const auto& a : o.algorithms) {
+    if (!is_algorithm(a)) return "unknown algorithm \"" + a + "\" (one of " + [] {
+      std::string all;
+      for (const auto& n : algorithm_names()) all += (all.empty() ? "" : ", ") + n;
+      return all;
+    }() + ")";
   }
   for (const auto& f : o.faults) {
     if (f != "none" && !fault_kind_named(f)) return "unknown fault kind \"" + f + "\"";
@@ -18,13 +26,20 @@ std::string matrix_options_problem(const MatrixOptions& o) {
 
 std::vector<MatrixCell> run_matrix(const MatrixOptions& o, const MatrixProgress& progress) {
   std::vector<MatrixCell> cells;
-  const size_t total = o.profiles.size() * o.faults.size();
-  for (const auto& profile : o.profiles) {
+  std::vector<std::string> rows = o.profiles;
+  rows.insert(rows.end(), o.algorithms.begin(), o.algorithms.end());
+  const size_t total = rows.size() * o.faults.size();
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const std::string& row = rows[r];
     for (const auto& fault : o.faults) {
-      MatrixCell cell{profile, fault, {}};
+      MatrixCell cell{row, fault, {}};
       if (progress) progress(cells.size(), total, cell, false);
       FuzzSpace space;
-      space.profiles = {profile};
+      if (r < o.profiles.size()) {
+        space.profiles = {row};
+      } else {
+        space.algorithms = {row};
+      }
       if (fault != "none") space.fault_kinds = {*fault_kind_named(fault)};
       FuzzOptions fo;
       fo.seed = o.seed;

@@ -253,6 +253,25 @@ RetrySpec read_retry(const Obj& lock) {
   return r;
 }
 
+// A registered algorithm that lists its options gets its typos caught here rather than
+// silently ignored by option_or.
+void check_algorithm_options(const AlgorithmInfo& info, const json& opts, const std::string& path) {
+  std::vector<std::string> known;
+  for (const auto& o : *info.options) known.push_back(o.name);
+  for (auto it = opts.begin(); it != opts.end(); ++it) {
+    const std::string at = child(path, it.key());
+    auto o = std::find_if(info.options->begin(), info.options->end(), [&](const auto& x) { return x.name == it.key(); });
+    if (o == info.options->end()) {
+      const std::string expected =
+          known.empty() ? "no options (" + info.name + " takes none)"
+                        : "one of the options of " + info.name + ": " + join(known) + did_you_mean(it.key(), known);
+      fail(at, expected, "unknown key " + quote(it.key()));
+    }
+    if (it.value().is_boolean() && o->min <= 0 && o->max >= 1) continue;
+    read_int(it.value(), at, o->min, o->max);
+  }
+}
+
 LockSpec read_lock(const Obj& top, bool external) {
   LockSpec l;
   Obj o(top.need("lock", "an object with at least an algorithm"), top.at("lock"), keys_of("$.lock"));
@@ -273,6 +292,8 @@ LockSpec read_lock(const Obj& top, bool external) {
   l.command_timeout_ms = o.integer("command_timeout_ms", 1, kMaxMs, l.command_timeout_ms);
   if (const json* opts = o.find("options")) {
     if (!opts->is_object()) fail(o.at("options"), "an object", describe(*opts));
+    if (const AlgorithmInfo* info = find_algorithm(l.algorithm); info && info->options)
+      check_algorithm_options(*info, *opts, o.at("options"));
     l.options = *opts;
   }
   return l;
