@@ -67,7 +67,11 @@ bool parse_space(const FuzzArgs& a, runner::FuzzSpace& sp, runner::FuzzOptions& 
   }
   sp.algorithms = a.algorithm.empty() ? algorithm_names() : std::vector<std::string>{a.algorithm};
   for (const auto& alg : sp.algorithms) {
-    if (!is_algorithm(alg)) return usage_error("unknown algorithm \"" + alg + "\"");
+    if (!is_algorithm(alg)) {
+      std::string known;
+      for (const auto& n : algorithm_names()) known += (known.empty() ? "" : ", ") + n;
+      return usage_error("unknown algorithm \"" + alg + "\" (one of " + known + ")");
+    }
   }
   if (a.faults != "none") {
     for (const auto& k : split(a.faults, ',')) {
@@ -221,7 +225,7 @@ int fuzz(const FuzzArgs& a) {
     f.shrunk.description = "Found by lockstep fuzz (seed " + std::to_string(a.seed) + ", run " +
                            std::to_string(f.index) + ") and shrunk in " + std::to_string(f.shrink_steps) + " steps.";
     example = (fs::path(a.out) / "counterexample-1.json").string();
-    replay = "lockstep run " + example;
+    replay = runner::replay_program() + " run " + example;
     const fs::path dir = fs::path(a.out) / "counterexample-1";
     fs::create_directories(dir, ec);
     auto outcome = runner::run_in_sim(f.shrunk, {std::nullopt, example});

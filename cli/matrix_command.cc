@@ -25,6 +25,7 @@ namespace fs = std::filesystem;
 
 struct MatrixArgs {
   std::string profiles;
+  std::string algorithms;
   std::string faults;
   std::optional<uint64_t> runs;
   double time_limit_s = 0;
@@ -56,8 +57,10 @@ bool write(const fs::path& p, const std::string& data) {
 std::string cell_dir(const runner::MatrixCell& c) { return c.profile + "--" + c.fault; }
 
 std::string command_line(const MatrixArgs& a, const runner::MatrixOptions& o) {
-  std::string c = "lockstep matrix --profiles " + (a.profiles.empty() ? "all" : a.profiles) + " --faults " +
-                  (a.faults.empty() ? "all" : a.faults);
+  std::string c = runner::replay_program() + " matrix";
+  if (!a.profiles.empty() || a.algorithms.empty()) c += " --profiles " + (a.profiles.empty() ? "all" : a.profiles);
+  if (!a.algorithms.empty()) c += " --algorithms " + a.algorithms;
+  c += " --faults " + (a.faults.empty() ? "all" : a.faults);
   c += a.time_limit_s > 0 ? " --time-limit " + std::to_string(a.time_limit_s) : " --runs " + std::to_string(o.runs);
   return c + " --seed " + std::to_string(a.seed);
 }
@@ -71,7 +74,7 @@ bool write_cell(const fs::path& out, runner::MatrixCell& c, reports::MatrixRow& 
   const fs::path file = dir / "counterexample.json";
   f.shrunk.description = "Found by lockstep matrix in the cell " + c.profile + " x " + c.fault + " (run " +
                          std::to_string(f.index) + ") and shrunk in " + std::to_string(f.shrink_steps) + " steps.";
-  row.replay = "lockstep run " + file.string();
+  row.replay = runner::replay_program() + " run " + file.string();
   auto outcome = runner::run_in_sim(f.shrunk, {std::nullopt, file.string()});
   if (!write(file, runner::to_json(f.shrunk).dump(2) + "\n") || !write(dir / "history.jsonl", outcome.history_jsonl) ||
       !reports::write_scenario_reports(dir, outcome.report, outcome.history, error)) {
@@ -234,7 +237,10 @@ int merge(const MatrixArgs& a) {
 int matrix(const MatrixArgs& a) {
   if (!a.merge.empty()) return merge(a);
   runner::MatrixOptions o;
-  o.profiles = a.profiles.empty() || a.profiles == "all" ? profile_names() : split(a.profiles);
+  // Algorithm rows alone (a registered lock's table) leave the profiles out.
+  const bool all_profiles = a.profiles == "all" || (a.profiles.empty() && a.algorithms.empty());
+  o.profiles = all_profiles ? profile_names() : split(a.profiles);
+  o.algorithms = split(a.algorithms);
   o.faults = a.faults.empty() || a.faults == "all" ? std::vector<std::string>{"none"} : split(a.faults);
   if (a.faults.empty() || a.faults == "all") {
     for (const auto& k : fault_kind_names()) o.faults.push_back(k);
@@ -292,6 +298,7 @@ CommandRunner add_matrix_command(CLI::App& app) {
   auto a = std::make_shared<MatrixArgs>();
   auto* cmd = app.add_subcommand("matrix", "Fuzz every library profile under every fault kind: the safety table");
   cmd->add_option("--profiles", a->profiles, "Profiles, comma-separated (default: all; see lockstep profiles)");
+  cmd->add_option("--algorithms", a->algorithms, "Algorithms as rows too, comma-separated (built-in or registered)");
   cmd->add_option("--faults", a->faults, "Fault kinds, comma-separated, and/or none (default: none and every kind)");
   cmd->add_option("--runs", a->runs, "Generated scenarios per cell (default 100)");
   cmd->add_option("--time-limit", a->time_limit_s, "Seconds per cell instead of a run count");

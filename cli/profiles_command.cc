@@ -32,10 +32,14 @@ int list(bool with_options) {
   }
   std::printf("\nUse one as \"lock\": {\"profile\": \"LIBRARY@VERSION\", \"options\": {...}} in a scenario file.\n");
   if (!with_options) return 0;
-  std::printf("\nlockstep's own algorithms, as \"lock\": {\"algorithm\": \"NAME\", \"options\": {...}}:\n");
+  std::printf("\nThe algorithms, as \"lock\": {\"algorithm\": \"NAME\", \"options\": {...}}:\n");
   for (const auto& a : algorithms()) {
-    std::printf("%s%s\n", a.name.c_str(), a.options.empty() ? "  (no options)" : "");
-    for (const auto& o : a.options)
+    if (!a.options) {
+      std::printf("%s  (declares no option table: its options are not checked)\n", a.name.c_str());
+      continue;
+    }
+    std::printf("%s%s\n", a.name.c_str(), a.options->empty() ? "  (no options)" : "");
+    for (const auto& o : *a.options)
       std::printf("    %-28s %-8s %s\n", o.name.c_str(), default_text(o).c_str(), o.meaning.c_str());
   }
   return 0;

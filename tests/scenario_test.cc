@@ -318,7 +318,8 @@ TEST(Scenario, MoreMistakesInline) {
 // so the table, not a list kept by hand, decides what a file may set.
 TEST(Scenario, EveryDeclaredAlgorithmOptionIsAcceptedAtItsBounds) {
   for (const auto& a : algorithms()) {
-    for (const auto& o : a.options) {
+    ASSERT_TRUE(a.options.has_value()) << a.name;
+    for (const auto& o : *a.options) {
       std::vector<nlohmann::json> values = {static_cast<int64_t>(o.min), static_cast<int64_t>(o.max)};
       if (o.min == 0 && o.max == 1) values.insert(values.end(), {true, false});
       for (const auto& v : values) {
@@ -459,7 +460,7 @@ nlohmann::json options_rule(const std::string& key, const std::string& name, con
 
 TEST(Scenario, SchemaOptionRulesAreTheOptionTables) {
   nlohmann::json rules = nlohmann::json::array();
-  for (const auto& a : algorithms()) rules.push_back(options_rule("algorithm", a.name, a.options));
+  for (const auto& a : algorithms()) rules.push_back(options_rule("algorithm", a.name, a.options.value()));
   for (const auto& p : profiles()) rules.push_back(options_rule("profile", p.name, p.options));
   const auto& lock = schema()["$defs"]["lock"];
   const nlohmann::json names = algorithm_names();

@@ -1,21 +1,33 @@
 #include "lockstep/algorithms.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <set>
+#include <stdexcept>
 
 namespace lockstep {
+
+std::unique_ptr<Lock> make_set_family_lock(const std::string& algorithm, Env& env, const LockParams& params);
+std::unique_ptr<Lock> make_redisson_lock(const std::string& algorithm, Env& env, const LockParams& params);
+std::unique_ptr<Lock> make_multinode_lock(const std::string& algorithm, Env& env, const LockParams& params);
+
+LockOption integer_option(std::string name, int64_t default_value, int64_t min, int64_t max, std::string meaning) {
+  LockOption o;
+  o.name = std::move(name);
+  o.default_value = default_value;
+  o.min = static_cast<double>(min);
+  o.max = static_cast<double>(max);
+  o.meaning = std::move(meaning);
+  return o;
+}
+
 namespace {
 
 constexpr double kMaxMs = 1'000'000'000;
 
 LockOption integer(std::string name, int64_t def, double min, double max, std::string meaning) {
-  LockOption o;
-  o.name = std::move(name);
-  o.default_value = def;
-  o.min = min;
-  o.max = max;
-  o.meaning = std::move(meaning);
-  return o;
+  return integer_option(std::move(name), def, static_cast<int64_t>(min), static_cast<int64_t>(max), std::move(meaning));
 }
 
 // A switch: 0 or 1 (the reader also takes false and true).
@@ -41,66 +53,124 @@ std::vector<LockOption> fair_options() {
   return out;
 }
 
-std::vector<AlgorithmInfo> build_table() {
-  return {
-      {"setnx", false, {}},
-      {"setnx-expire", false, {}},
-      {"set-px-del", false, {}},
-      {"set-px-get-del", false, {}},
-      {"set-px-lua", false, {}},
-      {"watch-multi", false, {}},
-      {"renewal-thread",
-       false,
-       {integer("scan_ms", 2000, 1, kMaxMs, "how often the renewal thread checks whether the lease needs extending"),
-        integer("renew_count_max", 10, 0, 1'000'000, "renewals before the thread gives up")}},
-      {"redisson", false, redisson_options()},
-      {"redisson-fenced", false, redisson_options()},
-      {"redisson-fair", false, fair_options()},
-      {"redisson-rw", true, redisson_options()},
-      {"multilock", false, {}},
-      {"redlock",
-       false,
-       {integer("node_timeout_ms", 50, 1, kMaxMs, "how long one node may take to answer, far below the lease"),
-        integer("drift_factor_ppm", 10000, 0, 1'000'000, "clock drift allowance subtracted from the validity"),
-        flag("parallel", true, "1: ask the nodes at once; 0: one after another"),
-        flag("check_validity", true, "1: refuse a majority that took longer than the lease; 0: skip that check")}},
-  };
+using Family = std::unique_ptr<Lock> (*)(const std::string&, Env&, const LockParams&);
+
+AlgorithmInfo builtin(const std::string& name, Family family, std::vector<LockOption> options = {}, int nodes = 1,
+                      bool read_write = false) {
+  AlgorithmInfo a;
+  a.name = name;
+  a.nodes = nodes;
+  a.read_write = read_write;
+  a.options = std::move(options);
+  a.make = [name, family](Env& env, const LockParams& p) { return family(name, env, p); };
+  return a;
+}
+
+struct Registry {
+  // A vector, not a map: lookups are few and names must come out in catalogue order.
+  std::vector<AlgorithmInfo> entries;
+  std::vector<std::string> names;
+  size_t builtins = 0;
+};
+
+Registry& registry() {
+  static Registry r = [] {
+    Registry r;
+    for (const char* n : {"setnx", "setnx-expire", "set-px-del", "set-px-get-del", "set-px-lua", "watch-multi"})
+      r.entries.push_back(builtin(n, make_set_family_lock));
+    r.entries.push_back(builtin(
+        "renewal-thread", make_set_family_lock,
+        {integer("scan_ms", 2000, 1, kMaxMs, "how often the renewal thread checks whether the lease needs extending"),
+         integer("renew_count_max", 10, 0, 1'000'000, "renewals before the thread gives up")}));
+    r.entries.push_back(builtin("redisson", make_redisson_lock, redisson_options()));
+    r.entries.push_back(builtin("redisson-fenced", make_redisson_lock, redisson_options()));
+    r.entries.push_back(builtin("redisson-fair", make_redisson_lock, fair_options()));
+    r.entries.push_back(builtin("redisson-rw", make_redisson_lock, redisson_options(), 1, true));
+    r.entries.push_back(builtin("multilock", make_multinode_lock, {}, 3));
+    r.entries.push_back(builtin(
+        "redlock", make_multinode_lock,
+        {integer("node_timeout_ms", 50, 1, kMaxMs, "how long one node may take to answer, far below the lease"),
+         integer("drift_factor_ppm", 10000, 0, 1'000'000, "clock drift allowance subtracted from the validity"),
+         flag("parallel", true, "1: ask the nodes at once; 0: one after another"),
+         flag("check_validity", true, "1: refuse a majority that took longer than the lease; 0: skip that check")},
+        3));
+    for (const auto& e : r.entries) r.names.push_back(e.name);
+    r.builtins = r.entries.size();
+    return r;
+  }();
+  return r;
+}
+
+bool valid_name_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+         c == '.' || c == '@';
+}
+
+[[noreturn]] void refuse(const std::string& name, const std::string& why) {
+  throw std::invalid_argument("lockstep::register_algorithm(\"" + name + "\"): " + why);
 }
 
 }  // namespace
 
-const std::vector<AlgorithmInfo>& algorithms() {
-  static const std::vector<AlgorithmInfo> kTable = build_table();
-  return kTable;
+void register_algorithm(AlgorithmInfo info) {
+  Registry& r = registry();
+  if (info.name.empty()) refuse(info.name, "the name is empty");
+  if (!std::all_of(info.name.begin(), info.name.end(), valid_name_char))
+    refuse(info.name, "a name may only hold letters, digits, '-', '_', '.' and '@'");
+  if (find_algorithm(info.name))
+    refuse(info.name,
+           std::string("the name is already taken by ") +
+               (std::find(r.names.begin(), r.names.begin() + static_cast<long>(r.builtins), info.name) !=
+                        r.names.begin() + static_cast<long>(r.builtins)
+                    ? "a built-in algorithm"
+                    : "an algorithm registered before"));
+  if (!info.make) refuse(info.name, "no factory (AlgorithmInfo::make is empty)");
+  if (info.nodes < 1 || info.nodes > 16) refuse(info.name, "nodes must be from 1 to 16, is " + std::to_string(info.nodes));
+  if (info.options) {
+    std::set<std::string> seen;
+    for (const auto& o : *info.options) {
+      if (o.name.empty()) refuse(info.name, "an option has an empty name");
+      if (!seen.insert(o.name).second) refuse(info.name, "option \"" + o.name + "\" is listed twice");
+      if (o.min > o.max) refuse(info.name, "option \"" + o.name + "\" has min > max");
+    }
+  }
+  r.names.push_back(info.name);
+  r.entries.push_back(std::move(info));
 }
 
-const AlgorithmInfo* algorithm_named(std::string_view name) {
-  for (const auto& a : algorithms())
-    if (a.name == name) return &a;
+bool unregister_algorithm(const std::string& name) {
+  Registry& r = registry();
+  for (size_t i = r.builtins; i < r.entries.size(); ++i) {
+    if (r.entries[i].name != name) continue;
+    r.entries.erase(r.entries.begin() + static_cast<long>(i));
+    r.names.erase(r.names.begin() + static_cast<long>(i));
+    return true;
+  }
+  return false;
+}
+
+const std::vector<AlgorithmInfo>& algorithms() { return registry().entries; }
+
+const AlgorithmInfo* find_algorithm(std::string_view name) {
+  for (const auto& e : registry().entries)
+    if (e.name == name) return &e;
   return nullptr;
 }
 
-const std::vector<std::string>& algorithm_names() {
-  static const std::vector<std::string> kNames = [] {
-    std::vector<std::string> out;
-    for (const auto& a : algorithms()) out.push_back(a.name);
-    return out;
-  }();
-  return kNames;
-}
+const std::vector<std::string>& algorithm_names() { return registry().names; }
 
 bool is_read_write_algorithm(const std::string& name) {
-  const AlgorithmInfo* a = algorithm_named(name);
+  const AlgorithmInfo* a = find_algorithm(name);
   return a && a->read_write;
 }
 
-bool is_algorithm(const std::string& name) { return algorithm_named(name) != nullptr; }
+bool is_algorithm(const std::string& name) { return find_algorithm(name) != nullptr; }
 
 std::optional<int64_t> algorithm_option(const std::string& algorithm, const LockParams& p, const std::string& name) {
-  const AlgorithmInfo* a = algorithm_named(algorithm);
+  const AlgorithmInfo* a = find_algorithm(algorithm);
   const LockOption* o = nullptr;
-  if (a) {
-    for (const auto& candidate : a->options)
+  if (a && a->options) {
+    for (const auto& candidate : *a->options)
       if (candidate.name == name) o = &candidate;
   }
   if (!o) {
@@ -113,14 +183,9 @@ std::optional<int64_t> algorithm_option(const std::string& algorithm, const Lock
   return std::nullopt;
 }
 
-std::unique_ptr<Lock> make_set_family_lock(const std::string& algorithm, Env& env, const LockParams& params);
-std::unique_ptr<Lock> make_redisson_lock(const std::string& algorithm, Env& env, const LockParams& params);
-std::unique_ptr<Lock> make_multinode_lock(const std::string& algorithm, Env& env, const LockParams& params);
-
 std::unique_ptr<Lock> make_lock(const std::string& algorithm, Env& env, const LockParams& params) {
-  if (auto l = make_set_family_lock(algorithm, env, params)) return l;
-  if (auto l = make_redisson_lock(algorithm, env, params)) return l;
-  return make_multinode_lock(algorithm, env, params);
+  const AlgorithmInfo* a = find_algorithm(algorithm);
+  return a ? a->make(env, params) : nullptr;
 }
 
 }  // namespace lockstep

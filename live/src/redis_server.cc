@@ -159,6 +159,11 @@ std::string find_clock_library() {
 #ifdef LOCKSTEP_CLOCK_LIBRARY
   if (access(LOCKSTEP_CLOCK_LIBRARY, R_OK) == 0) return LOCKSTEP_CLOCK_LIBRARY;
 #endif
+  // Where `cmake --install` and the Debian package put it, for programs linking an
+  // installed lockstep, whose build tree is gone.
+#ifdef LOCKSTEP_CLOCK_LIBRARY_INSTALLED
+  if (access(LOCKSTEP_CLOCK_LIBRARY_INSTALLED, R_OK) == 0) return LOCKSTEP_CLOCK_LIBRARY_INSTALLED;
+#endif
   std::error_code ec;
   const fs::path beside = fs::read_symlink("/proc/self/exe", ec).parent_path() / "liblockstep_clock.so";
   if (!ec && access(beside.c_str(), R_OK) == 0) return beside.string();

@@ -2,7 +2,9 @@
 
 #include "lockstep/algorithms.h"
 
+#include <algorithm>
 #include <chrono>
+#include <map>
 #include <rapidcheck.h>
 
 #include "fuzz_internal.h"
@@ -78,8 +80,39 @@ rc::Gen<std::vector<FaultSpec>> faults_gen(const FuzzSpace& sp, int clients, int
 
 namespace {
 
-// Multi-master algorithms get three independent masters; the rest one.
-int nodes_for(const std::string& algorithm) { return algorithm == "redlock" || algorithm == "multilock" ? 3 : 1; }
+// As many independent masters as the algorithm says it needs (three for redlock and
+// multilock).
+int nodes_for(const std::string& algorithm) {
+  const AlgorithmInfo* a = find_algorithm(algorithm);
+  return a ? a->nodes : 1;
+}
+
+// Pauses are clipped, client by client and in time order, so that each client's total
+// pause leaves the work inside the lease with room for the round trips; pauses that no
+// longer fit are dropped.
+void keep_pauses_within_lease(std::vector<FaultSpec>& faults, int64_t lease_ms, int64_t hold_ms) {
+  const int64_t margin = 20 + lease_ms / 10;
+  std::map<std::string, int64_t> budget;
+  std::vector<size_t> order(faults.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return faults[a].at_ms < faults[b].at_ms; });
+  std::vector<bool> drop(faults.size(), false);
+  for (size_t i : order) {
+    FaultSpec& f = faults[i];
+    if (f.kind != FaultKind::Pause) continue;
+    auto [it, fresh] = budget.try_emplace(f.target, lease_ms - hold_ms - margin);
+    if (it->second <= 0) {
+      drop[i] = true;
+      continue;
+    }
+    f.duration_ms = std::min(f.duration_ms, it->second);
+    it->second -= f.duration_ms;
+  }
+  std::vector<FaultSpec> kept;
+  for (size_t i = 0; i < faults.size(); ++i)
+    if (!drop[i]) kept.push_back(std::move(faults[i]));
+  faults = std::move(kept);
+}
 
 Scenario build(const FuzzSpace& sp, const std::string& algorithm, int clients, int replicas, int lease_index,
                int hold_percent, std::vector<FaultSpec> faults, uint32_t seed) {
@@ -107,6 +140,7 @@ Scenario build(const FuzzSpace& sp, const std::string& algorithm, int clients, i
   for (auto& f : faults) {
     if (f.at_ms >= s.duration_ms) f.at_ms = s.duration_ms - 1;
   }
+  if (sp.pauses_within_lease) keep_pauses_within_lease(faults, s.lock.lease_ms, s.workload.hold_ms);
   s.faults = std::move(faults);
   return s;
 }
@@ -134,16 +168,17 @@ uint64_t run_seed(uint64_t campaign_seed, uint64_t index) {
   return splitmix64(state);
 }
 
-bool fails(const Scenario& s, RunOutcome* out = nullptr) {
+bool fails(const FuzzSpace& sp, const Scenario& s, RunOutcome* out = nullptr) {
   RunOutcome o = run_in_sim(s);
-  const bool bad = !o.report.violations.empty();
+  bool bad = false;
+  for (const auto& v : o.report.violations) bad = bad || sp.properties.empty() || sp.properties.count(v.property);
   if (out) *out = std::move(o);
   return bad;
 }
 
 // Greedy descent of the shrink tree: take the first smaller scenario that still fails,
 // repeat until none does or the run budget is spent.
-Scenario shrink(rc::Shrinkable<Scenario> current, int runs_max, int& steps) {
+Scenario shrink(const FuzzSpace& sp, rc::Shrinkable<Scenario> current, int runs_max, int& steps) {
   int runs = 0;
   bool progressed = true;
   while (progressed && runs < runs_max) {
@@ -151,7 +186,7 @@ Scenario shrink(rc::Shrinkable<Scenario> current, int runs_max, int& steps) {
     auto candidates = current.shrinks();
     while (auto next = candidates.next()) {
       if (++runs > runs_max) break;
-      if (fails(next->value())) {
+      if (fails(sp, next->value())) {
         current = std::move(*next);
         ++steps;
         progressed = true;
@@ -179,15 +214,15 @@ FuzzSummary fuzz(const FuzzSpace& space, const FuzzOptions& o, const std::functi
     const uint64_t index = i * static_cast<uint64_t>(o.shards) + static_cast<uint64_t>(o.shard);
     auto shrinkable = gen(rc::Random(run_seed(o.seed, index)), kGenSize);
     ++summary.runs;
-    const bool bad = fails(shrinkable.value());
+    const bool bad = fails(space, shrinkable.value());
     if (progress) progress(summary.runs, o.time_limit_s > 0 ? 0 : o.runs);
     if (!bad) continue;
     ++summary.violations;
     FuzzFinding f;
     f.original = shrinkable.value();
     f.index = index;
-    f.shrunk = shrink(shrinkable, o.shrink_runs_max, f.shrink_steps);
-    fails(f.shrunk, &f.outcome);
+    f.shrunk = shrink(space, shrinkable, o.shrink_runs_max, f.shrink_steps);
+    fails(space, f.shrunk, &f.outcome);
     f.shrunk.expected_violations = f.outcome.report.found_violations();
     summary.finding = std::move(f);
     break;

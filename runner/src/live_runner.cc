@@ -293,7 +293,7 @@ reports::RunReport make_report(const Scenario& original, const LiveOptions& o, c
   reports::RunReport r = judge_run(original, as_run, h, jsonl);
   r.world = "live";
   const std::string path = o.replay_path.empty() ? original.file : o.replay_path;
-  r.replay = "lockstep live " + (o.redis ? "--redis " + *o.redis + " " : std::string()) +
+  r.replay = replay_program() + " live " + (o.redis ? "--redis " + *o.redis + " " : std::string()) +
              (o.client.empty() ? std::string() : "--client '" + o.client + "' ") + path;
   return r;
 }

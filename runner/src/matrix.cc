@@ -2,15 +2,23 @@
 
 #include <algorithm>
 
+#include "lockstep/algorithms.h"
 #include "lockstep/profiles.h"
 
 namespace lockstep::runner {
 
 std::string matrix_options_problem(const MatrixOptions& o) {
-  if (o.profiles.empty()) return "no profiles to run";
+  if (o.profiles.empty() && o.algorithms.empty()) return "no profiles or algorithms to run";
   if (o.faults.empty()) return "no fault kinds to run";
   for (const auto& p : o.profiles) {
     if (!profile_named(p)) return "unknown profile \"" + p + "\" (lockstep profiles lists them)";
+  }
+  for (const auto& a : o.algorithms) {
+    if (!is_algorithm(a)) return "unknown algorithm \"" + a + "\" (one of " + [] {
+      std::string all;
+      for (const auto& n : algorithm_names()) all += (all.empty() ? "" : ", ") + n;
+      return all;
+    }() + ")";
   }
   for (const auto& f : o.faults) {
     if (f != "none" && !fault_kind_named(f)) return "unknown fault kind \"" + f + "\"";
@@ -20,17 +28,24 @@ std::string matrix_options_problem(const MatrixOptions& o) {
 
 std::vector<MatrixCell> run_matrix(const MatrixOptions& o, const MatrixProgress& progress) {
   std::vector<MatrixCell> cells;
-  const size_t all = o.profiles.size() * o.faults.size();
+  std::vector<std::string> rows = o.profiles;
+  rows.insert(rows.end(), o.algorithms.begin(), o.algorithms.end());
+  const size_t all = rows.size() * o.faults.size();
   const size_t shards = static_cast<size_t>(std::max(o.shards, 1)), shard = static_cast<size_t>(o.shard);
   const size_t total = all / shards + (shard < all % shards ? 1 : 0);
   size_t k = 0;
-  for (const auto& profile : o.profiles) {
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const std::string& row = rows[r];
     for (const auto& fault : o.faults) {
       if (k++ % shards != shard) continue;
-      MatrixCell cell{profile, fault, {}};
+      MatrixCell cell{row, fault, {}};
       if (progress) progress(cells.size(), total, cell, false);
       FuzzSpace space;
-      space.profiles = {profile};
+      if (r < o.profiles.size()) {
+        space.profiles = {row};
+      } else {
+        space.algorithms = {row};
+      }
       if (fault != "none") space.fault_kinds = {*fault_kind_named(fault)};
       FuzzOptions fo;
       fo.seed = o.seed;

@@ -276,7 +276,11 @@ LockSpec read_lock(const Obj& top, bool external) {
     if (external && !(opts->is_object() && opts->empty()))
       fail(o.at("options"), "no options for an external workload's lock (your program configures its own lock)",
            describe(*opts));
-    if (!external) check_lock_options(algorithm_named(l.algorithm)->options, l.algorithm, *opts, o.at("options"));
+    // A registered algorithm without an option table takes whatever object it is given.
+    if (const AlgorithmInfo* info = find_algorithm(l.algorithm); !external && info && info->options)
+      check_lock_options(*info->options, l.algorithm, *opts, o.at("options"));
+    else if (!opts->is_object())
+      fail(o.at("options"), "an object", describe(*opts));
     l.options = *opts;
   }
   return l;

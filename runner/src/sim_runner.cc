@@ -148,11 +148,21 @@ reports::RunReport make_report(const Scenario& s, uint64_t seed, const RunOption
   reports::RunReport r = judge_run(s, s, h, jsonl);
   r.seed = seed;
   const std::string path = o.replay_path.empty() ? s.file : o.replay_path;
-  r.replay = "lockstep run --seed " + std::to_string(seed) + " " + path;
+  r.replay = replay_program() + " run --seed " + std::to_string(seed) + " " + path;
   return r;
 }
 
 }  // namespace
+
+namespace {
+std::string& replay_program_slot() {
+  static std::string program = "lockstep";
+  return program;
+}
+}  // namespace
+
+const std::string& replay_program() { return replay_program_slot(); }
+void set_replay_program(std::string program) { replay_program_slot() = std::move(program); }
 
 std::string sim_unsupported(const Scenario& s) {
   if (s.workload.external())

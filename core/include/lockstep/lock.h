@@ -40,6 +40,14 @@ struct LockParams {
   std::map<std::string, int64_t> options;
 };
 
+// The integer option `name`, or `fallback` when the scenario did not set it: how a lock of
+// your own reads its options (lockstep's own read them through algorithm_option, which
+// also holds them to their declared table).
+inline int64_t option_or(const LockParams& p, const std::string& name, int64_t fallback) {
+  auto it = p.options.find(name);
+  return it == p.options.end() ? fallback : it->second;
+}
+
 class Lock {
  public:
   virtual ~Lock() = default;

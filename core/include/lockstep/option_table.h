@@ -33,4 +33,7 @@ struct LockOption {
   std::string meaning;  // one line, for `lockstep profiles --options`
 };
 
+// An integer option in [min, max] with a fixed default: what most locks take.
+LockOption integer_option(std::string name, int64_t default_value, int64_t min, int64_t max, std::string meaning);
+
 }  // namespace lockstep

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,12 @@ struct FuzzSpace {
   // Library profiles to draw instead of algorithms (see fuzz_profiles.cc): each run
   // takes one, with its options drawn around the library's defaults; shrinking keeps it.
   std::vector<std::string> profiles = {};
+  // Only violations of these properties count as findings (empty: every property). A
+  // claim such as "only the owner unlocks, whatever the pauses" is checked this way.
+  std::set<std::string> properties = {};
+  // Every client's pauses together stay well inside the lease once the work is counted
+  // (the assumption under which a lease lock without fencing promises mutual exclusion).
+  bool pauses_within_lease = false;
 };
 
 // One generated scenario for run `index` of a campaign with this base seed (pure: the

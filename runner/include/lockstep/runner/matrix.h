@@ -20,6 +20,9 @@ namespace lockstep::runner {
 
 struct MatrixOptions {
   std::vector<std::string> profiles;  // rows
+  // More rows after the profiles: algorithms by name, built-in or registered
+  // (lockstep/algorithms.h); a cell's `profile` then holds the algorithm's name.
+  std::vector<std::string> algorithms = {};
   std::vector<std::string> faults;    // columns: fault kind names, or "none"
   uint64_t runs = 100;                // per cell
   double time_limit_s = 0;            // > 0: per cell, instead of runs

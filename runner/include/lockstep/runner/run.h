@@ -17,4 +17,10 @@ struct RunOutcome {
   std::string history_jsonl;
 };
 
+// The program a report's replay command names: "lockstep", or a user's own build of
+// the command line with its lock registered (lockstep/cli.h sets it from argv[0]), since
+// only that program knows the lock the scenario names.
+const std::string& replay_program();
+void set_replay_program(std::string program);
+
 }  // namespace lockstep::runner
