@@ -11,6 +11,7 @@ set(LOCKSTEP_PUBLIC_HEADERS
   core/include/lockstep/env.h
   core/include/lockstep/fault_plan.h
   core/include/lockstep/lock.h
+  core/include/lockstep/option_table.h
   core/include/lockstep/reply.h
   core/include/lockstep/task.h
   core/include/lockstep/world_control.h
