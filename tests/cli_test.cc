@@ -23,9 +23,9 @@ struct CliRun {
   std::string out;  // stdout and stderr, merged
 };
 
-CliRun lockstep_shell(const std::string& cmd_line) {
+// Runs a shell command line and keeps what it writes to stdout and its exit code.
+CliRun shell_stdout(const std::string& cmd) {
   CliRun r;
-  const std::string cmd = cmd_line + " 2>&1 </dev/null";
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;
   std::array<char, 4096> buf;
@@ -35,6 +35,8 @@ CliRun lockstep_shell(const std::string& cmd_line) {
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
 }
+
+CliRun lockstep_shell(const std::string& cmd_line) { return shell_stdout(cmd_line + " 2>&1 </dev/null"); }
 
 CliRun lockstep(const std::string& args) { return lockstep_shell("'" + std::string(LOCKSTEP_BINARY) + "' " + args); }
 
@@ -105,15 +107,9 @@ struct SplitRun {
 // stdout and stderr apart, both pipes: what a CI job sees.
 SplitRun lockstep_piped(const std::string& args, const std::filesystem::path& dir) {
   const auto err_file = dir / "stderr.txt";
-  SplitRun r;
-  const std::string cmd = "'" + std::string(LOCKSTEP_BINARY) + "' " + args + " 2>'" + err_file.string() + "' </dev/null";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  const CliRun run =
+      shell_stdout("'" + std::string(LOCKSTEP_BINARY) + "' " + args + " 2>'" + err_file.string() + "' </dev/null");
+  SplitRun r{run.code, run.out, {}};
   std::ifstream in(err_file);
   r.err.assign(std::istreambuf_iterator<char>(in), {});
   return r;
