@@ -142,14 +142,16 @@ std::string shards_problem(const std::vector<nlohmann::json>& summaries, const s
   int count = -1;
   for (size_t i = 0; i < summaries.size(); ++i) {
     if (campaign(summaries[i]) != campaign(summaries[0])) return "";  // different campaigns: a plain sum
-    const auto parts = split(summaries[i].value("shard", "0/1"), '/');
-    if (parts.size() != 2) return dirs[i] + ": shard is not I/N";
-    const int index = std::atoi(parts[0].c_str()), n = std::atoi(parts[1].c_str());
-    if (count >= 0 && n != count) return dirs[i] + ": shard " + parts[0] + "/" + parts[1] + " of a split into " +
-                                         std::to_string(count) + " elsewhere";
-    count = n;
-    if (std::find(seen.begin(), seen.end(), index) != seen.end()) return dirs[i] + ": shard " + parts[0] + " given twice";
-    seen.push_back(index);
+    const std::string spec = summaries[i].value("shard", "0/1");
+    runner::Shard sh;
+    if (std::string why = runner::resolve_shard(spec, std::nullopt, std::getenv, sh); !why.empty())
+      return dirs[i] + ": shard " + why;
+    if (count >= 0 && sh.count != count)
+      return dirs[i] + ": shard " + spec + " of a split into " + std::to_string(count) + " elsewhere";
+    count = sh.count;
+    if (std::find(seen.begin(), seen.end(), sh.index) != seen.end())
+      return dirs[i] + ": shard " + std::to_string(sh.index) + " given twice";
+    seen.push_back(sh.index);
   }
   if (static_cast<int>(seen.size()) != count)
     return "only " + std::to_string(seen.size()) + " of the campaign's " + std::to_string(count) + " shards given";
