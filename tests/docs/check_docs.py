@@ -6,9 +6,12 @@
   check_docs.py scenario-fields SOURCE  docs/scenario-format.md's field reference is the one
                                         the JSON Schema generates, and every field the pages
                                         mention by path exists in the schema
+  check_docs.py catalogue SOURCE        docs/catalogue.md lists every scenario of scenarios/, and
+                                        its and the README's tables give the verdict each expects
   check_docs.py links SOURCE            every relative link in README.md and docs/*.md reaches
                                         a file, and a heading when it names one
   check_docs.py readme-size SOURCE      README.md stays short enough to read first
+  check_docs.py all SOURCE LOCKSTEP     every check above (what ctest runs)
   check_docs.py write-scenario-fields SOURCE
                                         regenerates the field reference after a schema change
 
@@ -298,6 +301,45 @@ def write_scenario_fields(source):
     return 0
 
 
+# ---------------------------------------------------------------- the catalogue tables
+
+def catalogue_rows(text):
+    """(scenario, expected violations) of every table row whose first cell names a numbered
+    scenario; the expected verdict is the last cell, read up to any parenthesis or "safe"."""
+    rows = []
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) < 2 or not re.match(r"^\d\d-[a-z0-9-]+$", cells[0]):
+            continue
+        verdict = re.sub(r"\s*\(.*", "", cells[-1])
+        found = set() if verdict.startswith("safe") else {v.strip() for v in verdict.split(",")}
+        rows.append((cells[0], found))
+    return rows
+
+
+def check_catalogue(source):
+    """docs/catalogue.md lists every scenario of scenarios/*.json; it and the README's short
+    table give each the verdict its file expects."""
+    files = {}
+    for name in sorted(os.listdir(os.path.join(source, "scenarios"))):
+        if name.endswith(".json"):
+            scenario = json.loads(read(os.path.join(source, "scenarios", name)))
+            files[name[:-5]] = set(scenario["expect"]["violations"])
+    problems = []
+    for page, complete in (("docs/catalogue.md", True), ("README.md", False)):
+        rows = catalogue_rows(read(os.path.join(source, page)))
+        listed = {name for name, _ in rows}
+        if complete:
+            for name in sorted(files.keys() - listed):
+                problems.append(f"{page} does not list scenarios/{name}.json")
+        for name, expected in rows:
+            if name not in files:
+                problems.append(f"{page} lists {name}, which is not in scenarios/")
+            elif expected != files[name]:
+                problems.append(f"{page} says {name} expects {sorted(expected) or 'safe'}; the file expects {sorted(files[name]) or 'safe'}")
+    return fail(problems, "the catalogue tables and scenarios/ differ")
+
+
 # ---------------------------------------------------------------- links
 
 def slug(heading):
@@ -364,12 +406,19 @@ def main(argv):
         print(__doc__)
         return 64
     what, source = argv[1], argv[2]
+    if what == "all" and len(argv) == 4:
+        # One process for every check: CI pays Python's start-up once.
+        results = [check_cli(source, argv[3]), check_scenario_fields(source), check_catalogue(source),
+                   check_links(source), check_readme_size(source)]
+        return 1 if any(results) else 0
     if what == "cli" and len(argv) == 4:
         return check_cli(source, argv[3])
     if what == "scenario-fields":
         return check_scenario_fields(source)
     if what == "write-scenario-fields":
         return write_scenario_fields(source)
+    if what == "catalogue":
+        return check_catalogue(source)
     if what == "links":
         return check_links(source)
     if what == "readme-size":
