@@ -122,6 +122,8 @@ bool EdnReader::dispatch(nlohmann::json& out, int depth) {
       i_ += 2;
       std::string_view name = token();
       if (name.empty()) return fail("'##' must be followed by Inf, -Inf or NaN", at);
+      // Like every name the reader keeps: a history's values must print as JSON.
+      if (!valid_utf8(name)) return fail("symbolic value is not valid UTF-8", at);
       out = "##" + std::string(name);
       return true;
     }

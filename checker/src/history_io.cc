@@ -87,6 +87,14 @@ bool read_json_lines(std::string_view text, const std::string& name, History& ou
       std::string what = e.what();
       size_t colon = what.find(": ", what.find("column"));
       return fail(e.byte == 0 ? 1 : e.byte, "not valid JSON: " + (colon == std::string::npos ? what : what.substr(colon + 2)));
+    } catch (const nlohmann::json::out_of_range& e) {
+      // A number beyond a double (1e309): nlohmann says which, but not where.
+      std::string what = e.what();
+      const size_t quote = what.find('\'');
+      const std::string number = quote == std::string::npos ? "" : what.substr(quote + 1, what.size() - quote - 2);
+      const size_t at = number.empty() ? std::string_view::npos : line.find(number);
+      return fail(at == std::string_view::npos ? 1 : at + 1,
+                  "not valid JSON: a number too large for a double" + (number.empty() ? "" : " (" + number + ")"));
     }
     Event ev;
     std::string why;
@@ -127,11 +135,15 @@ Format detect_format(std::string_view text) {
 bool parse_history_text(std::string_view text, const std::string& name, Format fmt, History& out,
                         std::string& error) {
   if (fmt == Format::Auto) fmt = detect_format(text);
+  bool ok = false;
   switch (fmt) {
-    case Format::Json: return detail::read_json_lines(text, name, out, error);
-    case Format::Edn: return detail::read_edn_history(text, name, out, error);
-    default: return detail::read_jepsen_log(text, name, out, error);
+    case Format::Json: ok = detail::read_json_lines(text, name, out, error); break;
+    case Format::Edn: ok = detail::read_edn_history(text, name, out, error); break;
+    default: ok = detail::read_jepsen_log(text, name, out, error); break;
   }
+  // The readers quote what they stopped at, which may be any bytes at all.
+  if (!ok) error = printable_utf8(error);
+  return ok;
 }
 
 bool read_history(const std::string& path, Format fmt, History& out, std::string& error) {

@@ -58,6 +58,28 @@ inline void append_utf8(std::string& s, uint32_t cp) {
   }
 }
 
+// `s` with every byte that is not part of well-formed UTF-8 written as \xNN: an error
+// quotes the input it stopped at, and `lockstep check --json` prints errors as JSON.
+// (core's lockstep::printable_utf8 does the same; the checker depends on nothing of ours.)
+inline std::string printable_utf8(std::string_view s) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    const size_t n = utf8_length(static_cast<unsigned char>(s[i]));
+    if (n > 0 && i + n <= s.size() && valid_utf8(s.substr(i, n))) {
+      out.append(s.substr(i, n));
+      i += n;
+      continue;
+    }
+    const auto b = static_cast<unsigned char>(s[i++]);
+    out += "\\x";
+    out += kHex[b >> 4];
+    out += kHex[b & 0xF];
+  }
+  return out;
+}
+
 // `s` without leading and trailing spaces, tabs and line ends.
 inline std::string_view trim(std::string_view s) {
   size_t b = s.find_first_not_of(" \t\r\n");

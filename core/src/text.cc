@@ -52,4 +52,41 @@ std::string nearest_name(const std::string& s, const std::vector<std::string>& c
   return best ? *best : "";
 }
 
+namespace {
+
+// Bytes of the well-formed UTF-8 sequence at s[i]; 0 when none begins there (a stray
+// continuation byte, an overlong form, a surrogate, beyond U+10FFFF, cut short).
+size_t utf8_sequence(std::string_view s, size_t i) {
+  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = b(i);
+  const size_t n = c < 0x80 ? 1 : c >= 0xC2 && c < 0xE0 ? 2 : c >= 0xE0 && c < 0xF0 ? 3 : c >= 0xF0 && c < 0xF5 ? 4 : 0;
+  if (n <= 1 || i + n > s.size()) return i + n > s.size() ? 0 : n;
+  const unsigned char c1 = b(i + 1);
+  if ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 >= 0xA0) || (c == 0xF0 && c1 < 0x90) || (c == 0xF4 && c1 >= 0x90))
+    return 0;
+  for (size_t k = 1; k < n; ++k) {
+    if ((b(i + k) & 0xC0) != 0x80) return 0;
+  }
+  return n;
+}
+
+}  // namespace
+
+std::string printable_utf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    if (const size_t n = utf8_sequence(s, i); n > 0) {
+      out.append(s.substr(i, n));
+      i += n;
+      continue;
+    }
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "\\x%02X", static_cast<unsigned>(static_cast<unsigned char>(s[i])));
+    out += buf;
+    ++i;
+  }
+  return out;
+}
+
 }  // namespace lockstep

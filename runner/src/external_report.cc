@@ -27,8 +27,11 @@ constexpr size_t kQuotedMax = 60;
 // What was found, short enough for one line of a report.
 std::string shown(const json& v) {
   std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
-  if (s.size() > kQuotedMax) s = s.substr(0, kQuotedMax) + "…";
-  return s;
+  if (s.size() <= kQuotedMax) return s;
+  // Cut between characters, never inside one: the problem is quoted in JSON reports.
+  size_t cut = kQuotedMax;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+  return s.substr(0, cut) + "…";
 }
 
 std::string type_name(Type t) {
@@ -84,6 +87,10 @@ std::optional<ClientLine> parse_client_line(std::string_view text, std::string& 
     j = json::parse(text);
   } catch (const json::parse_error& e) {
     why = "not JSON (at byte " + std::to_string(e.byte) + ")";
+    return std::nullopt;
+  } catch (const json::out_of_range&) {
+    // 1e309: valid JSON grammar, but no double holds it (nlohmann does not say where).
+    why = "not JSON (a number too large for a double)";
     return std::nullopt;
   }
   if (!j.is_object()) {

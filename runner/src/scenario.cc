@@ -16,6 +16,7 @@
 
 #include "json_reader.h"
 #include "lockstep/algorithms.h"
+#include "lockstep/text.h"
 #include "profile_spec.h"
 
 namespace lockstep::runner {
@@ -531,10 +532,11 @@ std::string syntax_error(const json::parse_error& e) {
   return "syntax error " + where + ": " + detail;
 }
 
-// Messages must stay on one line whatever the input held.
+// Messages must stay on one line of UTF-8 whatever the input held: a syntax error
+// quotes the bytes it stopped at, and a report that prints the message may be JSON.
 std::string one_line(std::string s) {
   std::replace_if(s.begin(), s.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
-  return s;
+  return printable_utf8(s);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace lockstep {
@@ -15,5 +16,10 @@ std::string format_duration(int64_t ns);
 // the first of equals; "" when none is that close. The did-you-mean of every message
 // about a misspelt name, in files and on the command line alike.
 std::string nearest_name(const std::string& s, const std::vector<std::string>& candidates);
+
+// `s` with every byte that is not part of well-formed UTF-8 written as \xNN. Messages
+// quote bad input, and a message must still print in a JSON or XML report, which take
+// UTF-8 only (nlohmann::json throws on anything else).
+std::string printable_utf8(std::string_view s);
 
 }  // namespace lockstep
