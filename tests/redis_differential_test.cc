@@ -439,7 +439,30 @@ Args aggregate_command() {
   }
 }
 
+// Memory limits the two sides agree on whatever their used_memory: 0 (none), far below
+// any server's (always full: every candidate key is evicted, then writes get OOM), or
+// far above (never full).
+Args config_command() {
+  switch (*rc::gen::inRange(0, 6)) {
+    case 0:
+      return {"CONFIG", "SET", "maxmemory", *rc::gen::elementOf(Args{"0", "1", "100", "1kb", "2gb", "x", "-1", "1.5mb"})};
+    case 1:
+      return {"CONFIG", "SET", "maxmemory-policy",
+              *rc::gen::elementOf(Args{"noeviction", "allkeys-lru", "volatile-lru", "allkeys-random", "volatile-random",
+                                       "volatile-ttl", "allkeys-lfu", "VOLATILE-LFU", "bogus"})};
+    case 2:
+      return {"CONFIG", "SET", *rc::gen::elementOf(Args{"maxmemory-samples", "lfu-log-factor", "lfu-decay-time"}),
+              *rc::gen::elementOf(Args{"5", "0", "10", "007", "-1", "x"})};
+    case 3: return {"CONFIG", "SET", "maxmemory-samples", "5", *rc::gen::elementOf(Args{"maxmemory-samples", "nosuch"}), "3"};
+    default:
+      return {"CONFIG", "GET",
+              *rc::gen::elementOf(Args{"maxmemory", "MAXMEMORY-policy", "maxmemory-samples", "lfu-log-factor",
+                                       "lfu-decay-time", "nosuch"})};
+  }
+}
+
 Args control_command() {
+  if (*rc::gen::inRange(0, 3) == 0) return config_command();
   switch (*rc::gen::inRange(0, 10)) {
     case 0: return {"MULTI"};
     case 1: return {"EXEC"};
@@ -487,6 +510,8 @@ RC_GTEST_PROP(DifferentialTest, SimNodeRepliesLikeRedisServer, ()) {
       *rc::gen::resize(300, rc::gen::container<std::vector<Args>>(rc::gen::exec(any_command)));
   Connection real(server.port());
   RC_ASSERT(real.ctx && !real.ctx->err);
+  real.run({"CONFIG", "SET", "maxmemory", "0", "maxmemory-policy", "noeviction", "maxmemory-samples", "5",
+            "lfu-log-factor", "10", "lfu-decay-time", "1"});
   real.run({"FLUSHALL"});
   real.run({"SCRIPT", "FLUSH"});
   RedisNode node;

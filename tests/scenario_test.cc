@@ -174,7 +174,7 @@ std::vector<Bad> bad_table() {
       {"algorithm_not_string", "$.lock.algorithm", algorithms, "5"},
       {"unknown_top_level_key", "$.duraton_ms", "a known key (did you mean \"duration_ms\"?)",
        "unknown key \"duraton_ms\""},
-      {"unknown_key_no_hint", "$.topology.zone", "one of the keys nodes, replicas, persistence, replication_lag_ms, down_after_ms, min_replicas_to_write, sentinels", "unknown key \"zone\""},
+      {"unknown_key_no_hint", "$.topology.zone", "one of the keys nodes, replicas, persistence, replication_lag_ms, down_after_ms, min_replicas_to_write, sentinels, maxmemory_bytes, maxmemory_policy, maxmemory_samples", "unknown key \"zone\""},
       {"negative_at_ms", "$.faults[1].at_ms", "a non-negative integer", "-5"},
       {"at_ms_beyond_duration", "$.faults[0].at_ms", "a time before duration_ms (1000)", "1000"},
       {"string_for_integer", "$.duration_ms", "a positive integer", "\"5000\""},

@@ -219,7 +219,7 @@ std::vector<Violation> check_deadlock(const History& h, const InvariantOptions& 
       gone.erase(e.process);
     } else if (e.key == o.lock_key && e.f == truth::kKeySet) {
       holder[e.node] = Holder{e.process, e.time_ns};
-    } else if (e.key == o.lock_key && (e.f == truth::kKeyDel || e.f == truth::kKeyExpire)) {
+    } else if (e.key == o.lock_key && (e.f == truth::kKeyDel || e.f == truth::kKeyExpire || e.f == truth::kKeyEvict)) {
       if (auto v = judge(e.node, holder[e.node], e.time_ns, false)) return {*v};
       holder.erase(e.node);
     }

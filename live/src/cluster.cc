@@ -90,6 +90,9 @@ ServerConfig Cluster::config(const std::string& name, std::optional<NodeAddress>
   c.name = name;
   c.persistence = spec_.persistence;
   c.min_replicas_to_write = spec_.min_replicas_to_write;
+  c.maxmemory_bytes = spec_.maxmemory_bytes;
+  c.maxmemory_policy = spec_.maxmemory_policy;
+  c.maxmemory_samples = spec_.maxmemory_samples;
   c.replica_of = std::move(replica_of);
   for (const auto& k : spec_.shifted_clocks) {
     if (k.server != name) continue;

@@ -269,6 +269,11 @@ std::vector<std::string> RedisServer::args() const {
     // On every node, as in the simulator: a promoted replica refuses writes just the same.
     a.insert(a.end(), {"--min-replicas-to-write", std::to_string(config_.min_replicas_to_write)});
   }
+  if (config_.maxmemory_bytes > 0) {
+    // On every node; a replica ignores it until promoted (replica-ignore-maxmemory).
+    a.insert(a.end(), {"--maxmemory", std::to_string(config_.maxmemory_bytes), "--maxmemory-policy",
+                       config_.maxmemory_policy, "--maxmemory-samples", std::to_string(config_.maxmemory_samples)});
+  }
   if (config_.replica_of) {
     a.insert(a.end(), {"--replicaof", config_.replica_of->host, std::to_string(config_.replica_of->port)});
   }

@@ -162,6 +162,8 @@ class Builder {
         close(e.node, e.time_ns, "then deleted by " + process_label(e.process));
       } else if (e.f == truth::kKeyExpire) {
         close(e.node, e.time_ns, "then expired");
+      } else if (e.f == truth::kKeyEvict) {
+        close(e.node, e.time_ns, "then evicted for memory");
       } else if (e.f == truth::kCrash && e.process < 0) {
         close(e.node, e.time_ns, "then the node crashed and lost it");
       }

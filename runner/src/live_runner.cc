@@ -46,6 +46,9 @@ live::ClusterSpec cluster_spec(const Scenario& s) {
   c.persistence = s.topology.persistence;
   c.replication_lag_ms = s.topology.replication_lag_ms;
   c.min_replicas_to_write = s.topology.min_replicas_to_write;
+  c.maxmemory_bytes = s.topology.maxmemory_bytes;
+  c.maxmemory_policy = s.topology.maxmemory_policy;
+  c.maxmemory_samples = s.topology.maxmemory_samples;
   c.sentinels = s.topology.sentinels;
   c.down_after_ms = s.topology.down_after_ms;
   c.run_ms = s.duration_ms;
@@ -102,6 +105,7 @@ class LiveRun {
     control_->start();  // time 0 is when the clients may start, not server boot
     record_truth(*control_, rec_);
     cluster_.on_moved = [this](int node) { truth_.moved(node, rec_.now()); };
+    truth_.set_evicting(s_.topology.maxmemory_bytes > 0 && s_.topology.maxmemory_policy != "noeviction");
     hook_commands();
     start_observer();
     start_workload();
@@ -172,6 +176,10 @@ class LiveRun {
     const int64_t rounds = s_.duration_ms / std::max<int64_t>(o_.poll_interval_ms, 1) + 100;
     for (int64_t i = 0; i < rounds; ++i) {
       std::vector<std::string> argv{"EVAL", kLockPollScript, "1", s_.lock.key};
+      if (s_.topology.maxmemory_bytes > 0) {
+        argv = {"EVAL", kLockQuietPollScript, "1", s_.lock.key};
+        for (auto& a : truth_.quiet_poll_args(node)) argv.push_back(std::move(a));
+      }
       const int64_t sent = rec_.now();
       Reply r = co_await env.node(node).call(std::move(argv), kPollTimeout);
       truth_.observe(node, r, sent, rec_.now());
@@ -184,6 +192,8 @@ class LiveRun {
   void start_workload() {
     if (!external_control_) {
       for (int i = 1; i <= s_.workload.clients; ++i) add_client(i);
+      // Not among clients_: the run ends when the lock's clients are done, cache or not.
+      for (int i = 1; i <= s_.workload.cache.writers; ++i) world_.add_client(cache_writer_name(i), -1);
       start_clients(s_, *control_, rec_);
       return;
     }
@@ -235,9 +245,21 @@ class LiveRun {
     truth_.settle_all(end);
     record_unfired(*plan_, rec_);
     record_resource();
+    record_oom_errors();
     if (o_.redis) {
       std::vector<std::string> del{"DEL", s_.lock.key, s_.workload.stock_key};
       live::sync_command(world_.node_address(0), del, Millis(1000));
+    }
+  }
+
+  // What each master answered OOM, from its own INFO errorstats (as in the simulator).
+  void record_oom_errors() {
+    if (s_.topology.maxmemory_bytes == 0) return;
+    for (int n = 0; n < world_.node_count(); ++n) {
+      std::vector<std::string> info{"INFO", "errorstats"};
+      const Reply r = live::sync_command(world_.node_address(n), info, Millis(2000));
+      if (const int64_t count = oom_errors_in_info(r.str); count > 0)
+        rec_.truth(checker::truth::kOomRefused, -1, "", count, n);
     }
   }
 
@@ -309,6 +331,9 @@ std::string live_unsupported(const Scenario& s, const LiveOptions& o) {
   if (o.redis && (s.topology.nodes > 1 || s.topology.replicas > 0))
     return "--redis gives one server, but the topology needs " +
            std::to_string(s.topology.nodes * (1 + s.topology.replicas)) + "; run it without --redis";
+  if (o.redis && (!memory_config(s.topology).empty() || s.workload.cache.writers > 0))
+    return "a memory limit or a cache writer fills and reconfigures the server, which lockstep does only to servers "
+           "of its own; run it without --redis";
   if (!s.workload.external()) return unplayable(s, live::live_capabilities(!o.redis));
   if (s.topology.sentinels > 0)
     return "external clients reach each node through one fixed address and would not follow Sentinel's failover "

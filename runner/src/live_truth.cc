@@ -33,6 +33,21 @@ const char* const kLockPollScript =
     "elseif t == 'hash' then local f = redis.call('HKEYS', KEYS[1]); v = f[1] or '' end\n"
     "return {t, v, redis.call('PTTL', KEYS[1])}\n";
 
+const char* const kLockQuietPollScript =
+    "local t = redis.call('TYPE', KEYS[1]).ok\n"
+    "if t == 'none' then return {t, false, -2} end\n"
+    "local at = redis.call('PEXPIRETIME', KEYS[1])\n"
+    "if t == ARGV[1] and at >= 0 and tostring(at) == ARGV[2] then return {t, 0, redis.call('PTTL', KEYS[1]), at} end\n"
+    "local v = ''\n"
+    "if t == 'string' then v = redis.call('GET', KEYS[1])\n"
+    "elseif t == 'hash' then local f = redis.call('HKEYS', KEYS[1]); v = f[1] or '' end\n"
+    "return {t, v, redis.call('PTTL', KEYS[1]), at}\n";
+
+std::vector<std::string> LockTruth::quiet_poll_args(int node) const {
+  const NodeState& st = nodes_[node];
+  return {st.type, std::to_string(st.expire_time_ms)};
+}
+
 LockTruth::LockTruth(Recorder& rec, std::string key, int nodes) : rec_(rec), key_(std::move(key)), nodes_(nodes) {
   setters_.resize(nodes);
   deleters_.resize(nodes);
@@ -75,11 +90,16 @@ void LockTruth::replied(int64_t process, int node, const std::vector<std::string
 }
 
 void LockTruth::observe(int node, const Reply& r, int64_t sent, int64_t now) {
-  if (r.type != Reply::Type::Array || r.elements.size() != 3) return;  // no news this round
+  if (r.type != Reply::Type::Array || (r.elements.size() != 3 && r.elements.size() != 4)) return;  // no news
   ++polls_;
   NodeState& st = nodes_[node];
   const bool present = r.elements[0].str != "none";
-  const std::string value = r.elements[1].str;
+  // The quiet poll's 0: the same value as last time, not read again.
+  const bool unchanged = present && st.present && r.elements[1].type == Reply::Type::Integer;
+  const std::string value = unchanged ? st.value : r.elements[1].str;
+  const bool quiet = present && r.elements.size() == 4 && r.elements[3].type == Reply::Type::Integer;
+  st.type = quiet ? r.elements[0].str : "";
+  st.expire_time_ms = quiet ? r.elements[3].integer : -1;
   const bool removed = st.present && (!present || value != st.value);
   const bool set = present && (!st.present || value != st.value);
   Done* reset = st.present && present && value == st.value ? unseen_reset(node, sent) : nullptr;
@@ -202,13 +222,16 @@ bool LockTruth::emit_removal(int node, const Change& c, bool may_wait) {
   }
   if (may_wait) return false;
   // No delete reply: an expiry if the TTL had run out by then (1 ms for measurement),
-  // lost with the old master if the node moved since the key was last seen, otherwise
-  // gone by a cause we cannot name (a lost reply, a node restart).
+  // lost with the old master if the node moved since the key was last seen, evicted if
+  // the nodes evict, otherwise gone by a cause we cannot name (a lost reply, a restart).
   if (c.expires_at_ns >= 0 && c.expires_at_ns <= c.at_ns + kMs) {
     insert(checker::truth::kKeyExpire, -1, c.value, node, extra, c.at_ns);
   } else if (nodes_[node].moved_at_ns >= c.window_start_ns) {
     extra["cause"] = "failover";
     insert(checker::truth::kKeyDel, -1, c.value, node, extra, c.at_ns);
+  } else if (evicting_) {
+    ++evictions_;
+    insert(checker::truth::kKeyEvict, -1, c.value, node, extra, c.at_ns);
   } else {
     ++unattributed_dels_;
     extra["cause"] = "unknown";

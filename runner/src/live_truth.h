@@ -29,6 +29,13 @@ namespace lockstep::runner {
 // The lock key's state on a node in one atomic step: {type, value, pttl}. For a hash
 // (Redisson-style locks) the value is its first field, which names the owner.
 extern const char* const kLockPollScript;
+// The same state, read without touching the key when its type and expiry time are those
+// of the last poll (ARGV[1], ARGV[2]): a GET counts as an access, and a poller reading
+// the lock every few milliseconds would keep it the most recently used key, so an LRU or
+// LFU policy would never evict it as it evicts an untouched lock. It answers
+// {type, 0, pttl, pexpiretime} then (0: the value seen last), else {type, value, pttl,
+// pexpiretime}; a key without a TTL is always read.
+extern const char* const kLockQuietPollScript;
 
 // Turns polled states of the lock key, and the replies clients got, into the truth
 // records the checker reads (key-set / key-del / key-expire). A change is attributed
@@ -50,10 +57,16 @@ class LockTruth {
   // so a change it reveals happened after the previous poll was sent, not answered (a
   // client's reply can be handled before the poll reply that preceded it on the server).
   void observe(int node, const Reply& r, int64_t sent, int64_t now);
+  // kLockQuietPollScript's ARGV for the next poll of `node`.
+  std::vector<std::string> quiet_poll_args(int node) const;
 
   // Node `node` now answers from another server (a failover): a key that vanishes there
   // from now on went with the old master, not by anyone's delete.
   void moved(int node, int64_t now) { nodes_[node].moved_at_ns = now; }
+
+  // The nodes evict keys with a TTL to stay within maxmemory (a volatile-* or allkeys-*
+  // policy): a key gone with no delete reply while its TTL had time left was evicted.
+  void set_evicting(bool evicting) { evicting_ = evicting; }
 
   void settle_all(int64_t now);
 
@@ -64,6 +77,7 @@ class LockTruth {
   int64_t polls() const { return polls_; }
   int64_t unattributed_sets() const { return unattributed_sets_; }
   int64_t unattributed_dels() const { return unattributed_dels_; }
+  int64_t evictions() const { return evictions_; }
 
  private:
   struct Change {
@@ -83,6 +97,8 @@ class LockTruth {
     int64_t run_first_reply_ns = 0;  // when the first poll to see the current value answered
     int64_t holder = -1;  // writer of the last emitted key-set
     int64_t moved_at_ns = -1;  // when the node last moved to another server
+    std::string type;            // the quiet poll's last type ("" when absent)
+    int64_t expire_time_ms = -1;  // and the key's absolute expiry then
     std::deque<Change> pending;
   };
   struct Done {
@@ -134,6 +150,8 @@ class LockTruth {
   int64_t polls_ = 0;
   int64_t unattributed_sets_ = 0;
   int64_t unattributed_dels_ = 0;
+  int64_t evictions_ = 0;
+  bool evicting_ = false;
 };
 
 }  // namespace lockstep::runner

@@ -132,7 +132,7 @@ reports::RunReport judge_run(const Scenario& s, const Scenario& played, const ch
   if (auto v = check_lock_linearizability(lock, played.lock.key, h, unknown)) {
     r.violations.push_back(std::move(*v));
   }
-  int64_t sales = 0, acquired = 0;
+  int64_t sales = 0, acquired = 0, attempts = 0, oom_errors = 0;
   nlohmann::json unfired = nlohmann::json::array();
   for (const auto& e : h.events) {
     unknown = unknown || (e.type == checker::EventType::Truth && e.f == checker::truth::kRunaway);
@@ -142,12 +142,23 @@ reports::RunReport judge_run(const Scenario& s, const Scenario& played, const ch
     }
     if (e.type == checker::EventType::Ok && e.f == "write") ++sales;
     if (e.type == checker::EventType::Ok && checker::is_acquire(e.f)) ++acquired;
+    if (e.type == checker::EventType::Invoke && checker::is_acquire(e.f)) ++attempts;
+    if (e.type == checker::EventType::Truth && e.f == checker::truth::kOomRefused && e.value.is_number_integer())
+      oom_errors += e.value.get<int64_t>();
   }
   unknown = unknown || !unfired.empty();
   r.verdict = unknown ? reports::verdict::kUnknown : (r.violations.empty() ? reports::verdict::kSafe : reports::verdict::kViolation);
   r.history_sha256 = reports::sha256_hex(jsonl);
   r.stats = {{"events", h.events.size()}, {"acquisitions", acquired}, {"sales", sales}};
   if (!unfired.empty()) r.stats["faults_never_fired"] = unfired;
+  // A full node under noeviction keeps the lock safe and makes it unavailable: said
+  // here, beside the verdict, never as a violation of a safety property.
+  if (oom_errors > 0) {
+    r.stats["oom_errors"] = oom_errors;
+    r.stats["unavailable"] = "the servers answered " + std::to_string(oom_errors) +
+                             " commands with OOM (used memory above maxmemory); " + std::to_string(acquired) + " of " +
+                             std::to_string(attempts) + " acquisitions succeeded";
+  }
   r.scenario_json = to_json(s);
   return r;
 }

@@ -32,6 +32,9 @@ constexpr double kMaxDriftPpm = 100'000;
 
 const std::vector<std::string> kWorlds = {"sim", "live"};
 const std::vector<std::string> kPersistence = {"none", "aof-everysec", "aof-always"};
+const std::vector<std::string> kMaxmemoryPolicies = {"noeviction",     "allkeys-lru",  "volatile-lru",
+                                                     "allkeys-random", "volatile-random", "volatile-ttl",
+                                                     "allkeys-lfu",    "volatile-lfu"};
 const std::vector<std::string> kWorkloadKinds = {"stock", "external"};
 
 struct Shape {
@@ -191,6 +194,9 @@ TopologySpec read_topology(const Obj& top) {
   t.down_after_ms = o.integer("down_after_ms", 0, kMaxMs, t.down_after_ms);
   t.min_replicas_to_write = static_cast<int>(o.integer("min_replicas_to_write", 0, 4, t.min_replicas_to_write));
   t.sentinels = static_cast<int>(o.integer("sentinels", 0, 5, t.sentinels));
+  t.maxmemory_bytes = o.integer("maxmemory_bytes", 0, int64_t{1} << 40, t.maxmemory_bytes);
+  t.maxmemory_policy = o.choice("maxmemory_policy", kMaxmemoryPolicies, t.maxmemory_policy);
+  t.maxmemory_samples = static_cast<int>(o.integer("maxmemory_samples", 1, 64, t.maxmemory_samples));
   // A Sentinel with nothing to promote, or without a down-after, could only watch.
   if (t.sentinels > 0 && t.replicas == 0)
     fail(o.at("sentinels"), "0 while topology.replicas is 0 (Sentinel needs a replica to promote)",
@@ -301,6 +307,20 @@ std::vector<std::string> read_command(const Obj& o) {
   return out;
 }
 
+CacheSpec read_cache(const Obj& o) {
+  CacheSpec c;
+  c.writers = static_cast<int>(o.integer("writers", 0, 16, c.writers));
+  c.node = static_cast<int>(o.integer("node", 1, 9, c.node));
+  c.keys = static_cast<int>(o.integer("keys", 1, 1'000'000, c.keys));
+  c.value_bytes = o.integer("value_bytes", 1, 64 << 20, c.value_bytes);
+  c.ttl_fraction = o.number("ttl_fraction", 0.0, 1.0, "a number from 0 to 1", c.ttl_fraction);
+  c.ttl_ms = o.integer("ttl_ms", 1, kMaxMs, c.ttl_ms);
+  c.rate_per_s = o.integer("rate_per_s", 1, 100'000, c.rate_per_s);
+  c.start_ms = o.integer("start_ms", 0, kMaxMs, c.start_ms);
+  c.writes = o.integer("writes", 0, 100'000'000, c.writes);
+  return c;
+}
+
 WorkloadSpec read_workload(const Obj& top, const LockSpec& lock, const std::string& file) {
   WorkloadSpec w;
   const json* v = top.find("workload");
@@ -334,6 +354,11 @@ WorkloadSpec read_workload(const Obj& top, const LockSpec& lock, const std::stri
   w.extend_every_ms = o.integer("extend_every_ms", 0, kMaxMs, w.extend_every_ms);
   w.reentrant_hold_ms = o.integer("reentrant_hold_ms", 0, kMaxMs, w.reentrant_hold_ms);
   check_profile_workload(o, lock, w);
+  if (const json* c = o.find("cache")) {
+    if (w.external())
+      fail(o.at("cache"), "no cache in an external workload (lockstep starts only your program)", describe(*c));
+    w.cache = read_cache(Obj(*c, o.at("cache"), keys_of("$.workload.cache")));
+  }
   return w;
 }
 
@@ -502,6 +527,8 @@ Scenario read_scenario(const json& j, const std::string& file) {
   s.network = read_network(top);
   s.lock = read_lock(top, external);
   s.workload = read_workload(top, s.lock, file);
+  if (s.workload.cache.node > s.topology.nodes)
+    fail("$.workload.cache.node", int_expected(1, s.topology.nodes, false), std::to_string(s.workload.cache.node));
   Processes procs(s.workload.clients, s.topology.nodes, s.topology.replicas);
   s.clocks = read_clocks(top, procs);
   s.faults = read_faults(top, s.duration_ms, procs, s.topology.replicas);
@@ -555,7 +582,8 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& scenario_ke
        {"name", "description", "seed", "duration_ms", "worlds", "topology", "network", "clocks", "lock", "workload",
         "faults", "expect", "checks"}},
       {"$.topology", {"nodes", "replicas", "persistence", "replication_lag_ms", "down_after_ms",
-                      "min_replicas_to_write", "sentinels"}},
+                      "min_replicas_to_write", "sentinels", "maxmemory_bytes", "maxmemory_policy",
+                      "maxmemory_samples"}},
       {"$.network", {"latency", "loss"}},
       {"$.network.latency", union_keys("dist", latency_shapes())},
       {"$.clocks[]", {"process", "offset_ms", "drift_ppm"}},
@@ -563,7 +591,9 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& scenario_ke
       {"$.lock.retry", {"count_max", "delay_ms", "jitter_ms"}},
       {"$.workload",
        {"kind", "clients", "initial_stock", "attempts_per_client", "hold_ms", "wait_ms", "start_stagger_ms",
-         "stock_key", "fencing", "readers", "extend_every_ms", "reentrant_hold_ms", "command"}},
+         "stock_key", "fencing", "readers", "extend_every_ms", "reentrant_hold_ms", "command", "cache"}},
+      {"$.workload.cache",
+       {"writers", "node", "keys", "value_bytes", "ttl_fraction", "ttl_ms", "rate_per_s", "start_ms", "writes"}},
       {"$.faults[]", union_keys("kind", fault_shapes())},
       {"$.faults[].on", [] {
          std::vector<std::string> keys = {"process"};

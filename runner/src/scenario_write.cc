@@ -32,6 +32,12 @@ ojson lock_json(const LockSpec& l) {
           {"options", ojson::parse(l.options.dump())}};
 }
 
+ojson cache_json(const CacheSpec& c) {
+  return {{"writers", c.writers},     {"node", c.node},         {"keys", c.keys},
+          {"value_bytes", c.value_bytes}, {"ttl_fraction", c.ttl_fraction}, {"ttl_ms", c.ttl_ms},
+          {"rate_per_s", c.rate_per_s}, {"start_ms", c.start_ms}, {"writes", c.writes}};
+}
+
 ojson workload_json(const WorkloadSpec& w) {
   if (w.external()) {
     return {{"kind", w.kind},
@@ -44,18 +50,22 @@ ojson workload_json(const WorkloadSpec& w) {
             {"start_stagger_ms", w.start_stagger_ms},
             {"stock_key", w.stock_key}};
   }
-  return {{"kind", w.kind},
-          {"clients", w.clients},
-          {"initial_stock", w.initial_stock},
-          {"attempts_per_client", w.attempts_per_client},
-          {"hold_ms", w.hold_ms},
-          {"wait_ms", w.wait_ms},
-          {"start_stagger_ms", w.start_stagger_ms},
-          {"stock_key", w.stock_key},
-          {"fencing", w.fencing},
-          {"readers", w.readers},
-          {"extend_every_ms", w.extend_every_ms},
-          {"reentrant_hold_ms", w.reentrant_hold_ms}};
+  ojson j = {{"kind", w.kind},
+             {"clients", w.clients},
+             {"initial_stock", w.initial_stock},
+             {"attempts_per_client", w.attempts_per_client},
+             {"hold_ms", w.hold_ms},
+             {"wait_ms", w.wait_ms},
+             {"start_stagger_ms", w.start_stagger_ms},
+             {"stock_key", w.stock_key},
+             {"fencing", w.fencing},
+             {"readers", w.readers},
+             {"extend_every_ms", w.extend_every_ms},
+             {"reentrant_hold_ms", w.reentrant_hold_ms}};
+  // Written only when there is one, like the memory limit: scenarios without either
+  // read (and write) exactly as they did before these existed.
+  if (w.cache != CacheSpec{}) j["cache"] = cache_json(w.cache);
+  return j;
 }
 
 }  // namespace
@@ -70,6 +80,13 @@ nlohmann::ordered_json to_json(const Scenario& s) {
   j["topology"] = {{"nodes", s.topology.nodes}, {"replicas", s.topology.replicas}, {"persistence", s.topology.persistence},
                     {"replication_lag_ms", s.topology.replication_lag_ms}, {"down_after_ms", s.topology.down_after_ms},
                     {"min_replicas_to_write", s.topology.min_replicas_to_write}, {"sentinels", s.topology.sentinels}};
+  const TopologySpec defaults;
+  if (s.topology.maxmemory_bytes != defaults.maxmemory_bytes || s.topology.maxmemory_policy != defaults.maxmemory_policy ||
+      s.topology.maxmemory_samples != defaults.maxmemory_samples) {
+    j["topology"]["maxmemory_bytes"] = s.topology.maxmemory_bytes;
+    j["topology"]["maxmemory_policy"] = s.topology.maxmemory_policy;
+    j["topology"]["maxmemory_samples"] = s.topology.maxmemory_samples;
+  }
   j["network"] = {{"latency", latency_json(s.network.latency)}, {"loss", s.network.loss}};
   j["clocks"] = ojson::array();
   for (const auto& c : s.clocks)

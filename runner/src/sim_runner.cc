@@ -40,6 +40,7 @@ class SimRun {
     if (!finished) rec_.truth(checker::truth::kRunaway, -1, "", "event bound reached");
     record_unfired(plan, rec_);
     record_resource();
+    record_oom_errors();
     return std::move(rec_.history());
   }
 
@@ -66,12 +67,24 @@ class SimRun {
       std::string name = "node-" + std::to_string(i);
       world_.add_node(name, clock_for(s_, name), p);
     }
-    // The resource exists before any client starts, and replicas start in sync.
+    // The resource exists before any client starts, and replicas start in sync. The limit
+    // comes after it, as a server's config file comes before any client.
     seed_resource();
+    if (const auto config = memory_config(s_.topology); !config.empty()) {
+      for (int i = 0; i < s_.topology.nodes; ++i) {
+        sim::ClientState setup;
+        world_.redis(i).execute(setup, config, world_.node_wall_ms(world_.node_process(i)));
+      }
+    }
     for (int i = 1; i <= s_.topology.nodes; ++i) {
       for (int r = 1; r <= s_.topology.replicas; ++r) {
         std::string name = "node-" + std::to_string(i) + "-replica-" + std::to_string(r);
-        world_.add_replica(i - 1, name, clock_for(s_, name), p);
+        const int pid = world_.add_replica(i - 1, name, clock_for(s_, name), p);
+        // A replica ignores the limit until it is promoted (replica-ignore-maxmemory).
+        if (const auto config = memory_config(s_.topology); !config.empty()) {
+          sim::ClientState setup;
+          world_.process(pid).redis->execute(setup, config, world_.node_wall_ms(pid));
+        }
       }
     }
     world_.on_key_change = [this](int node, const sim::KeyChange& c) { on_key_change(node, c); };
@@ -83,6 +96,10 @@ class SimRun {
     for (int i = 1; i <= s_.workload.clients; ++i) {
       std::string name = "client-" + std::to_string(i);
       world_.add_client(name, i, clock_for(s_, name));
+    }
+    for (int i = 1; i <= s_.workload.cache.writers; ++i) {
+      const std::string name = cache_writer_name(i);
+      world_.add_client(name, -1, clock_for(s_, name));
     }
   }
 
@@ -101,8 +118,10 @@ class SimRun {
       rec_.truth(checker::truth::kKeySet, c.writer, c.key, c.value, node);
     } else {
       nlohmann::json extra = {{"owner", c.writer}};
-      rec_.truth(c.kind == K::Del ? checker::truth::kKeyDel : checker::truth::kKeyExpire, c.by_process, c.key,
-                 c.value, node, extra);
+      const char* kind = c.kind == K::Del      ? checker::truth::kKeyDel
+                         : c.kind == K::Evict ? checker::truth::kKeyEvict
+                                              : checker::truth::kKeyExpire;
+      rec_.truth(kind, c.by_process, c.key, c.value, node, extra);
     }
   }
 
@@ -121,6 +140,19 @@ class SimRun {
     if (auto v = p.redis->peek_string(s_.lock.key)) {
       rec_.truth(checker::truth::kKeySet, p.redis->writer_of(s_.lock.key), s_.lock.key, *v, p.node_index,
                  {{"reloaded", true}});
+    }
+  }
+
+  // How often each node answered OOM: what makes a full node an availability failure.
+  void record_oom_errors() {
+    if (s_.topology.maxmemory_bytes == 0) return;
+    for (int pid = 0; pid < world_.process_count(); ++pid) {
+      auto& p = world_.process(pid);
+      if (!p.is_node) continue;
+      sim::ClientState admin;
+      const Reply info = p.redis->execute(admin, {"INFO", "errorstats"}, world_.node_wall_ms(pid));
+      if (const int64_t n = oom_errors_in_info(info.str); n > 0)
+        rec_.truth(checker::truth::kOomRefused, -1, "", n, p.node_index);
     }
   }
 

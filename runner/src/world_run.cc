@@ -66,6 +66,31 @@ void start_clients(const Scenario& s, WorldControl& world, Recorder& rec) {
     world.at(Millis((i - 1) * s.workload.start_stagger_ms),
              [&s, &world, &rec, c = *client] { start_client(s, world, rec, c); });
   }
+  for (int i = 1; i <= s.workload.cache.writers; ++i) {
+    auto writer = world.process(cache_writer_name(i));
+    if (!writer) continue;
+    world.at(Millis(s.workload.cache.start_ms), [&s, &world, i, w = *writer] {
+      Env& env = world.env(w);
+      env.spawn(cache_writer(env, s.workload.cache, i));
+    });
+  }
+}
+
+int64_t oom_errors_in_info(const std::string& info) {
+  const std::string field = "errorstat_OOM:count=";
+  const size_t at = info.find(field);
+  if (at == std::string::npos) return 0;
+  int64_t n = 0;
+  for (size_t i = at + field.size(); i < info.size() && info[i] >= '0' && info[i] <= '9'; ++i) n = n * 10 + (info[i] - '0');
+  return n;
+}
+
+std::string cache_writer_name(int i) { return "cache-" + std::to_string(i); }
+
+std::vector<std::string> memory_config(const TopologySpec& t) {
+  if (t.maxmemory_bytes == 0 && t.maxmemory_policy == "noeviction" && t.maxmemory_samples == 5) return {};
+  return {"CONFIG", "SET", "maxmemory", std::to_string(t.maxmemory_bytes), "maxmemory-policy", t.maxmemory_policy,
+          "maxmemory-samples", std::to_string(t.maxmemory_samples)};
 }
 
 void watch_critical_sections(WorldControl& world, Recorder& rec) {

@@ -20,8 +20,19 @@ Latency latency_of(const LatencySpec& l);
 void record_truth(WorldControl& world, Recorder& rec);
 
 // client-i begins its workload at (i-1) * start_stagger_ms; a client that restarts
-// after a crash begins it again. The clients must already exist in the world.
+// after a crash begins it again. Cache writers (cache-N) begin at the cache's start_ms.
+// The clients must already exist in the world.
 void start_clients(const Scenario& s, WorldControl& world, Recorder& rec);
+
+// The process name of cache writer i (1-based): cache-i.
+std::string cache_writer_name(int i);
+
+// errorstat_OOM's count in an INFO errorstats reply (0 when absent).
+int64_t oom_errors_in_info(const std::string& info);
+
+// The CONFIG SET that gives a node the scenario's memory limit, or nothing when the
+// scenario keeps Redis's defaults.
+std::vector<std::string> memory_config(const TopologySpec& t);
 
 // Raises the world events a runner learns of itself: a client entering or leaving its
 // critical section (from the workload's truth records), for event-triggered faults. The

@@ -498,6 +498,11 @@ Reply LuaEngine::redis_call(const Args& argv, std::string& err) {
     err = "-READONLY You can't write against a read only replica.";
     return {};
   }
+  if ((cmd->flags & kDenyOom) && !script_wrote_ && node_.script_oom && node_.memory.maxmemory > 0 &&
+      !caller_->is_master_link) {
+    err = std::string("-") + kOomError;
+    return {};
+  }
   if (cmd->flags & kWrite) script_wrote_ = true;
   return node_.call(*caller_, *cmd, argv);
 }

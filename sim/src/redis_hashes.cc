@@ -169,13 +169,13 @@ Reply cmd_hlen(Impl& m, ClientState&, const Args& a) {
 
 void register_hash_commands(std::vector<Command>& out) {
   out.insert(out.end(), {
-                            {"hset", -4, kWrite, cmd_hset},
-                            {"hmset", -4, kWrite, cmd_hset},
-                            {"hsetnx", 4, kWrite, cmd_hsetnx},
+                            {"hset", -4, kWrite | kDenyOom, cmd_hset},
+                            {"hmset", -4, kWrite | kDenyOom, cmd_hset},
+                            {"hsetnx", 4, kWrite | kDenyOom, cmd_hsetnx},
                             {"hget", 3, 0, cmd_hget},
                             {"hmget", -3, 0, cmd_hmget},
                             {"hgetall", 2, 0, cmd_hgetall},
-                            {"hincrby", 4, kWrite, cmd_hincrby},
+                            {"hincrby", 4, kWrite | kDenyOom, cmd_hincrby},
                             {"hexists", 3, 0, cmd_hexists},
                             {"hdel", -3, kWrite, cmd_hdel},
                             {"hlen", 2, 0, cmd_hlen},

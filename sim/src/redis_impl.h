@@ -72,6 +72,9 @@ struct Entry {
   Value v;
   int64_t expire = -1;  // absolute Unix ms, -1 = persistent
   int64_t writer = -1;
+  // Redis's 24-bit robj->lru: the LRU clock (seconds) of the last access, or under an
+  // LFU policy the minute of the last decrement (16 bits) and the log counter (8 bits).
+  uint32_t lru = 0;
 };
 
 struct Snapshot::Data {
@@ -109,6 +112,7 @@ enum CmdFlags : unsigned {
   kPubSubOk = 4,   // allowed while subscribed (RESP2)
   kNoQueue = 8,    // executed immediately even inside MULTI
   kContainer = 16, // has subcommands, registered as "name|sub" (SCRIPT LOAD ...)
+  kDenyOom = 32,   // may grow memory: refused with OOM when over maxmemory (CMD_DENYOOM)
 };
 
 struct Command {
@@ -131,6 +135,29 @@ void register_zset_commands(std::vector<Command>& out);
 void register_script_commands(std::vector<Command>& out);
 void register_multi_commands(std::vector<Command>& out);
 void register_pubsub_commands(std::vector<Command>& out);
+void register_server_commands(std::vector<Command>& out);  // CONFIG, INFO (redis_memory.cc)
+
+// maxmemory-policy values, in the order CONFIG SET lists them in its error.
+enum class EvictionPolicy {
+  VolatileLru, VolatileLfu, VolatileRandom, VolatileTtl, AllkeysLru, AllkeysLfu, AllkeysRandom, NoEviction,
+};
+
+// The memory settings CONFIG SET changes, with redis-server 7.0's defaults.
+struct MemoryConfig {
+  int64_t maxmemory = 0;  // bytes; 0 = no limit
+  EvictionPolicy policy = EvictionPolicy::NoEviction;
+  int64_t samples = 5;
+  int64_t lfu_log_factor = 10;
+  int64_t lfu_decay_time = 1;  // minutes per step down of the counter (0: never)
+};
+
+// One candidate of the eviction pool (evict.c's evictionPoolEntry).
+struct PoolEntry {
+  uint64_t idle = 0;  // higher = better to evict
+  std::string key;
+};
+
+extern const char* const kOomError;
 
 // Exact Redis number parsing and formatting (util.c).
 bool string_to_ll(const std::string& s, int64_t& out);
@@ -173,6 +200,22 @@ struct NodeCore {
 
   bool replica = false;
   std::unique_ptr<LuaEngine> lua;
+
+  // Memory and eviction (redis_memory.cc).
+  MemoryConfig memory;
+  Rng rng{0, "evict"};                // sampling, random policies, the LFU counter's coin
+  std::vector<PoolEntry> evict_pool;  // best candidates so far, ascending idle; kept between evictions
+  int64_t evicted_keys = 0;
+  int64_t expired_keys = 0;
+  int64_t oom_errors = 0;  // INFO errorstats' errorstat_OOM: replies that were the OOM error
+  bool script_oom = false;  // over maxmemory when the running script started
+  // The estimated used_memory of the keyspace and the server around it.
+  int64_t used_memory() const;
+  // Evicts keys by the policy until used_memory is within maxmemory; false when it
+  // cannot get there (noeviction, or no candidate left): the command may be refused.
+  bool perform_evictions();
+  // The access bookkeeping of a key looked up, or created (robj->lru).
+  void touch_access(Entry& e, bool created);
 
   // State of the command being executed; time is frozen for all of it.
   int64_t now = 0;

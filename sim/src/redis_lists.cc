@@ -118,8 +118,8 @@ Reply cmd_lrem(Impl& m, ClientState&, const Args& a) {
 
 void register_list_commands(std::vector<Command>& out) {
   out.insert(out.end(), {
-                            {"lpush", -3, kWrite, cmd_push},
-                            {"rpush", -3, kWrite, cmd_push},
+                            {"lpush", -3, kWrite | kDenyOom, cmd_push},
+                            {"rpush", -3, kWrite | kDenyOom, cmd_push},
                             {"lpop", -2, kWrite, cmd_pop},
                             {"rpop", -2, kWrite, cmd_pop},
                             {"lrange", 4, 0, cmd_lrange},

@@ -47,6 +47,7 @@ NodeCore::NodeCore() : lua(std::make_unique<LuaEngine>(*this)) {
   register_script_commands(command_list);
   register_multi_commands(command_list);
   register_pubsub_commands(command_list);
+  register_server_commands(command_list);
   for (const auto& c : command_list) commands[c.name] = &c;
 }
 
@@ -111,6 +112,25 @@ Reply NodeCore::process(ClientState& c, const Args& argv) {
     cmd = sub;
   }
   if (!arity_ok(*cmd, argv.size())) return reject(err_arity(cmd->name));
+  if (memory.maxmemory > 0 && !replica) {
+    const bool oom = !perform_evictions();
+    // Inside MULTI everything but EXEC and DISCARD is refused, since queueing itself takes
+    // memory; EXEC is refused when it holds a command that may grow memory.
+    const std::string_view name(cmd->name);
+    bool deny = (cmd->flags & kDenyOom) != 0;
+    if (c.in_multi && name != "exec" && name != "discard") deny = true;
+    if (c.in_multi && name == "exec") {
+      for (const auto& q : c.queued) {
+        const Command* qc = find(q[0]);
+        if (qc && (qc->flags & kContainer) && q.size() > 1) qc = find_sub(*qc, q[1]);
+        deny = deny || (qc && (qc->flags & kDenyOom));
+      }
+    }
+    if (oom && deny) return reject(Reply::error(kOomError));
+    // A script's first write that may grow memory is refused when the server was out of
+    // memory as the script started (server.script_oom).
+    script_oom = oom;
+  }
   if (replica && (cmd->flags & kWrite) && !c.is_master_link)
     return reject(Reply::error("READONLY You can't write against a read only replica."));
   if (!c.channels.empty() && !(cmd->flags & kPubSubOk)) {
@@ -203,6 +223,7 @@ bool NodeCore::expire_found(Keyspace::iterator it) {
 void NodeCore::remove_expired(const std::string& key) { remove_expired(db.find(key)); }
 
 void NodeCore::remove_expired(Keyspace::iterator it) {
+  ++expired_keys;
   notify(KeyChange::Kind::Expire, it->first, it->second, -1);
   if (propagating()) propagate(Args{"DEL", it->first});
   else propagate(Args());
@@ -236,6 +257,8 @@ Keyspace::iterator NodeCore::emplace_key(const std::string& key, bool& inserted)
 Entry* NodeCore::lookup(const std::string& key) {
   auto it = db.find(key);
   if (it == db.end() || expire_found(it)) return nullptr;
+  // Every lookup is an access for LRU/LFU (Redis's LOOKUP_NOTOUCH readers aside).
+  touch_access(it->second, false);
   return &it->second;
 }
 
@@ -265,6 +288,9 @@ Entry& NodeCore::set_string(const std::string& key, const std::string& value, bo
 Entry& NodeCore::stored(Keyspace::iterator it, bool inserted, bool keep_ttl) {
   const std::string& key = it->first;
   if (!keep_ttl || inserted) it->second.expire = -1;
+  // A new value starts a fresh LRU age; under LFU an overwrite keeps the old counter.
+  if (inserted || !(memory.policy == EvictionPolicy::AllkeysLfu || memory.policy == EvictionPolicy::VolatileLfu))
+    touch_access(it->second, inserted);
   it->second.writer = process_id();
   ++dirty;
   touch(key);
@@ -344,6 +370,7 @@ Reply RedisNode::execute(ClientState& client, const std::vector<std::string>& ar
     r = Reply::error("ERR internal error");
   }
   impl_->flush_propagation();
+  if (r.is_error() && r.str.rfind("OOM ", 0) == 0) ++impl_->oom_errors;
   return r;
 }
 
@@ -379,6 +406,12 @@ void RedisNode::active_expire_cycle(int64_t now_ms, Rng& rng) {
 
 void RedisNode::flush_all() {
   impl_->flush_db(-1);
+  // A restarted server starts with empty statistics and pool; its configuration is its
+  // command line, which the simulation keeps.
+  impl_->evict_pool.clear();
+  impl_->evicted_keys = 0;
+  impl_->expired_keys = 0;
+  impl_->oom_errors = 0;
   impl_->lua->restart();
 }
 
@@ -443,6 +476,10 @@ int64_t RedisNode::writer_of(const std::string& key) const {
 }
 
 size_t RedisNode::key_count() const { return impl_->db.size(); }
+
+void RedisNode::set_random(Rng rng) { impl_->rng = rng; }
+int64_t RedisNode::used_memory() const { return impl_->used_memory(); }
+int64_t RedisNode::evicted_keys() const { return impl_->evicted_keys; }
 
 std::optional<int64_t> RedisNode::expire_of(const std::string& key) const {
   auto it = impl_->db.find(key);

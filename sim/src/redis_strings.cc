@@ -204,17 +204,17 @@ Reply cmd_mset(Impl& m, ClientState&, const Args& a) {
 
 void register_string_commands(std::vector<Command>& out) {
   out.insert(out.end(), {
-                            {"set", -3, kWrite, cmd_set},
-                            {"setnx", 3, kWrite, cmd_setnx},
+                            {"set", -3, kWrite | kDenyOom, cmd_set},
+                            {"setnx", 3, kWrite | kDenyOom, cmd_setnx},
                             {"get", 2, 0, cmd_get},
                             {"getdel", 2, kWrite, cmd_getdel},
-                            {"incr", 2, kWrite, cmd_incr},
-                            {"decr", 2, kWrite, cmd_decr},
-                            {"incrby", 3, kWrite, cmd_incrby},
-                            {"decrby", 3, kWrite, cmd_decrby},
+                            {"incr", 2, kWrite | kDenyOom, cmd_incr},
+                            {"decr", 2, kWrite | kDenyOom, cmd_decr},
+                            {"incrby", 3, kWrite | kDenyOom, cmd_incrby},
+                            {"decrby", 3, kWrite | kDenyOom, cmd_decrby},
                             {"strlen", 2, 0, cmd_strlen},
                             {"mget", -2, 0, cmd_mget},
-                            {"mset", -3, kWrite, cmd_mset},
+                            {"mset", -3, kWrite | kDenyOom, cmd_mset},
                         });
 }
 

@@ -348,8 +348,8 @@ Reply cmd_zrank(Impl& m, ClientState&, const Args& a) {
 
 void register_zset_commands(std::vector<Command>& out) {
   out.insert(out.end(), {
-                            {"zadd", -4, kWrite, cmd_zadd},
-                            {"zincrby", 4, kWrite, cmd_zincrby},
+                            {"zadd", -4, kWrite | kDenyOom, cmd_zadd},
+                            {"zincrby", 4, kWrite | kDenyOom, cmd_zincrby},
                             {"zrange", -4, 0, cmd_zrange},
                             {"zrevrange", -4, 0, cmd_zrevrange},
                             {"zrangebyscore", -4, 0, cmd_zrangebyscore},

@@ -29,6 +29,7 @@ int World::add_redis(const std::string& name, Clock clock, Persistence persisten
   auto p = new_process(name, clock);
   p->is_node = true;
   p->redis = std::make_unique<RedisNode>();
+  p->redis->set_random(Rng(seed_, name + "/evict"));  // apart from active expiry's draws
   p->node_index = static_cast<int>(redis_pids_.size());
   p->shard = shard;
   p->persistence = persistence;

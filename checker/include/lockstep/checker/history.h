@@ -47,6 +47,7 @@ namespace truth {
 inline constexpr const char* kKeySet = "key-set";        // process wrote the key on node
 inline constexpr const char* kKeyDel = "key-del";        // removed by a command; extra.owner
 inline constexpr const char* kKeyExpire = "key-expire";  // removed by expiry; extra.owner
+inline constexpr const char* kKeyEvict = "key-evict";    // removed to fit maxmemory; extra.owner
 inline constexpr const char* kCsEnter = "cs-enter";
 inline constexpr const char* kCsExit = "cs-exit";
 inline constexpr const char* kFaultStart = "fault-start";
@@ -59,6 +60,8 @@ inline constexpr const char* kRunaway = "runaway";  // the run hit its event bou
 inline constexpr const char* kFaultUnfired = "fault-unfired";  // its event never came; value: the fault
 inline constexpr const char* kFinish = "finish";    // a client process finished its work
 inline constexpr const char* kResource = "resource";  // value: {initial, final}
+inline constexpr const char* kOomRefused = "oom-refused";  // value: how many OOM errors node sent
+
 }  // namespace truth
 
 // Lock operations: "acquire" / "release" of a mutex, and "acquire-read", "release-write"

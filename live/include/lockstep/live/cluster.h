@@ -37,6 +37,9 @@ struct ClusterSpec {
   std::string persistence = "none";
   int64_t replication_lag_ms = 0;
   int min_replicas_to_write = 0;
+  int64_t maxmemory_bytes = 0;  // on every server, as ServerConfig's
+  std::string maxmemory_policy = "noeviction";
+  int maxmemory_samples = 5;
   int sentinels = 0;
   int64_t down_after_ms = 0;
   // How long the run lasts: Sentinel must not rewire a lagged replica before it ends.

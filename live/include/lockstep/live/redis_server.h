@@ -59,6 +59,10 @@ struct ServerConfig {
   std::string persistence = "none";  // none | aof-everysec | aof-always
   std::optional<NodeAddress> replica_of;
   int min_replicas_to_write = 0;  // Redis's min-replicas-to-write; 0 leaves it off
+  // Redis's maxmemory (0 leaves it off), maxmemory-policy and maxmemory-samples.
+  int64_t maxmemory_bytes = 0;
+  std::string maxmemory_policy = "noeviction";
+  int maxmemory_samples = 5;
   bool shifted_clock = false;  // preload the clock library so the wall clock can be moved
   Nanos initial_clock_offset{0};
   // Non-empty: the process is a redis-sentinel watching these masters (persistence,

@@ -66,6 +66,11 @@ struct TopologySpec {
   // down_after_ms). The simulator's failure detector already stands for them: it fails
   // over after down_after_ms whatever this says.
   int sentinels = 0;
+  // Redis's maxmemory on every node (bytes; 0 = no limit) and what happens when a write
+  // would pass it: maxmemory-policy and maxmemory-samples (README, "Memory and eviction").
+  int64_t maxmemory_bytes = 0;
+  std::string maxmemory_policy = "noeviction";
+  int maxmemory_samples = 5;
   bool operator==(const TopologySpec&) const = default;
 };
 
@@ -89,6 +94,24 @@ struct LockSpec {
   int64_t command_timeout_ms = 1000;
   nlohmann::json options = nlohmann::json::object();  // algorithm-specific extras
   bool operator==(const LockSpec&) const = default;
+};
+
+// A cache sharing a node with the lock, the way applications put both in one Redis:
+// each writer (process cache-N) SETs the keys cache:N:0 .. cache:N:(keys-1) in turn,
+// `rate_per_s` writes a second from start_ms, `writes` in all. The first ttl_fraction of
+// its keys are written with PX ttl_ms, the rest without a TTL: which ones a volatile-*
+// policy may evict. It records nothing in the history: it only fills memory.
+struct CacheSpec {
+  int writers = 0;  // 0: no cache
+  int node = 1;     // node-N it writes to
+  int keys = 100;
+  int64_t value_bytes = 1000;
+  double ttl_fraction = 0.0;
+  int64_t ttl_ms = 3'600'000;
+  int64_t rate_per_s = 100;
+  int64_t start_ms = 0;
+  int64_t writes = 1000;
+  bool operator==(const CacheSpec&) const = default;
 };
 
 struct WorkloadSpec {
@@ -117,6 +140,7 @@ struct WorkloadSpec {
   // file's folder (the current folder for `lockstep live --client`).
   std::vector<std::string> command = {};
   std::string command_dir = "";
+  CacheSpec cache = {};
   bool external() const { return kind == "external"; }
   bool operator==(const WorkloadSpec&) const = default;
 };

@@ -30,4 +30,8 @@ bool is_reader(const WorkloadSpec& w, int64_t process);
 // read / release-read).
 Task<void> stock_client(Env& env, Recorder& rec, int64_t process, const LockSpec& lock, const WorkloadSpec& w);
 
+// Cache writer number `writer` (1-based, process cache-N): c.writes SETs of c.value_bytes
+// bytes at c.rate_per_s, cycling over c.keys keys (cache_workload.cc).
+Task<void> cache_writer(Env& env, const CacheSpec& c, int writer);
+
 }  // namespace lockstep::runner

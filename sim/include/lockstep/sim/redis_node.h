@@ -41,12 +41,13 @@ struct ClientState {
 };
 
 struct KeyChange {
-  enum class Kind { Set, Del, Expire };
+  // Evict: removed to stay within maxmemory (by_process -1, like Expire).
+  enum class Kind { Set, Del, Expire, Evict };
   Kind kind = Kind::Set;
   std::string key;
-  std::string value;          // Set: the new string value; Del/Expire: the old one
+  std::string value;          // Set: the new string value; Del/Expire/Evict: the old one
                               // (empty when the key holds a hash, list or zset)
-  int64_t writer = -1;        // Set: the new writer; Del/Expire: whose value was removed
+  int64_t writer = -1;        // Set: the new writer; otherwise whose value was removed
   int64_t by_process = -1;    // the process whose command caused it (-1 for expiry)
 };
 
@@ -118,6 +119,13 @@ class RedisNode {
   int64_t writer_of(const std::string& key) const;  // -1 if absent
   size_t key_count() const;
   std::optional<int64_t> expire_of(const std::string& key) const;  // absolute Unix ms
+
+  // The stream eviction draws from (sampling, the random policies, the LFU counter's
+  // increments). Only a node with maxmemory set draws at all.
+  void set_random(Rng rng);
+  // The memory model's estimate (redis_memory.cc) and INFO's evicted_keys.
+  int64_t used_memory() const;
+  int64_t evicted_keys() const;
 
  private:
   struct Impl;

@@ -1,0 +1,83 @@
+// Memory limits and cache writers in scenario files and simulated runs: the fields read
+// and write back, a cache on the lock's node under a volatile policy evicts the lock and
+// the history says whose it was, and noeviction turns a full node into refused
+// acquisitions that the report calls unavailability, not a safety violation.
+#include <gtest/gtest.h>
+
+#include "lockstep/runner/scenario.h"
+#include "lockstep/runner/sim_runner.h"
+
+namespace lockstep::runner {
+namespace {
+
+const std::string kScenarios = std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/";
+
+Scenario load(const std::string& name) {
+  auto r = load_scenario_file(kScenarios + name);
+  if (auto* e = std::get_if<ScenarioError>(&r)) ADD_FAILURE() << e->message();
+  return std::holds_alternative<Scenario>(r) ? std::get<Scenario>(r) : Scenario{};
+}
+
+TEST(EvictionScenario, MemoryAndCacheFieldsReadAndWriteBack) {
+  const Scenario s = load("49-cache-evicts-lock-volatile-ttl.json");
+  EXPECT_EQ(s.topology.maxmemory_bytes, 4194304);
+  EXPECT_EQ(s.topology.maxmemory_policy, "volatile-ttl");
+  EXPECT_EQ(s.topology.maxmemory_samples, 5);
+  EXPECT_EQ(s.workload.cache.writers, 1);
+  EXPECT_EQ(s.workload.cache.keys, 150);
+  EXPECT_DOUBLE_EQ(s.workload.cache.ttl_fraction, 0.8);
+  auto back = parse_scenario(to_json(s).dump(), s.file);
+  ASSERT_TRUE(std::holds_alternative<Scenario>(back));
+  EXPECT_EQ(std::get<Scenario>(back), s);
+}
+
+TEST(EvictionScenario, BadMemoryFieldsAreRejectedWithTheirPath) {
+  auto policy = parse_scenario(R"({"topology": {"maxmemory_policy": "lru"}, "lock": {"algorithm": "set-px-lua"}})", "t.json");
+  ASSERT_TRUE(std::holds_alternative<ScenarioError>(policy));
+  EXPECT_EQ(std::get<ScenarioError>(policy).path, "$.topology.maxmemory_policy");
+  auto node = parse_scenario(R"({"lock": {"algorithm": "set-px-lua"}, "workload": {"cache": {"writers": 1, "node": 2}}})",
+                             "t.json");
+  ASSERT_TRUE(std::holds_alternative<ScenarioError>(node));
+  EXPECT_EQ(std::get<ScenarioError>(node).path, "$.workload.cache.node");
+  auto key = parse_scenario(R"({"lock": {"algorithm": "set-px-lua"}, "workload": {"cache": {"size": 1}}})", "t.json");
+  ASSERT_TRUE(std::holds_alternative<ScenarioError>(key));
+  EXPECT_EQ(std::get<ScenarioError>(key).path, "$.workload.cache.size");
+}
+
+// The truth names the owner whose lock went, and no delete or expiry of the lock comes
+// before client-2 takes it.
+TEST(EvictionScenario, VolatileLruEvictsClientOnesLock) {
+  const RunOutcome o = run_in_sim(load("48-cache-evicts-lock-volatile-lru.json"));
+  const checker::Event* evict = nullptr;
+  for (const auto& e : o.history.events) {
+    if (e.type != checker::EventType::Truth || e.key != "lock") continue;
+    if (e.f == checker::truth::kKeyEvict && !evict) evict = &e;
+    if (!evict) {
+      EXPECT_TRUE(e.f == checker::truth::kKeySet || e.f == checker::truth::kCsEnter) << e.f;
+    }
+  }
+  ASSERT_NE(evict, nullptr) << o.history_jsonl;
+  EXPECT_EQ(evict->extra.value("owner", -1), 1);
+  EXPECT_EQ(evict->process, -1);
+  EXPECT_EQ(o.report.found_violations(), (std::set<std::string>{"linearizability", "lost-update", "mutual-exclusion"}));
+}
+
+TEST(EvictionScenario, NoevictionIsAnAvailabilityFailureNotASafetyOne) {
+  const RunOutcome o = run_in_sim(load("51-noeviction-oom-refuses-lock.json"));
+  EXPECT_EQ(o.report.verdict, "safe");
+  EXPECT_GT(o.report.stats.value("oom_errors", 0), 0);
+  EXPECT_EQ(o.report.stats.value("acquisitions", -1), 1);
+  EXPECT_NE(o.report.stats.value("unavailable", std::string()).find("1 of 2 acquisitions succeeded"), std::string::npos)
+      << o.report.stats.dump();
+  for (const auto& e : o.history.events) EXPECT_NE(e.f, checker::truth::kKeyEvict);
+}
+
+TEST(EvictionScenario, CacheOnItsOwnNodeNeverTouchesTheLock) {
+  const RunOutcome o = run_in_sim(load("50-cache-on-its-own-node.json"));
+  EXPECT_EQ(o.report.verdict, "safe");
+  EXPECT_EQ(o.report.stats.value("sales", -1), 2);
+  EXPECT_FALSE(o.report.stats.contains("unavailable"));
+}
+
+}  // namespace
+}  // namespace lockstep::runner
