@@ -5,11 +5,7 @@
 
 #include "lockstep/scripts.h"
 #include "lockstep/sim/redis_node.h"
-
-namespace lockstep {
-// Failure messages show replies in their wire form.
-static void PrintTo(const Reply& r, std::ostream* os) { *os << ::testing::PrintToString(to_resp(r)); }
-}  // namespace lockstep
+#include "reply_print.h"
 
 namespace lockstep::sim {
 namespace {

@@ -4,10 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "lockstep/sim/redis_node.h"
-
-namespace lockstep {
-static void PrintTo(const Reply& r, std::ostream* os) { *os << ::testing::PrintToString(to_resp(r)); }
-}  // namespace lockstep
+#include "reply_print.h"
 
 namespace lockstep::sim {
 namespace {

@@ -2,13 +2,9 @@
 // redis-server 7.0.15), lazy and active expiry on the node's own clock, observer events
 // and writers, transactions, pub/sub, replication stream and snapshots.
 #include "lockstep/sim/redis_node.h"
+#include "reply_print.h"
 
 #include <gtest/gtest.h>
-
-namespace lockstep {
-// Failure messages show replies in their wire form.
-static void PrintTo(const Reply& r, std::ostream* os) { *os << ::testing::PrintToString(to_resp(r)); }
-}  // namespace lockstep
 
 namespace lockstep::sim {
 namespace {

@@ -39,29 +39,21 @@ ojson cache_json(const CacheSpec& c) {
 }
 
 ojson workload_json(const WorkloadSpec& w) {
-  if (w.external()) {
-    return {{"kind", w.kind},
-            {"command", w.command},
-            {"clients", w.clients},
-            {"initial_stock", w.initial_stock},
-            {"attempts_per_client", w.attempts_per_client},
-            {"hold_ms", w.hold_ms},
-            {"wait_ms", w.wait_ms},
-            {"start_stagger_ms", w.start_stagger_ms},
-            {"stock_key", w.stock_key}};
-  }
-  ojson j = {{"kind", w.kind},
-             {"clients", w.clients},
-             {"initial_stock", w.initial_stock},
-             {"attempts_per_client", w.attempts_per_client},
-             {"hold_ms", w.hold_ms},
-             {"wait_ms", w.wait_ms},
-             {"start_stagger_ms", w.start_stagger_ms},
-             {"stock_key", w.stock_key},
-             {"fencing", w.fencing},
-             {"readers", w.readers},
-             {"extend_every_ms", w.extend_every_ms},
-             {"reentrant_hold_ms", w.reentrant_hold_ms}};
+  ojson j = {{"kind", w.kind}};
+  if (w.external()) j["command"] = w.command;
+  j["clients"] = w.clients;
+  j["initial_stock"] = w.initial_stock;
+  j["attempts_per_client"] = w.attempts_per_client;
+  j["hold_ms"] = w.hold_ms;
+  j["wait_ms"] = w.wait_ms;
+  j["start_stagger_ms"] = w.start_stagger_ms;
+  j["stock_key"] = w.stock_key;
+  // An external program runs its own lock: the built-in workload's knobs are not its.
+  if (w.external()) return j;
+  j["fencing"] = w.fencing;
+  j["readers"] = w.readers;
+  j["extend_every_ms"] = w.extend_every_ms;
+  j["reentrant_hold_ms"] = w.reentrant_hold_ms;
   // Written only when there is one, like the memory limit: scenarios without either
   // read (and write) exactly as they did before these existed.
   if (w.cache != CacheSpec{}) j["cache"] = cache_json(w.cache);
