@@ -7,6 +7,7 @@
 
 #include "lockstep/checker/invariants.h"
 #include "lockstep/live/redis_server.h"
+#include "lockstep/reports/timeline.h"
 #include "lockstep/runner/live_runner.h"
 #include "lockstep/runner/scenario.h"
 #include "lockstep/runner/sim_runner.h"
@@ -101,6 +102,7 @@ TEST(CacheAside, CheckerCountsTheTtlFromTheDatabasesLastWrite) {
 TEST(CacheAside, DoubleWriteWithoutALockLeavesTheCacheStale) {
   const RunOutcome o = run_in_sim(load("60-cache-aside-double-write-stale.json"));
   EXPECT_EQ(o.report.found_violations(), (std::set<std::string>{"stale-cache"})) << o.history_jsonl;
+  EXPECT_EQ(o.report.algorithm, "none");  // the lock section waits for lock "read-write"
   const checker::Violation* v = find(o.report, "stale-cache");
   ASSERT_NE(v, nullptr);
   EXPECT_NE(v->explanation.find("\"client-1:1\" (client-1 put it there"), std::string::npos) << v->explanation;
@@ -113,6 +115,25 @@ TEST(CacheAside, ReadWriteRaceWithoutALockLeavesTheCacheStale) {
   const checker::Violation* v = find(o.report, "stale-cache");
   ASSERT_NE(v, nullptr);
   EXPECT_NE(v->explanation.find("\"initial:0\" (client-2 put it there"), std::string::npos) << v->explanation;
+}
+
+// The report's excerpt tells the race: the reader's database read, the writer's write and
+// delete, the reader's late fill, and what the cache and the database held at the end.
+TEST(CacheAside, ReportExcerptShowsTheRace) {
+  const RunOutcome o = run_in_sim(load("61-cache-aside-read-write-race-stale.json"));
+  const reports::Excerpt x = reports::history_excerpt(o.report, o.history);
+  std::string text;
+  for (const auto& l : x.lines) text += l + "\n";
+  // The database answered the reader at once; the paused reader takes the reply in only
+  // when it wakes, after the writer is done.
+  const std::vector<std::string> in_order = {"client-2  invoke db-read", "client-1  ok     db-write",
+                                             "client-1  ok     cache-delete", "client-2  ok     cache-fill",
+                                             "cache-final"};
+  size_t at = 0;
+  for (const auto& step : in_order) {
+    at = text.find(step, at);
+    ASSERT_NE(at, std::string::npos) << step << " missing or out of order in:\n" << text;
+  }
 }
 
 // The fix: the same scenarios, faults and seeds, with the read-write lock queueing them.

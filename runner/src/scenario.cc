@@ -615,6 +615,11 @@ std::string one_line(std::string s) {
 
 }  // namespace
 
+std::string lock_in_use(const Scenario& s) {
+  const CacheAsideSpec& c = s.workload.cache_aside;
+  return c.enabled() && c.lock == "none" ? "none" : s.lock.algorithm;
+}
+
 const std::vector<std::string>& property_names() {
   static const std::vector<std::string> kNames = {
       "mutual-exclusion", "lost-update", "foreign-unlock", "deadlock", "linearizability", "fencing",

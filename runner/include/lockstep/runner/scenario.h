@@ -192,6 +192,10 @@ struct Scenario {
   bool operator==(const Scenario&) const = default;
 };
 
+// The lock the workload really takes, as reports name it: the algorithm, or "none" for a
+// cache-aside workload without a lock (its lock section then only waits to be switched on).
+std::string lock_in_use(const Scenario& s);
+
 // The property names a scenario may expect.
 const std::vector<std::string>& property_names();
 
