@@ -66,7 +66,7 @@ void print_header(const runner::Scenario& s, const BatchOptions& o) {
   std::string faults;
   for (const auto& f : s.faults) faults += (faults.empty() ? "" : "; ") + describe_fault(f);
   std::printf("seed=%llu algorithm=%s faults=%s  [%s]\n", static_cast<unsigned long long>(o.seed.value_or(s.seed)),
-              s.lock.algorithm.c_str(), faults.empty() ? "none" : faults.c_str(), s.name.c_str());
+              lock_in_use(s).c_str(), faults.empty() ? "none" : faults.c_str(), s.name.c_str());
   std::fflush(stdout);
 }
 
@@ -94,7 +94,7 @@ int run_batch(const std::vector<LoadedScenario>& scenarios, const BatchOptions& 
       std::printf("skipped %s: %s\n", s.name.c_str(), skipped.c_str());
       Row row;
       row.report.scenario = s.name;
-      row.report.algorithm = s.lock.algorithm;
+      row.report.algorithm = lock_in_use(s);
       row.report.expected_violations = s.expected_violations;
       row.skipped = skipped;
       rows.push_back(std::move(row));

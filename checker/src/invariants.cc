@@ -298,6 +298,62 @@ std::vector<Violation> check_stale_read(const History& h, const InvariantOptions
   return {*first};
 }
 
+// The cache-aside workload records its operations on the database ("db-write",
+// "db-read") and on the cache ("cache-read", "cache-fill", "cache-write", "cache-delete")
+// with the item key, and one cache-final truth per key at the end of the run.
+std::vector<Violation> check_stale_cache(const History& h) {
+  // (item, value) -> the db-write that put the value in the database: its completion, or
+  // its invocation while no completion came
+  std::map<std::pair<std::string, std::string>, const Event*> db_write;
+  std::map<std::pair<std::string, std::string>, const Event*> cache_writer;  // (item, value) -> last Ok fill/write
+  std::optional<Violation> first;
+  int64_t count = 0;
+  for (const auto& e : h.events) {
+    if (e.type != EventType::Truth && e.f == "db-write" && e.value.is_string())
+      db_write[{e.key, e.value.get<std::string>()}] = &e;
+    if (e.type == EventType::Ok && (e.f == "cache-fill" || e.f == "cache-write") && e.value.is_string())
+      cache_writer[{e.key, e.value.get<std::string>()}] = &e;
+    if (!is_truth(e, truth::kCacheFinal) || !e.value.is_object()) continue;
+    const auto& v = e.value;
+    const nlohmann::json cache = v.value("cache", nlohmann::json());
+    const nlohmann::json db = v.value("db", nlohmann::json());
+    if (cache.is_null() || cache == db) continue;
+    const int64_t ttl_ms = v.value("cache_ttl_ms", int64_t{-1});
+    const int64_t allowed_ns = v.value("max_stale_ms", int64_t{0}) * 1'000'000;
+    // The database has held its value since the write of it (from the start if none did).
+    auto w = db.is_string() ? db_write.find({e.key, db.get<std::string>()}) : db_write.end();
+    const int64_t since_ns = w == db_write.end() ? 0 : w->second->time_ns;
+    const bool forever = ttl_ms < 0;
+    const int64_t until_ns = forever ? 0 : e.time_ns + ttl_ms * 1'000'000;
+    if (!forever && until_ns - since_ns <= allowed_ns) continue;
+    ++count;
+    if (first) continue;
+    std::vector<int64_t> processes;
+    std::string who;
+    if (auto c = cache_writer.find({e.key, cache.is_string() ? cache.get<std::string>() : cache.dump()});
+        c != cache_writer.end()) {
+      processes.push_back(c->second->process);
+      who = " (" + process_label(c->second->process) + " put it there at t=" + format_seconds(c->second->time_ns) + ")";
+    }
+    if (w != db_write.end()) processes.push_back(w->second->process);
+    const std::string changed =
+        w == db_write.end() ? "since the start"
+                                 : "since " + process_label(w->second->process) + "'s write at t=" + format_seconds(since_ns);
+    const std::string lives = forever ? "it has no TTL and stays stale for good"
+                                      : "its TTL keeps it stale until t=" + format_seconds(until_ns) + ", " +
+                                            format_seconds(until_ns - since_ns) + " after the database changed";
+    first = Violation{"stale-cache",
+                      "at the end of the run the cache holds \"" + e.key + "\" = " + cache.dump() + who +
+                          " but the database holds " + db.dump() + " " + changed + "; " + lives +
+                          ", more than the " + format_seconds(allowed_ns) + " the scenario allows.",
+                      processes,
+                      e.time_ns};
+  }
+  if (!first) return {};
+  first->count = count;
+  return {*first};
+}
+
 std::vector<Violation> check_invariants(const History& h, const InvariantOptions& o) {
   std::vector<Violation> all;
   for (auto&& v : check_mutual_exclusion(h)) all.push_back(std::move(v));
@@ -306,6 +362,7 @@ std::vector<Violation> check_invariants(const History& h, const InvariantOptions
   for (auto&& v : check_deadlock(h, o)) all.push_back(std::move(v));
   for (auto&& v : check_fencing(h, o)) all.push_back(std::move(v));
   for (auto&& v : check_stale_read(h, o)) all.push_back(std::move(v));
+  for (auto&& v : check_stale_cache(h)) all.push_back(std::move(v));
   return all;
 }
 

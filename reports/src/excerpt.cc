@@ -63,6 +63,9 @@ Window window_for(const RunReport& r, const checker::Violation& v, const History
     }
     w.begin_ns = std::max<int64_t>(0, v.at_ns - bound_ms * 1'000'000);
     w.caption = "while the lock stayed with a process that could no longer release it";
+  } else if (v.property == "stale-cache") {
+    w.begin_ns = 0;
+    w.caption = "the database and cache operations, and what each held at the end";
   } else {
     w.caption = "the events of the processes involved around the violation";
   }
@@ -72,6 +75,11 @@ Window window_for(const RunReport& r, const checker::Violation& v, const History
 bool relevant(const Event& e, const Window& w, const std::string& property) {
   if (property == "lost-update") {
     return e.f == "read" || e.f == "write" || e.f == truth::kResource;
+  }
+  // Every client's steps on the stale item tell the race; the lock's only how it was queued.
+  if (property == "stale-cache") {
+    return e.f.rfind("db-", 0) == 0 || e.f.rfind("cache-", 0) == 0 ||
+           (e.type == EventType::Truth && (e.f == truth::kFaultStart || e.f == truth::kFaultEnd));
   }
   if (e.type == EventType::Truth && (e.f == truth::kFaultStart || e.f == truth::kFaultEnd)) return true;
   if (e.type == EventType::Truth && e.node >= 0 && e.f != truth::kResource) return true;

@@ -12,6 +12,7 @@
 #include "lockstep/live/live_world.h"
 #include "lockstep/runner/lock_checks.h"
 #include "lockstep/runner/recorder.h"
+#include "lockstep/runner/workload.h"
 #include "external_workload.h"
 #include "live_truth.h"
 #include "world_run.h"
@@ -101,6 +102,7 @@ class LiveRun {
   std::string run() {
     control_->start();
     if (auto err = start_servers(); !err.empty()) return err;
+    if (auto err = seed_database(); !err.empty()) return err;
     if (external_control_ && !external_control_->error().empty()) return external_control_->error();
     control_->start();  // time 0 is when the clients may start, not server boot
     record_truth(*control_, rec_);
@@ -120,6 +122,7 @@ class LiveRun {
   checker::History take_history() { return std::move(rec_.history()); }
   const Scenario& scenario() const { return s_; }
   bool resource_read() const { return resource_read_; }
+  bool cache_read() const { return cache_read_; }
   const LockTruth& truth() const { return truth_; }
   const live::Cluster& cluster() const { return cluster_; }
   const ExternalWorkload* external() const { return external_.get(); }
@@ -187,6 +190,45 @@ class LiveRun {
     }
   }
 
+  // The cache-aside database (a second redis-server standing for it) holds every item
+  // before any client starts.
+  std::string seed_database() {
+    const CacheAsideSpec& c = s_.workload.cache_aside;
+    if (!c.enabled()) return "";
+    for (int k = 0; k < c.keys; ++k) {
+      std::vector<std::string> set{"SET", cache_aside_db_key(k), cache_aside_initial_value(k)};
+      const Reply r = live::sync_command(world_.node_address(c.db_node - 1), set, Millis(2000));
+      if (!r.is_ok()) return "cannot seed the database's " + cache_aside_db_key(k) + ": " + to_short_text(r);
+    }
+    return "";
+  }
+
+  // What the cache and the database hold at the end, for the stale-cache check.
+  void record_cache_aside() {
+    const CacheAsideSpec& c = s_.workload.cache_aside;
+    if (!c.enabled()) return;
+    auto ask = [this](int node, std::vector<std::string> argv) {
+      return live::sync_command(world_.node_address(node), argv, Millis(2000));
+    };
+    auto value = [](const Reply& r) { return r.type == Reply::Type::Bulk ? nlohmann::json(r.str) : nlohmann::json(); };
+    bool all = true;
+    for (int k = 0; k < c.keys; ++k) {
+      const Reply cache = ask(c.cache_node - 1, {"GET", cache_aside_cache_key(k)});
+      const Reply ttl = ask(c.cache_node - 1, {"PTTL", cache_aside_cache_key(k)});
+      const Reply db = ask(c.db_node - 1, {"GET", cache_aside_db_key(k)});
+      const auto answered = [](const Reply& r) { return r.type == Reply::Type::Bulk || r.type == Reply::Type::Nil; };
+      if (!answered(cache) || !answered(db) || ttl.type != Reply::Type::Integer) {
+        all = false;  // a server gone: that key's state is unknown
+        continue;
+      }
+      rec_.truth(checker::truth::kCacheFinal, -1, cache_aside_item(k),
+                 {{"cache", value(cache)}, {"db", value(db)}, {"cache_ttl_ms", ttl.integer},
+                  {"max_stale_ms", c.max_stale_ms}},
+                 c.cache_node - 1);
+    }
+    cache_read_ = all;
+  }
+
   // lockstep's own clients on LiveEnv, or the user's program once per client, reaching
   // each node through its own proxy link (LOCKSTEP_REDIS).
   void start_workload() {
@@ -245,6 +287,7 @@ class LiveRun {
     truth_.settle_all(end);
     record_unfired(*plan_, rec_);
     record_resource();
+    record_cache_aside();
     record_oom_errors();
     if (o_.redis) {
       std::vector<std::string> del{"DEL", s_.lock.key, s_.workload.stock_key};
@@ -296,6 +339,7 @@ class LiveRun {
   std::vector<int> clients_;
   int observer_ = -1;
   bool resource_read_ = false;
+  bool cache_read_ = false;
 };
 
 nlohmann::json checkable(const LiveRun& run) {
@@ -303,6 +347,7 @@ nlohmann::json checkable(const LiveRun& run) {
   // live as in the simulator.
   nlohmann::json out = {"mutual-exclusion", "linearizability"};
   if (run.resource_read()) out.push_back("lost-update");
+  if (run.cache_read()) out.push_back("stale-cache");
   // A key removal nobody's reply explains may have been a foreign unlock we cannot see.
   if (run.truth().unattributed_dels() == 0) out.push_back("foreign-unlock");
   // Deadlock needs to know who holds the key.

@@ -113,7 +113,7 @@ reports::RunReport judge_run(const Scenario& s, const Scenario& played, const ch
   reports::RunReport r;
   r.scenario = s.name;
   r.description = s.description;
-  r.algorithm = s.lock.algorithm;
+  r.algorithm = lock_in_use(s);
   r.seed = s.seed;
   for (const auto& f : s.faults) r.faults.push_back(fault_record(f));
   r.expected_violations = s.expected_violations;

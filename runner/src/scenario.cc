@@ -321,6 +321,32 @@ CacheSpec read_cache(const Obj& o) {
   return c;
 }
 
+const std::vector<std::string> kAfterWrite = {"delete", "overwrite"};
+const std::vector<std::string> kCacheAsideLocks = {"none", "read-write"};
+
+CacheAsideSpec read_cache_aside(const Obj& o, const LockSpec& lock) {
+  CacheAsideSpec c;
+  c.writers = static_cast<int>(o.integer("writers", 0, 1000, c.writers));
+  c.readers = static_cast<int>(o.integer("readers", 0, 1000, c.readers));
+  if (!c.enabled()) fail(o.at("writers"), "at least one writer or reader", "0 writers and 0 readers");
+  c.keys = static_cast<int>(o.integer("keys", 1, 100'000, c.keys));
+  c.ops = static_cast<int>(o.integer("ops", 1, 1'000'000, c.ops));
+  c.after_write = o.choice("after_write", kAfterWrite, c.after_write);
+  c.ttl_ms = o.integer("ttl_ms", 1, kMaxMs, c.ttl_ms);
+  c.max_stale_ms = o.integer("max_stale_ms", 0, kMaxMs, c.max_stale_ms);
+  c.cache_node = static_cast<int>(o.integer("cache_node", 1, 9, c.cache_node));
+  c.db_node = static_cast<int>(o.integer("db_node", 1, 9, c.db_node));
+  if (c.db_node == c.cache_node) fail(o.at("db_node"), "a node other than cache_node", std::to_string(c.db_node));
+  c.lock = o.choice("lock", kCacheAsideLocks, c.lock);
+  if (c.lock == "read-write" && !is_read_write_algorithm(lock.algorithm))
+    fail(o.at("lock"), "\"none\" (lock algorithm " + quote(lock.algorithm) + " has no read side; redisson-rw has)",
+         "\"read-write\"");
+  c.writer_start_ms = o.integer("writer_start_ms", 0, kMaxMs, c.writer_start_ms);
+  c.reader_start_ms = o.integer("reader_start_ms", 0, kMaxMs, c.reader_start_ms);
+  c.op_interval_ms = o.integer("op_interval_ms", 0, kMaxMs, c.op_interval_ms);
+  return c;
+}
+
 WorkloadSpec read_workload(const Obj& top, const LockSpec& lock, const std::string& file) {
   WorkloadSpec w;
   const json* v = top.find("workload");
@@ -358,6 +384,19 @@ WorkloadSpec read_workload(const Obj& top, const LockSpec& lock, const std::stri
     if (w.external())
       fail(o.at("cache"), "no cache in an external workload (lockstep starts only your program)", describe(*c));
     w.cache = read_cache(Obj(*c, o.at("cache"), keys_of("$.workload.cache")));
+  }
+  if (const json* c = o.find("cache_aside")) {
+    if (w.external())
+      fail(o.at("cache_aside"), "no cache_aside in an external workload (lockstep starts only your program)",
+           describe(*c));
+    w.cache_aside = read_cache_aside(Obj(*c, o.at("cache_aside"), keys_of("$.workload.cache_aside")), lock);
+    // The clients are the writers and the readers: "clients" may say so, or be left out.
+    const int n = w.cache_aside.writers + w.cache_aside.readers;
+    if (o.find("clients") && w.clients != n)
+      fail(o.at("clients"), "the cache_aside writers plus readers, " + std::to_string(n) + " (or leave it out)",
+           std::to_string(w.clients));
+    w.clients = n;
+    if (w.readers > 0) fail(o.at("readers"), "0 (cache_aside has its own readers)", std::to_string(w.readers));
   }
   return w;
 }
@@ -529,6 +568,14 @@ Scenario read_scenario(const json& j, const std::string& file) {
   s.workload = read_workload(top, s.lock, file);
   if (s.workload.cache.node > s.topology.nodes)
     fail("$.workload.cache.node", int_expected(1, s.topology.nodes, false), std::to_string(s.workload.cache.node));
+  if (s.workload.cache_aside.enabled()) {
+    const CacheAsideSpec& c = s.workload.cache_aside;
+    if (c.cache_node > s.topology.nodes)
+      fail("$.workload.cache_aside.cache_node", int_expected(1, s.topology.nodes, false), std::to_string(c.cache_node));
+    if (c.db_node > s.topology.nodes)
+      fail("$.workload.cache_aside.db_node", int_expected(1, s.topology.nodes, false) + " (topology.nodes counts the database)",
+           std::to_string(c.db_node));
+  }
   Processes procs(s.workload.clients, s.topology.nodes, s.topology.replicas);
   s.clocks = read_clocks(top, procs);
   s.faults = read_faults(top, s.duration_ms, procs, s.topology.replicas);
@@ -568,10 +615,15 @@ std::string one_line(std::string s) {
 
 }  // namespace
 
+std::string lock_in_use(const Scenario& s) {
+  const CacheAsideSpec& c = s.workload.cache_aside;
+  return c.enabled() && c.lock == "none" ? "none" : s.lock.algorithm;
+}
+
 const std::vector<std::string>& property_names() {
   static const std::vector<std::string> kNames = {
       "mutual-exclusion", "lost-update", "foreign-unlock", "deadlock", "linearizability", "fencing",
-      "stale-read",
+      "stale-read", "stale-cache",
   };
   return kNames;
 }
@@ -591,9 +643,12 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& scenario_ke
       {"$.lock.retry", {"count_max", "delay_ms", "jitter_ms"}},
       {"$.workload",
        {"kind", "clients", "initial_stock", "attempts_per_client", "hold_ms", "wait_ms", "start_stagger_ms",
-         "stock_key", "fencing", "readers", "extend_every_ms", "reentrant_hold_ms", "command", "cache"}},
+         "stock_key", "fencing", "readers", "extend_every_ms", "reentrant_hold_ms", "command", "cache", "cache_aside"}},
       {"$.workload.cache",
        {"writers", "node", "keys", "value_bytes", "ttl_fraction", "ttl_ms", "rate_per_s", "start_ms", "writes"}},
+      {"$.workload.cache_aside",
+       {"writers", "readers", "keys", "ops", "after_write", "ttl_ms", "max_stale_ms", "cache_node", "db_node", "lock",
+        "writer_start_ms", "reader_start_ms", "op_interval_ms"}},
       {"$.faults[]", union_keys("kind", fault_shapes())},
       {"$.faults[].on", [] {
          std::vector<std::string> keys = {"process"};

@@ -38,6 +38,22 @@ ojson cache_json(const CacheSpec& c) {
           {"rate_per_s", c.rate_per_s}, {"start_ms", c.start_ms}, {"writes", c.writes}};
 }
 
+ojson cache_aside_json(const CacheAsideSpec& c) {
+  return {{"writers", c.writers},
+          {"readers", c.readers},
+          {"keys", c.keys},
+          {"ops", c.ops},
+          {"after_write", c.after_write},
+          {"ttl_ms", c.ttl_ms},
+          {"max_stale_ms", c.max_stale_ms},
+          {"cache_node", c.cache_node},
+          {"db_node", c.db_node},
+          {"lock", c.lock},
+          {"writer_start_ms", c.writer_start_ms},
+          {"reader_start_ms", c.reader_start_ms},
+          {"op_interval_ms", c.op_interval_ms}};
+}
+
 ojson workload_json(const WorkloadSpec& w) {
   ojson j = {{"kind", w.kind}};
   if (w.external()) j["command"] = w.command;
@@ -57,6 +73,7 @@ ojson workload_json(const WorkloadSpec& w) {
   // Written only when there is one, like the memory limit: scenarios without either
   // read (and write) exactly as they did before these existed.
   if (w.cache != CacheSpec{}) j["cache"] = cache_json(w.cache);
+  if (w.cache_aside.enabled()) j["cache_aside"] = cache_aside_json(w.cache_aside);
   return j;
 }
 

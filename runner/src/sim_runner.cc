@@ -40,6 +40,7 @@ class SimRun {
     if (!finished) rec_.truth(checker::truth::kRunaway, -1, "", "event bound reached");
     record_unfired(plan, rec_);
     record_resource();
+    record_cache_aside();
     record_oom_errors();
     return std::move(rec_.history());
   }
@@ -108,6 +109,34 @@ class SimRun {
     sim::ClientState setup;
     world_.redis(0).execute(setup, {"SET", s_.workload.stock_key, std::to_string(s_.workload.initial_stock)},
                             world_.node_wall_ms(world_.node_process(0)));
+    // The cache-aside database holds every item before any client starts.
+    const CacheAsideSpec& c = s_.workload.cache_aside;
+    if (!c.enabled()) return;
+    const int db = c.db_node - 1;
+    for (int k = 0; k < c.keys; ++k) {
+      world_.redis(db).execute(setup, {"SET", cache_aside_db_key(k), cache_aside_initial_value(k)},
+                               world_.node_wall_ms(world_.node_process(db)));
+    }
+  }
+
+  // What the cache and the database hold at the end, for the stale-cache check.
+  void record_cache_aside() {
+    const CacheAsideSpec& c = s_.workload.cache_aside;
+    if (!c.enabled()) return;
+    auto ask = [this](int node, std::vector<std::string> argv) {
+      sim::ClientState admin;
+      return world_.redis(node).execute(admin, argv, world_.node_wall_ms(world_.node_process(node)));
+    };
+    auto value = [](const Reply& r) { return r.type == Reply::Type::Bulk ? nlohmann::json(r.str) : nlohmann::json(); };
+    for (int k = 0; k < c.keys; ++k) {
+      const Reply cache = ask(c.cache_node - 1, {"GET", cache_aside_cache_key(k)});
+      const Reply ttl = ask(c.cache_node - 1, {"PTTL", cache_aside_cache_key(k)});
+      const Reply db = ask(c.db_node - 1, {"GET", cache_aside_db_key(k)});
+      rec_.truth(checker::truth::kCacheFinal, -1, cache_aside_item(k),
+                 {{"cache", value(cache)}, {"db", value(db)}, {"cache_ttl_ms", ttl.integer},
+                  {"max_stale_ms", c.max_stale_ms}},
+                 c.cache_node - 1);
+    }
   }
 
   void on_key_change(int node, const sim::KeyChange& c) {

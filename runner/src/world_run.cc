@@ -19,6 +19,10 @@ const char* truth_name(Truth kind) {
 
 void start_client(const Scenario& s, WorldControl& world, Recorder& rec, const ProcessRef& client) {
   Env& env = world.env(client);
+  if (s.workload.cache_aside.enabled()) {
+    env.spawn(cache_aside_client(env, rec, client.history_id, s.lock, s.workload));
+    return;
+  }
   env.spawn(stock_client(env, rec, client.history_id, s.lock, s.workload));
 }
 
@@ -63,7 +67,7 @@ void start_clients(const Scenario& s, WorldControl& world, Recorder& rec) {
   for (int i = 1; i <= s.workload.clients; ++i) {
     auto client = world.process("client-" + std::to_string(i));
     if (!client) continue;
-    world.at(Millis((i - 1) * s.workload.start_stagger_ms),
+    world.at(Millis(client_start_ms(s.workload, i)),
              [&s, &world, &rec, c = *client] { start_client(s, world, rec, c); });
   }
   for (int i = 1; i <= s.workload.cache.writers; ++i) {
@@ -83,6 +87,13 @@ int64_t oom_errors_in_info(const std::string& info) {
   int64_t n = 0;
   for (size_t i = at + field.size(); i < info.size() && info[i] >= '0' && info[i] <= '9'; ++i) n = n * 10 + (info[i] - '0');
   return n;
+}
+
+int64_t client_start_ms(const WorkloadSpec& w, int i) {
+  const CacheAsideSpec& c = w.cache_aside;
+  if (!c.enabled()) return (i - 1) * w.start_stagger_ms;
+  if (i <= c.writers) return c.writer_start_ms + (i - 1) * w.start_stagger_ms;
+  return c.reader_start_ms + (i - 1 - c.writers) * w.start_stagger_ms;
 }
 
 std::string cache_writer_name(int i) { return "cache-" + std::to_string(i); }

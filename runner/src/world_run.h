@@ -24,6 +24,10 @@ void record_truth(WorldControl& world, Recorder& rec);
 // The clients must already exist in the world.
 void start_clients(const Scenario& s, WorldControl& world, Recorder& rec);
 
+// When client-i (1-based) starts: (i-1) * start_stagger_ms, or in a cache-aside workload
+// its role's start (writer_start_ms, reader_start_ms) plus the stagger within the role.
+int64_t client_start_ms(const WorkloadSpec& w, int i);
+
 // The process name of cache writer i (1-based): cache-i.
 std::string cache_writer_name(int i);
 

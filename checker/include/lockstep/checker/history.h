@@ -60,6 +60,10 @@ inline constexpr const char* kRunaway = "runaway";  // the run hit its event bou
 inline constexpr const char* kFaultUnfired = "fault-unfired";  // its event never came; value: the fault
 inline constexpr const char* kFinish = "finish";    // a client process finished its work
 inline constexpr const char* kResource = "resource";  // value: {initial, final}
+// The end of a cache-aside run, one per item key: value {cache, db, cache_ttl_ms,
+// max_stale_ms}: what the cache and the database held (null: nothing), the cache entry's
+// PTTL (-1: no TTL) and how long the scenario lets the cache lag the database.
+inline constexpr const char* kCacheFinal = "cache-final";
 inline constexpr const char* kOomRefused = "oom-refused";  // value: how many OOM errors node sent
 
 }  // namespace truth

@@ -13,6 +13,9 @@
 //                     one it had already accepted (a stale holder got through);
 //   stale-read        a reader's two reads of the resource under one read lock differ: a
 //                     write landed while the read lock was held.
+//   stale-cache       a cache-aside run ended with a cache entry holding a value the
+//                     database no longer has, which lives on (its TTL) past the staleness
+//                     the scenario allows, counted from the database's last write.
 //
 // Each violation comes with one sentence naming processes and times.
 #pragma once
@@ -45,6 +48,7 @@ std::vector<Violation> check_foreign_unlock(const History& h, const InvariantOpt
 std::vector<Violation> check_deadlock(const History& h, const InvariantOptions& o);
 std::vector<Violation> check_fencing(const History& h, const InvariantOptions& o);
 std::vector<Violation> check_stale_read(const History& h, const InvariantOptions& o);
+std::vector<Violation> check_stale_cache(const History& h);
 
 // All of the above, in that order.
 std::vector<Violation> check_invariants(const History& h, const InvariantOptions& o);

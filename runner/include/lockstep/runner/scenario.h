@@ -114,6 +114,34 @@ struct CacheSpec {
   bool operator==(const CacheSpec&) const = default;
 };
 
+// Cache-aside (docs/cache-consistency.md): an application keeps a value in a database and
+// a copy of it in Redis. Writers (client-1 .. client-writers) write the database, then
+// delete the cached copy ("delete") or write it ("overwrite"); readers (the next
+// `readers` clients) read the cache and, on a miss, read the database and fill the cache
+// with PX ttl_ms. Node db_node stands for the database (plain GET/SET on db:item:K);
+// the cache keys are cache:item:K on cache_node. With lock "read-write" every operation
+// runs under the scenario's read-write lock (the write side for writers, the read side for
+// readers), on node-1 like any lock. When the run ends, a cache entry holding what the
+// database no longer has, and living on past max_stale_ms after the database changed, is
+// a stale-cache violation.
+struct CacheAsideSpec {
+  int writers = 0;  // 0 writers and 0 readers: no cache-aside workload
+  int readers = 0;
+  int keys = 1;
+  int ops = 1;                          // operations per client, op_interval_ms apart
+  std::string after_write = "delete";   // delete | overwrite
+  int64_t ttl_ms = 60'000;              // the TTL of every cache entry written
+  int64_t max_stale_ms = 1000;          // how long the cache may lag the database
+  int cache_node = 1;
+  int db_node = 2;
+  std::string lock = "none";            // none | read-write
+  int64_t writer_start_ms = 0;          // writer i starts at writer_start_ms + (i-1) * start_stagger_ms
+  int64_t reader_start_ms = 0;          // reader i likewise from reader_start_ms
+  int64_t op_interval_ms = 100;
+  bool enabled() const { return writers + readers > 0; }
+  bool operator==(const CacheAsideSpec&) const = default;
+};
+
 struct WorkloadSpec {
   std::string kind = "stock";
   int clients = 2;
@@ -141,6 +169,7 @@ struct WorkloadSpec {
   std::vector<std::string> command = {};
   std::string command_dir = "";
   CacheSpec cache = {};
+  CacheAsideSpec cache_aside = {};
   bool external() const { return kind == "external"; }
   bool operator==(const WorkloadSpec&) const = default;
 };
@@ -162,6 +191,10 @@ struct Scenario {
   int64_t deadlock_bound_ms = 5000;  // lock held by a dead/finished process this long
   bool operator==(const Scenario&) const = default;
 };
+
+// The lock the workload really takes, as reports name it: the algorithm, or "none" for a
+// cache-aside workload without a lock (its lock section then only waits to be switched on).
+std::string lock_in_use(const Scenario& s);
 
 // The property names a scenario may expect.
 const std::vector<std::string>& property_names();

@@ -34,4 +34,17 @@ Task<void> stock_client(Env& env, Recorder& rec, int64_t process, const LockSpec
 // bytes at c.rate_per_s, cycling over c.keys keys (cache_workload.cc).
 Task<void> cache_writer(Env& env, const CacheSpec& c, int writer);
 
+// Cache-aside client number `process` (1-based; the first w.cache_aside.writers are
+// writers, the rest readers): w.cache_aside.ops operations, each under the read-write lock
+// when cache_aside.lock says so (cache_aside_workload.cc).
+Task<void> cache_aside_client(Env& env, Recorder& rec, int64_t process, const LockSpec& lock, const WorkloadSpec& w);
+
+// The names of cache-aside item k: as the history records it ("item:k"), its row in the
+// database ("db:item:k"), its cached copy ("cache:item:k"), and the database's value
+// before any writer ("initial:k").
+std::string cache_aside_item(int k);
+std::string cache_aside_db_key(int k);
+std::string cache_aside_cache_key(int k);
+std::string cache_aside_initial_value(int k);
+
 }  // namespace lockstep::runner
