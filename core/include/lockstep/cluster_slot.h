@@ -1,0 +1,25 @@
+// Redis Cluster's key-to-slot mapping: 16384 hash slots, CRC16 (XMODEM) of the key, or of
+// its hash tag — the bytes between the first '{' and the next '}' when that span is not
+// empty — so that keys such as "{user1000}.following" and "{user1000}.followers" land in
+// one slot and a multi-key command or script may use them together.
+//
+// Both worlds need it: the simulated node to answer MOVED/CROSSSLOT, and every cluster
+// client (SimEnv and LiveEnv connections) to pick the node before sending, as real
+// cluster clients do.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace lockstep {
+
+inline constexpr int kClusterSlots = 16384;
+
+// CRC16-CCITT (XMODEM): polynomial 0x1021, initial value 0, no reflection — the variant
+// redis-server's crc16.c computes.
+uint16_t crc16_xmodem(std::string_view bytes);
+
+// The slot of `key`, in [0, kClusterSlots).
+int key_hash_slot(std::string_view key);
+
+}  // namespace lockstep
