@@ -153,3 +153,95 @@ TEST(ClusterDisabled, ClusterCommandSaysSo) {
 
 }  // namespace
 }  // namespace lockstep::sim
+
+// ---- Scenarios: the topology.cluster field and simulated cluster runs ------------------
+
+#include "lockstep/runner/scenario.h"
+#include "lockstep/runner/sim_runner.h"
+
+namespace lockstep::runner {
+namespace {
+
+const std::string kScenarios = std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/";
+
+Scenario load(const std::string& name) {
+  auto r = load_scenario_file(kScenarios + name);
+  if (auto* e = std::get_if<ScenarioError>(&r)) ADD_FAILURE() << e->message();
+  return std::holds_alternative<Scenario>(r) ? std::get<Scenario>(r) : Scenario{};
+}
+
+int failovers(const RunOutcome& o) {
+  int n = 0;
+  for (const auto& e : o.history.events) n += e.type == checker::EventType::Truth && e.f == "failover";
+  return n;
+}
+
+TEST(ClusterScenario, ClusterFieldReadsAndWritesBack) {
+  const Scenario s = load("52-cluster-paused-master-loses-lock.json");
+  EXPECT_EQ(s.topology.cluster.masters, 3);
+  EXPECT_EQ(s.topology.cluster.replicas_per_master, 1);
+  EXPECT_EQ(s.topology.cluster.node_timeout_ms, 2000);
+  EXPECT_EQ(s.topology.nodes, 3);
+  EXPECT_EQ(s.topology.replicas, 1);
+  auto back = parse_scenario(to_json(s).dump(), s.file);
+  ASSERT_TRUE(std::holds_alternative<Scenario>(back));
+  EXPECT_EQ(std::get<Scenario>(back), s);
+}
+
+TEST(ClusterScenario, BadClusterFieldsAreRejectedWithTheirPath) {
+  const auto path_of = [](const char* text) {
+    auto r = parse_scenario(text, "t.json");
+    return std::holds_alternative<ScenarioError>(r) ? std::get<ScenarioError>(r).path : std::string("accepted");
+  };
+  EXPECT_EQ(path_of(R"({"topology": {"cluster": {"masters": 2}}, "lock": {"algorithm": "redisson"}})"),
+            "$.topology.cluster.masters");
+  EXPECT_EQ(path_of(R"({"topology": {"cluster": {"master": 3}}, "lock": {"algorithm": "redisson"}})"),
+            "$.topology.cluster.master");
+  EXPECT_EQ(path_of(R"({"topology": {"nodes": 2, "cluster": {}}, "lock": {"algorithm": "redisson"}})"),
+            "$.topology.nodes");
+  EXPECT_EQ(path_of(R"({"topology": {"down_after_ms": 500, "cluster": {}}, "lock": {"algorithm": "redisson"}})"),
+            "$.topology.down_after_ms");
+  EXPECT_EQ(path_of(R"({"worlds": ["live"], "topology": {"cluster": {}}, "lock": {"algorithm": "redisson"}})"),
+            "$.worlds[0]");
+}
+
+TEST(ClusterScenario, MasterPausedPastNodeTimeoutLosesTheLock) {
+  const RunOutcome o = run_in_sim(load("52-cluster-paused-master-loses-lock.json"));
+  EXPECT_EQ(failovers(o), 1);
+  EXPECT_EQ(o.report.found_violations(), (std::set<std::string>{"linearizability", "lost-update", "mutual-exclusion"}));
+}
+
+TEST(ClusterScenario, WaitForTheReplicaKeepsItSafe) {
+  const RunOutcome o = run_in_sim(load("53-cluster-paused-master-wait-replicas.json"));
+  EXPECT_EQ(failovers(o), 1);
+  EXPECT_EQ(o.report.verdict, "safe");
+}
+
+TEST(ClusterScenario, PauseBelowNodeTimeoutFailsNothingOver) {
+  const RunOutcome o = run_in_sim(load("54-cluster-pause-below-node-timeout.json"));
+  EXPECT_EQ(failovers(o), 0);
+  EXPECT_EQ(o.report.verdict, "safe");
+  EXPECT_EQ(o.report.stats.value("sales", -1), 2);
+}
+
+TEST(ClusterScenario, CrossSlotStoreScriptFailsEveryWrite) {
+  const RunOutcome o = run_in_sim(load("55-cluster-fenced-store-crossslot.json"));
+  int failed_writes = 0, ok_writes = 0;
+  for (const auto& e : o.history.events) {
+    if (e.f != "write") continue;
+    failed_writes += e.type == checker::EventType::Fail;
+    ok_writes += e.type == checker::EventType::Ok;
+  }
+  EXPECT_EQ(ok_writes, 0);
+  EXPECT_EQ(failed_writes, 2);
+  EXPECT_EQ(o.report.stats.value("sales", -1), 0);
+}
+
+// Same scenario and seed: the same history, byte for byte.
+TEST(ClusterScenario, RunsAreDeterministic) {
+  const Scenario s = load("52-cluster-paused-master-loses-lock.json");
+  EXPECT_EQ(run_in_sim(s).history_jsonl, run_in_sim(s).history_jsonl);
+}
+
+}  // namespace
+}  // namespace lockstep::runner

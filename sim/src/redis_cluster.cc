@@ -43,7 +43,7 @@ void command_keys(const Command& cmd, const Args& a, std::vector<const std::stri
       "dbsize", "flushall", "flushdb", "ping", "echo", "multi", "exec", "discard", "unwatch", "subscribe",
       "unsubscribe", "publish", "info", "config|get", "config|set", "script|load", "script|exists",
       "script|flush", "script|kill", "cluster|keyslot", "cluster|info", "cluster|slots", "cluster|shards",
-      "cluster|myid"};
+      "cluster|myid", "asking"};
   for (auto k : kNoKeys) {
     if (name == k) return;
   }
@@ -117,6 +117,12 @@ Reply cmd_cluster(NodeCore&, ClientState&, const Args& a) {
 Reply cmd_cluster_keyslot(NodeCore& n, ClientState&, const Args& a) {
   if (!n.cluster) return cluster_disabled();
   return Reply::integer_of(key_hash_slot(a[2]));
+}
+
+// The node never migrates slots, so it never answers ASK: ASKING is accepted and forgotten.
+Reply cmd_asking(NodeCore& n, ClientState&, const Args&) {
+  if (!n.cluster) return cluster_disabled();
+  return Reply::ok();
 }
 
 Reply cmd_cluster_myid(NodeCore& n, ClientState&, const Args&) {
@@ -244,6 +250,7 @@ void register_cluster_commands(std::vector<Command>& out) {
                             {"cluster|slots", 2, kNoScript, cmd_cluster_slots},
                             {"cluster|shards", 2, kNoScript, cmd_cluster_shards},
                             {"cluster|myid", 2, kNoScript, cmd_cluster_myid},
+                            {"asking", 1, 0, cmd_asking},
                         });
 }
 

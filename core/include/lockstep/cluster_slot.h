@@ -23,3 +23,26 @@ uint16_t crc16_xmodem(std::string_view bytes);
 int key_hash_slot(std::string_view key);
 
 }  // namespace lockstep
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace lockstep {
+
+// The key a cluster client routes a command by: EVAL/EVALSHA's first declared key, none
+// for commands without keys (PING, WAIT, MULTI, EXEC, SCRIPT, PUBLISH, CLUSTER, ...),
+// argv[1] otherwise. A client sends a key-less command where its last keyed one went,
+// which keeps WAIT and transactions on the node that took the write.
+std::optional<std::string_view> routing_key(const std::vector<std::string>& argv);
+
+// A redirection in an error reply: "MOVED 3999 127.0.0.1:6381" or "ASK 3999 ...".
+struct Redirect {
+  bool ask = false;
+  int slot = 0;
+  std::string host;
+  int port = 0;
+};
+std::optional<Redirect> parse_redirect(std::string_view error);
+
+}  // namespace lockstep
