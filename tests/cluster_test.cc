@@ -237,6 +237,18 @@ TEST(ClusterScenario, CrossSlotStoreScriptFailsEveryWrite) {
   EXPECT_EQ(o.report.stats.value("sales", -1), 0);
 }
 
+// Jitter below node_timeout is only slowness; above it, a failover of a node that never
+// stopped, before the slowed stream brought the lock to its replica.
+TEST(ClusterScenario, JitterFailsOverOnlyAboveNodeTimeout) {
+  const RunOutcome below = run_in_sim(load("56-cluster-jitter-below-node-timeout.json"));
+  EXPECT_EQ(failovers(below), 0);
+  EXPECT_EQ(below.report.verdict, "safe");
+  const RunOutcome above = run_in_sim(load("57-cluster-jitter-above-node-timeout.json"));
+  EXPECT_EQ(failovers(above), 1);
+  EXPECT_EQ(above.report.found_violations(),
+            (std::set<std::string>{"linearizability", "lost-update", "mutual-exclusion"}));
+}
+
 // Same scenario and seed: the same history, byte for byte.
 TEST(ClusterScenario, RunsAreDeterministic) {
   const Scenario s = load("52-cluster-paused-master-loses-lock.json");
