@@ -257,3 +257,101 @@ TEST(ClusterScenario, RunsAreDeterministic) {
 
 }  // namespace
 }  // namespace lockstep::runner
+
+// ---- The simulated world in cluster mode -----------------------------------------------
+
+#include "lockstep/sim/world.h"
+#include "sim_harness.h"
+
+namespace lockstep::testing {
+namespace {
+
+// Three masters (replicas_per_master each) and one cluster client, client-1.
+struct ClusterWorld {
+  explicit ClusterWorld(int replicas_per_master) : world(SimHarness::options(1)) {
+    for (int i = 1; i <= 3; ++i) world.add_node("node-" + std::to_string(i), sim::Clock());
+    world.enable_cluster();
+    for (int i = 1; i <= 3; ++i) {
+      for (int r = 1; r <= replicas_per_master; ++r)
+        world.add_replica(i - 1, "node-" + std::to_string(i) + "-replica-" + std::to_string(r), sim::Clock());
+    }
+    client = world.add_client("client-1", 1, sim::Clock());
+  }
+  template <typename F>
+  void at_ms(int64_t t, F fn) {
+    world.scheduler().at(t * kMs, std::move(fn));
+  }
+  std::string info(int shard) {
+    sim::ClientState c;
+    return world.redis(shard).execute(c, {"CLUSTER", "INFO"}, 0).str;
+  }
+  sim::World world;
+  int client = -1;
+};
+
+Task<std::vector<Reply>> run_all(Env& env, std::vector<std::vector<std::string>> cmds) {
+  std::vector<Reply> out;
+  for (auto& c : cmds) out.push_back(co_await env.node(0).call(std::move(c), 1s));
+  co_return out;
+}
+
+TEST(ClusterWorld, ClientsSeeOneNodeAndEveryKeyLandsOnItsSlotsMaster) {
+  ClusterWorld w(1);
+  Env& env = w.world.env(w.client);
+  EXPECT_EQ(env.node_count(), 1);
+  auto replies = std::make_shared<std::optional<std::vector<Reply>>>();
+  using Cmds = std::vector<std::vector<std::string>>;
+  Cmds cmds = {{"SET", "foo", "1"}, {"SET", "bar", "2"}, {"SET", "lock", "3"}, {"MGET", "foo", "bar"},
+               {"WAIT", "1", "100"}};
+  w.at_ms(0, [&] {
+    env.spawn([](Env& e, std::shared_ptr<std::optional<std::vector<Reply>>> out, Cmds c) -> Task<void> {
+      out->emplace(co_await run_all(e, std::move(c)));
+    }(env, replies, cmds));
+  });
+  w.world.scheduler().run_until(1000 * kMs);
+  ASSERT_TRUE(replies->has_value());
+  const auto& r = **replies;
+  EXPECT_EQ(r[0], Reply::ok());
+  EXPECT_EQ(r[1], Reply::ok());
+  EXPECT_EQ(r[2], Reply::ok());
+  EXPECT_EQ(r[3], Reply::error("CROSSSLOT Keys in request don't hash to the same slot"));
+  EXPECT_EQ(r[4], Reply::integer_of(1));  // on node-2, where the last keyed write went
+  EXPECT_EQ(w.world.shard_of_key("bar"), 0);
+  EXPECT_EQ(w.world.shard_of_key("lock"), 1);
+  EXPECT_EQ(w.world.shard_of_key("foo"), 2);
+  EXPECT_EQ(w.world.redis(0).peek_string("bar"), "2");
+  EXPECT_EQ(w.world.redis(1).peek_string("lock"), "3");
+  EXPECT_EQ(w.world.redis(2).peek_string("foo"), "1");
+}
+
+// Without a replica to elect, a master paused past node_timeout takes the cluster down
+// (CLUSTERDOWN everywhere) until it answers again.
+TEST(ClusterWorld, MasterWithoutReplicaBringsTheClusterDownUntilItReturns) {
+  ClusterWorld w(0);
+  w.world.start_cluster_failure_detector(500 * kMs, 5000 * kMs);
+  w.at_ms(100, [&] { w.world.pause(w.world.node_process(0), 2000 * kMs); });
+  std::string during, after;
+  w.at_ms(1500, [&] { during = w.info(1); });
+  w.at_ms(3000, [&] { after = w.info(1); });
+  w.world.scheduler().run_until(3500 * kMs);
+  EXPECT_EQ(during.rfind("cluster_state:fail", 0), 0u) << during;
+  EXPECT_EQ(after.rfind("cluster_state:ok", 0), 0u) << after;
+}
+
+// The elected replica takes a new epoch; the old master rejoins as its replica and
+// redirects to it.
+TEST(ClusterWorld, ElectedReplicaTakesANewEpochAndTheOldMasterRedirects) {
+  ClusterWorld w(1);
+  w.world.start_cluster_failure_detector(500 * kMs, 5000 * kMs);
+  const int old_master = w.world.node_process(1);
+  w.at_ms(100, [&] { w.world.pause(old_master, 2000 * kMs); });
+  w.world.scheduler().run_until(3000 * kMs);
+  ASSERT_NE(w.world.node_process(1), old_master);
+  EXPECT_NE(w.info(1).find("cluster_current_epoch:4\r\ncluster_my_epoch:4\r\n"), std::string::npos) << w.info(1);
+  sim::ClientState c;
+  EXPECT_EQ(w.world.process(old_master).redis->execute(c, {"GET", "lock"}, 0),
+            Reply::error("MOVED 8718 node-2-replica-1:6379"));
+}
+
+}  // namespace
+}  // namespace lockstep::testing

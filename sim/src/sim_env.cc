@@ -259,6 +259,7 @@ Task<void> cluster_monitor(World& world, Env& env, int pid, int shard, int64_t t
     std::vector<std::string> ping{"PING"};
     Reply r = co_await conn.call(std::move(ping), Nanos(timeout_ns));
     if (world.node_process(shard) != master || r.type == Reply::Type::Status) {
+      if (r.type == Reply::Type::Status) world.cluster_clear_failed(shard);
       master = world.node_process(shard);
       last_ok_ns = world.now();
       continue;

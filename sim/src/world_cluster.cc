@@ -104,6 +104,15 @@ int64_t World::cluster_mark_failed(int shard) {
   return ms * 1'000'000;
 }
 
+// A master flagged FAIL that answers again before anyone replaced it (it had no replica
+// to elect) is cleared, as Redis clears a reachable master that still serves its slots.
+void World::cluster_clear_failed(int shard) {
+  auto& m = cluster_->members[cluster_member(shards_[shard].master)];
+  if (!m.failed) return;
+  m.failed = false;
+  push_cluster(-1);
+}
+
 // The winner bumps the cluster's epoch and claims its master's slots with it; the old
 // master keeps its FAIL flag until it comes back as a replica.
 void World::cluster_failed_over(int shard, int old_master, int new_master) {

@@ -140,6 +140,7 @@ class World {
   // Flags shard's master FAIL in every other node's view; the election delay of its best
   // replica (ns), or -1 when it has none alive.
   int64_t cluster_mark_failed(int shard);
+  void cluster_clear_failed(int shard);
 
   // Runs fn in process pid at true time t, unless the process has crashed by then; while
   // the process is paused, fn waits for the pause to end. The id can cancel it.
