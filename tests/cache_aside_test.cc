@@ -66,6 +66,9 @@ TEST(CacheAside, BadFieldsAreRejectedWithTheirPath) {
                            "workload": {"cache_aside": {"writers": 1, "lock": "read-write"}}})"),
             "$.workload.cache_aside.lock");
   EXPECT_EQ(error_path(head + R"("workload": {"cache_aside": {"writers": 1, "readers": 1}}})"), "(accepted)");
+  EXPECT_EQ(error_path(R"({"topology": {"cluster": {"masters": 3}}, "lock": {"algorithm": "redisson-rw"},
+                           "expect": {"violations": []}, "workload": {"cache_aside": {"writers": 1}}})"),
+            "$.workload.cache_aside");
 }
 
 TEST(CacheAside, CheckerCountsTheTtlFromTheDatabasesLastWrite) {

@@ -174,7 +174,7 @@ std::vector<Bad> bad_table() {
       {"algorithm_not_string", "$.lock.algorithm", algorithms, "5"},
       {"unknown_top_level_key", "$.duraton_ms", "a known key (did you mean \"duration_ms\"?)",
        "unknown key \"duraton_ms\""},
-      {"unknown_key_no_hint", "$.topology.zone", "one of the keys nodes, replicas, persistence, replication_lag_ms, down_after_ms, min_replicas_to_write, sentinels, maxmemory_bytes, maxmemory_policy, maxmemory_samples", "unknown key \"zone\""},
+      {"unknown_key_no_hint", "$.topology.zone", "one of the keys nodes, replicas, persistence, replication_lag_ms, down_after_ms, min_replicas_to_write, sentinels, maxmemory_bytes, maxmemory_policy, maxmemory_samples, cluster", "unknown key \"zone\""},
       {"negative_at_ms", "$.faults[1].at_ms", "a non-negative integer", "-5"},
       {"at_ms_beyond_duration", "$.faults[0].at_ms", "a time before duration_ms (1000)", "1000"},
       {"string_for_integer", "$.duration_ms", "a positive integer", "\"5000\""},
@@ -250,6 +250,10 @@ std::vector<Bad> bad_table() {
       {"fault_without_time", "$.faults[0].at_ms", "a start time in ms, or an event to wait for (on)", "nothing"},
       {"sentinels_without_down_after", "$.topology.sentinels",
        "0 unless topology.down_after_ms is set (it is Sentinel's down-after-milliseconds)", "1"},
+      {"cluster_two_masters", "$.topology.cluster.masters", "an integer from 3 to 9", "2"},
+      {"cluster_live", "$.worlds[1]", "\"sim\" only (topology.cluster runs in the simulator so far)", "\"live\""},
+      {"cluster_with_sentinels", "$.topology.sentinels",
+       "0 or nothing with topology.cluster (cluster nodes detect failures themselves: node_timeout_ms)", "3"},
   };
 }
 

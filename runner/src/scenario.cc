@@ -182,6 +182,30 @@ std::vector<std::string> read_worlds(const Obj& top, bool external) {
   return out;
 }
 
+// The cluster decides the masters and replicas; nodes and replicas may repeat them (as
+// a written scenario does) but not contradict them, and a cluster watches itself.
+void read_cluster(const Obj& o, const Obj& topology, TopologySpec& t) {
+  ClusterSpec& c = t.cluster;
+  c.masters = static_cast<int>(o.integer("masters", 3, 9, 3));
+  c.replicas_per_master = static_cast<int>(o.integer("replicas_per_master", 0, 4, c.replicas_per_master));
+  c.node_timeout_ms = o.integer("node_timeout_ms", 1, kMaxMs, c.node_timeout_ms);
+  const auto mirror = [&](const char* key, int value, const std::string& source) {
+    const json* v = topology.find(key);
+    if (v && *v != value)
+      fail(topology.at(key), std::to_string(value) + " (topology.cluster." + source + ") or nothing", describe(*v));
+  };
+  mirror("nodes", c.masters, "masters");
+  mirror("replicas", c.replicas_per_master, "replicas_per_master");
+  for (const char* key : {"down_after_ms", "sentinels"}) {
+    const json* v = topology.find(key);
+    if (v && *v != 0)
+      fail(topology.at(key), "0 or nothing with topology.cluster (cluster nodes detect failures themselves: node_timeout_ms)",
+           describe(*v));
+  }
+  t.nodes = c.masters;
+  t.replicas = c.replicas_per_master;
+}
+
 TopologySpec read_topology(const Obj& top) {
   TopologySpec t;
   const json* v = top.find("topology");
@@ -197,6 +221,7 @@ TopologySpec read_topology(const Obj& top) {
   t.maxmemory_bytes = o.integer("maxmemory_bytes", 0, int64_t{1} << 40, t.maxmemory_bytes);
   t.maxmemory_policy = o.choice("maxmemory_policy", kMaxmemoryPolicies, t.maxmemory_policy);
   t.maxmemory_samples = static_cast<int>(o.integer("maxmemory_samples", 1, 64, t.maxmemory_samples));
+  if (const json* c = o.find("cluster")) read_cluster(Obj(*c, o.at("cluster"), keys_of("$.topology.cluster")), o, t);
   // A Sentinel with nothing to promote, or without a down-after, could only watch.
   if (t.sentinels > 0 && t.replicas == 0)
     fail(o.at("sentinels"), "0 while topology.replicas is 0 (Sentinel needs a replica to promote)",
@@ -563,6 +588,12 @@ Scenario read_scenario(const json& j, const std::string& file) {
   const bool external = external_workload(top);
   s.worlds = read_worlds(top, external);
   s.topology = read_topology(top);
+  if (s.topology.cluster_enabled()) {
+    for (size_t i = 0; i < s.worlds.size(); ++i) {
+      if (s.worlds[i] == "live")
+        fail(child(top.at("worlds"), i), "\"sim\" only (topology.cluster runs in the simulator so far)", "\"live\"");
+    }
+  }
   s.network = read_network(top);
   s.lock = read_lock(top, external);
   s.workload = read_workload(top, s.lock, file);
@@ -570,6 +601,11 @@ Scenario read_scenario(const json& j, const std::string& file) {
     fail("$.workload.cache.node", int_expected(1, s.topology.nodes, false), std::to_string(s.workload.cache.node));
   if (s.workload.cache_aside.enabled()) {
     const CacheAsideSpec& c = s.workload.cache_aside;
+    // A cluster client reaches every node through one connection, so "the database's node"
+    // would be whichever master serves its slot: not a database beside the cache.
+    if (s.topology.cluster_enabled())
+      fail("$.workload.cache_aside", "no cache_aside with topology.cluster (the cache and the database are single nodes)",
+           "a cache_aside workload");
     if (c.cache_node > s.topology.nodes)
       fail("$.workload.cache_aside.cache_node", int_expected(1, s.topology.nodes, false), std::to_string(c.cache_node));
     if (c.db_node > s.topology.nodes)
@@ -635,7 +671,8 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& scenario_ke
         "faults", "expect", "checks"}},
       {"$.topology", {"nodes", "replicas", "persistence", "replication_lag_ms", "down_after_ms",
                       "min_replicas_to_write", "sentinels", "maxmemory_bytes", "maxmemory_policy",
-                      "maxmemory_samples"}},
+                      "maxmemory_samples", "cluster"}},
+      {"$.topology.cluster", {"masters", "replicas_per_master", "node_timeout_ms"}},
       {"$.network", {"latency", "loss"}},
       {"$.network.latency", union_keys("dist", latency_shapes())},
       {"$.clocks[]", {"process", "offset_ms", "drift_ppm"}},

@@ -96,6 +96,11 @@ nlohmann::ordered_json to_json(const Scenario& s) {
     j["topology"]["maxmemory_policy"] = s.topology.maxmemory_policy;
     j["topology"]["maxmemory_samples"] = s.topology.maxmemory_samples;
   }
+  if (s.topology.cluster_enabled()) {
+    j["topology"]["cluster"] = {{"masters", s.topology.cluster.masters},
+                                {"replicas_per_master", s.topology.cluster.replicas_per_master},
+                                {"node_timeout_ms", s.topology.cluster.node_timeout_ms}};
+  }
   j["network"] = {{"latency", latency_json(s.network.latency)}, {"loss", s.network.loss}};
   j["clocks"] = ojson::array();
   for (const auto& c : s.clocks)

@@ -68,6 +68,7 @@ class SimRun {
       std::string name = "node-" + std::to_string(i);
       world_.add_node(name, clock_for(s_, name), p);
     }
+    if (s_.topology.cluster_enabled()) world_.enable_cluster();
     // The resource exists before any client starts, and replicas start in sync. The limit
     // comes after it, as a server's config file comes before any client.
     seed_resource();
@@ -94,6 +95,9 @@ class SimRun {
     if (s_.topology.down_after_ms > 0 && s_.topology.replicas > 0) {
       world_.start_failure_detector(s_.topology.down_after_ms * kMs, 100 * kMs, s_.duration_ms * kMs);
     }
+    if (s_.topology.cluster_enabled()) {
+      world_.start_cluster_failure_detector(s_.topology.cluster.node_timeout_ms * kMs, s_.duration_ms * kMs);
+    }
     for (int i = 1; i <= s_.workload.clients; ++i) {
       std::string name = "client-" + std::to_string(i);
       world_.add_client(name, i, clock_for(s_, name));
@@ -107,8 +111,9 @@ class SimRun {
   // The stock counter exists before any client starts, as in the seed's demo.
   void seed_resource() {
     sim::ClientState setup;
-    world_.redis(0).execute(setup, {"SET", s_.workload.stock_key, std::to_string(s_.workload.initial_stock)},
-                            world_.node_wall_ms(world_.node_process(0)));
+    const int shard = world_.shard_of_key(s_.workload.stock_key);
+    world_.redis(shard).execute(setup, {"SET", s_.workload.stock_key, std::to_string(s_.workload.initial_stock)},
+                            world_.node_wall_ms(world_.node_process(shard)));
     // The cache-aside database holds every item before any client starts.
     const CacheAsideSpec& c = s_.workload.cache_aside;
     if (!c.enabled()) return;
@@ -187,7 +192,7 @@ class SimRun {
 
   void record_resource() {
     nlohmann::json final_value = nullptr;
-    if (auto v = world_.redis(0).peek_string(s_.workload.stock_key)) {
+    if (auto v = world_.redis(world_.shard_of_key(s_.workload.stock_key)).peek_string(s_.workload.stock_key)) {
       try {
         final_value = std::stoll(*v);
       } catch (...) {

@@ -504,6 +504,10 @@ Reply LuaEngine::redis_call(const Args& argv, std::string& err) {
     return {};
   }
   if (cmd->flags & kWrite) script_wrote_ = true;
+  if (std::string why = node_.cluster_script_check(argv); !why.empty()) {
+    err = std::move(why);
+    return {};
+  }
   return node_.call(*caller_, *cmd, argv);
 }
 

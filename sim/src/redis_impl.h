@@ -136,6 +136,7 @@ void register_script_commands(std::vector<Command>& out);
 void register_multi_commands(std::vector<Command>& out);
 void register_pubsub_commands(std::vector<Command>& out);
 void register_server_commands(std::vector<Command>& out);  // CONFIG, INFO (redis_memory.cc)
+void register_cluster_commands(std::vector<Command>& out);  // CLUSTER (redis_cluster.cc)
 
 // maxmemory-policy values, in the order CONFIG SET lists them in its error.
 enum class EvictionPolicy {
@@ -200,6 +201,15 @@ struct NodeCore {
 
   bool replica = false;
   std::unique_ptr<LuaEngine> lua;
+
+  // Cluster mode (redis_cluster.cc).
+  std::optional<ClusterLayout> cluster;
+  int cluster_self = -1;
+  // getNodeByQuery: the error a command (EXEC: with everything it queued) gets instead of
+  // running here — MOVED, CROSSSLOT or CLUSTERDOWN — or nothing when it runs here.
+  std::optional<Reply> cluster_redirect(const ClientState& c, const Command& cmd, const Args& argv);
+  // scriptVerifyClusterState: "" when a script may run argv here, else why not.
+  std::string cluster_script_check(const Args& argv);
 
   // Memory and eviction (redis_memory.cc).
   MemoryConfig memory;

@@ -48,6 +48,7 @@ NodeCore::NodeCore() : lua(std::make_unique<LuaEngine>(*this)) {
   register_multi_commands(command_list);
   register_pubsub_commands(command_list);
   register_server_commands(command_list);
+  register_cluster_commands(command_list);
   for (const auto& c : command_list) commands[c.name] = &c;
 }
 
@@ -112,6 +113,12 @@ Reply NodeCore::process(ClientState& c, const Args& argv) {
     cmd = sub;
   }
   if (!arity_ok(*cmd, argv.size())) return reject(err_arity(cmd->name));
+  if (auto redirect = cluster_redirect(c, *cmd, argv)) {
+    // A redirected EXEC drops the transaction but answers with the redirection itself.
+    if (std::string_view(cmd->name) == "exec") discard_transaction(c);
+    else if (c.in_multi) c.multi_dirty = true;
+    return std::move(*redirect);
+  }
   if (memory.maxmemory > 0 && !replica) {
     const bool oom = !perform_evictions();
     // Inside MULTI everything but EXEC and DISCARD is refused, since queueing itself takes
@@ -439,6 +446,11 @@ void RedisNode::disconnect(ClientState& client) {
 }
 
 void RedisNode::set_replica(bool replica) { impl_->replica = replica; }
+void RedisNode::set_cluster(const ClusterLayout& layout, int self) {
+  impl_->cluster = layout;
+  impl_->cluster_self = self;
+}
+bool RedisNode::cluster_enabled() const { return impl_->cluster.has_value(); }
 bool RedisNode::is_replica() const { return impl_->replica; }
 
 void RedisNode::set_stream_contents(bool contents) { impl_->stream_contents = contents; }

@@ -2,7 +2,9 @@
 // through them becomes scheduler events of its process, so pauses, crashes and network
 // faults reach lock code exactly where a real process would feel them.
 #include <deque>
+#include <map>
 
+#include "lockstep/cluster_slot.h"
 #include "lockstep/sim/world.h"
 #include "world_internal.h"
 
@@ -131,6 +133,147 @@ class SimConnection : public Connection {
   std::shared_ptr<ConnState> conn_;
 };
 
+// A cluster client's connection, as Redisson's or Lettuce's: it keeps a map of which node
+// serves each slot (from CLUSTER SLOTS), sends each command to the node of its key, and
+// follows redirections — MOVED updates the map and makes it stale, ASK sends ASKING
+// first and changes nothing. The map is read again every 5 s (Redisson's scanInterval)
+// and after any timeout, reset or CLUSTERDOWN, on the node that last answered it first.
+class ClusterConnection : public Connection {
+ public:
+  ClusterConnection(World& world, int client_pid) : world_(world), client_pid_(client_pid), owner_(kClusterSlots, -1) {
+    for (int shard = 0; shard < world_.node_count(); ++shard) {
+      for (int pid : world_.shard_members(shard)) seeds_.push_back(pid);
+    }
+  }
+
+  Task<Reply> call(std::vector<std::string> argv, Nanos timeout) override {
+    const int64_t deadline = world_.now() + std::max<int64_t>(timeout.count(), 0);
+    if (stale_ || world_.now() >= next_refresh_ns_) co_await refresh(deadline);
+    const auto key = routing_key(argv);
+    int target = key ? owner_[key_hash_slot(*key)] : last_;
+    if (target < 0) target = seeds_[refresh_from_];
+    bool asking = false;
+    for (int hop = 0;; ++hop) {  // bounded: kRedirectsMax
+      if (asking) {
+        std::vector<std::string> ask{"ASKING"};
+        co_await send(target, std::move(ask), deadline);
+      }
+      Reply r = co_await send(target, argv, deadline);
+      if (r.type == Reply::Type::Timeout || r.type == Reply::Type::IoError ||
+          (r.is_error() && r.str.starts_with("CLUSTERDOWN"))) {
+        stale_ = true;
+        co_return r;
+      }
+      const auto redirect = r.is_error() && hop < kRedirectsMax ? parse_redirect(r.str) : std::nullopt;
+      const int to = redirect ? world_.find(redirect->host) : -1;
+      if (to < 0) {
+        if (key) last_ = target;
+        co_return r;
+      }
+      if (!redirect->ask) {
+        owner_[redirect->slot] = to;
+        stale_ = true;
+      }
+      asking = redirect->ask;
+      target = to;
+    }
+  }
+
+  // Messages of a channel come from the node serving its slot, where Redisson subscribes;
+  // that subscription follows its shard's master as a Sentinel-aware one would.
+  Task<std::unique_ptr<Subscription>> subscribe(std::string channel) override {
+    const int shard = world_.shard_of_key(channel);
+    while (static_cast<int>(per_shard_.size()) <= shard) {
+      per_shard_.push_back(std::make_unique<SimConnection>(world_, client_pid_, static_cast<int>(per_shard_.size())));
+    }
+    co_return co_await per_shard_[shard]->subscribe(std::move(channel));
+  }
+
+ private:
+  static constexpr int kRedirectsMax = 5;
+  static constexpr int64_t kScanIntervalNs = 5'000'000'000;
+  static constexpr int64_t kRefreshTimeoutNs = 1'000'000'000;
+
+  // CLUSTER SLOTS from the first node that answers, each given at most kRefreshTimeoutNs.
+  Task<void> refresh(int64_t deadline) {
+    for (size_t tried = 0; tried < seeds_.size() && world_.now() < deadline; ++tried) {
+      const int pid = seeds_[refresh_from_];
+      std::vector<std::string> argv{"CLUSTER", "SLOTS"};
+      Reply r = co_await send(pid, std::move(argv), std::min(deadline, world_.now() + kRefreshTimeoutNs));
+      if (r.type == Reply::Type::Array) {
+        for (const Reply& range : r.elements) {
+          if (range.elements.size() < 3 || range.elements[2].elements.empty()) continue;
+          const int owner = world_.find(range.elements[2].elements[0].str);
+          for (int64_t slot = range.elements[0].integer; slot <= range.elements[1].integer && slot < kClusterSlots; ++slot) {
+            owner_[static_cast<size_t>(slot)] = owner;
+          }
+        }
+        stale_ = false;
+        next_refresh_ns_ = world_.now() + kScanIntervalNs;
+        co_return;
+      }
+      refresh_from_ = (refresh_from_ + 1) % seeds_.size();
+    }
+  }
+
+  Task<Reply> send(int pid, std::vector<std::string> argv, int64_t deadline) {
+    auto& conn = conns_[pid];
+    if (!conn) {
+      conn = std::make_shared<ConnState>();
+      conn->state.process = world_.process(client_pid_).history_id;
+      conn->node_pid = pid;
+      conn->node_epoch = world_.process(pid).epoch;
+    }
+    RequestRef req(new World::Request);
+    req->client_pid = client_pid_;
+    req->client_epoch = world_.process(client_pid_).epoch;
+    req->node_pid = pid;
+    req->argv = std::move(argv);
+    req->conn = conn;
+    req->deadline_ns = std::max(world_.now(), deadline);
+    world_.send_request(req);
+    co_return co_await PendingAwaiter{&req->pending};
+  }
+
+  World& world_;
+  int client_pid_;
+  std::vector<int> owner_;  // slot -> node pid, -1: unknown
+  std::vector<int> seeds_;  // every node, in creation order
+  size_t refresh_from_ = 0;
+  bool stale_ = true;
+  int64_t next_refresh_ns_ = 0;
+  int last_ = -1;  // where the last keyed command went
+  std::map<int, std::shared_ptr<ConnState>> conns_;
+  std::vector<std::unique_ptr<SimConnection>> per_shard_;
+};
+
+// The cluster bus's view of one master: PING it every 100 ms (clusterCron's pace); after
+// node_timeout without a PONG it is PFAIL, FAIL once a majority of masters is there to
+// agree, and after the election delay its best replica takes over.
+Task<void> cluster_monitor(World& world, Env& env, int pid, int shard, int64_t timeout_ns, int64_t until_ns) {
+  SimConnection conn(world, pid, shard);
+  int64_t last_ok_ns = world.now();
+  int master = world.node_process(shard);
+  while (world.now() < until_ns) {  // bounded: every turn advances time by >= 100 ms
+    co_await env.sleep(Nanos(100'000'000));
+    std::vector<std::string> ping{"PING"};
+    Reply r = co_await conn.call(std::move(ping), Nanos(timeout_ns));
+    if (world.node_process(shard) != master || r.type == Reply::Type::Status) {
+      if (r.type == Reply::Type::Status) world.cluster_clear_failed(shard);
+      master = world.node_process(shard);
+      last_ok_ns = world.now();
+      continue;
+    }
+    if (world.now() - last_ok_ns < timeout_ns || !world.cluster_majority_reachable(shard)) continue;
+    const int64_t delay_ns = world.cluster_mark_failed(shard);
+    if (delay_ns < 0) continue;  // no replica: the cluster stays down until the master returns
+    co_await env.sleep(Nanos(delay_ns));
+    if (world.node_process(shard) == master) world.failover(shard);
+    master = world.node_process(shard);
+    last_ok_ns = world.now();
+  }
+}
+
 // Sentinel's view of one master: PING it every period; after down_after without an
 // answer, fail it over. Short jitter never adds up to down_after, so it never fails over.
 Task<void> monitor(World& world, Env& env, int shard, int64_t down_after_ns, int64_t period_ns, int64_t until_ns) {
@@ -164,11 +307,22 @@ void World::start_failure_detector(int64_t down_after_ns, int64_t period_ns, int
   }
 }
 
+void World::start_cluster_failure_detector(int64_t node_timeout_ns, int64_t until_ns) {
+  const int pid = add_client("cluster-bus", -1, Clock());
+  for (int shard = 0; shard < node_count(); ++shard) {
+    env(pid).spawn(cluster_monitor(*this, env(pid), pid, shard, node_timeout_ns, until_ns));
+  }
+}
+
 SimEnv::SimEnv(World& world, int pid) : world_(world), pid_(pid) { reset_connections(); }
 SimEnv::~SimEnv() = default;
 
 void SimEnv::reset_connections() {
   connections_.clear();
+  if (world_.cluster_enabled()) {
+    connections_.push_back(std::make_unique<ClusterConnection>(world_, pid_));
+    return;
+  }
   for (int i = 0; i < world_.node_count(); ++i) {
     connections_.push_back(std::make_unique<SimConnection>(world_, pid_, i));
   }
@@ -190,9 +344,10 @@ void SimEnv::spawn(Task<void> t) {
 }
 
 uint64_t SimEnv::random() { return world_.process(pid_).rng.next(); }
-int SimEnv::node_count() const { return world_.node_count(); }
+int SimEnv::node_count() const { return world_.cluster_enabled() ? 1 : world_.node_count(); }
 
 Connection& SimEnv::node(int index) {
+  if (world_.cluster_enabled()) return *connections_[0];
   // Nodes added after this client was created get connections lazily.
   while (static_cast<int>(connections_.size()) < world_.node_count()) {
     connections_.push_back(std::make_unique<SimConnection>(world_, pid_, static_cast<int>(connections_.size())));

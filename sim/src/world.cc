@@ -9,7 +9,10 @@
 namespace lockstep::sim {
 
 World::World(const WorldOptions& options)
-    : seed_(options.seed), options_(options), net_(options.seed, options.latency, options.loss) {}
+    : cluster_rng_(options.seed, "cluster"),
+      seed_(options.seed),
+      options_(options),
+      net_(options.seed, options.latency, options.loss) {}
 
 // Coroutine frames are destroyed before the processes (and connections) they point into.
 World::~World() {
@@ -69,6 +72,10 @@ int World::add_replica(int shard, const std::string& name, Clock clock, Persiste
   for (int member : shards_[shard].members) procs_[member]->redis->set_stream_contents(true);
   procs_[pid]->redis->set_replica(true);
   resync(pid, shards_[shard].master);
+  if (cluster_) {
+    add_cluster_member(pid);
+    push_cluster(-1);
+  }
   return pid;
 }
 
@@ -155,6 +162,7 @@ void World::restart(int pid) {
     p.master_link.is_master_link = true;
     resync(pid, master);
   }
+  if (cluster_) cluster_rejoined(pid);
   schedule_active_expire(pid);
   if (p.persistence == Persistence::AofEverysec) schedule_fsync(pid);
   if (on_node_reloaded) on_node_reloaded(pid);
@@ -237,11 +245,14 @@ bool World::failover(int shard) {
   Process& om = *procs_[old_master];
   om.master_pid = best;
   waiters_.erase(old_master);
+  if (cluster_) cluster_failed_over(shard, old_master, best);
   if (!om.crashed) {
     // Sentinel reconfigures the old master once it can reach it: after a pause, only
-    // when the pause is over — what it accepted meanwhile is thrown away then.
+    // when the pause is over — what it accepted meanwhile is thrown away then. A cluster
+    // node learns the same from the bus at the same moment.
     post(old_master, sched_.now(), [this, old_master, best] {
       procs_[old_master]->redis->set_replica(true);
+      if (cluster_) cluster_rejoined(old_master);
       resync(old_master, best);
       if (on_node_reloaded) on_node_reloaded(old_master);
     });

@@ -49,6 +49,16 @@ struct ClockSpec {
   bool operator==(const ClockSpec&) const = default;
 };
 
+// Redis Cluster (docs/cluster.md): `masters` shards with replicas_per_master replicas
+// each, the slots split among them; a master silent for node_timeout_ms is flagged FAIL by
+// the other masters and its best replica elected. masters 0: no cluster.
+struct ClusterSpec {
+  int masters = 0;
+  int replicas_per_master = 1;
+  int64_t node_timeout_ms = 15000;
+  bool operator==(const ClusterSpec&) const = default;
+};
+
 struct TopologySpec {
   int nodes = 1;     // independent masters (RedLock uses several)
   int replicas = 0;  // replicas per master
@@ -71,6 +81,9 @@ struct TopologySpec {
   int64_t maxmemory_bytes = 0;
   std::string maxmemory_policy = "noeviction";
   int maxmemory_samples = 5;
+  // With a cluster, nodes and replicas mirror its masters and replicas_per_master.
+  ClusterSpec cluster;
+  bool cluster_enabled() const { return cluster.masters > 0; }
   bool operator==(const TopologySpec&) const = default;
 };
 

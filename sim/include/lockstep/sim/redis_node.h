@@ -58,6 +58,32 @@ struct Snapshot {
   std::shared_ptr<const Data> data;
 };
 
+// Redis Cluster as one node believes it to be: who serves which slots, who replicates
+// whom, who is flagged FAIL, and the epochs. Each node holds its own copy, so a node that
+// was paused through a failover keeps the old picture until it hears of the new one
+// (World hands it over when the pause ends), as a real node learns by gossip.
+struct ClusterLayout {
+  struct Member {
+    std::string id;        // 40 hex characters, CLUSTER MYID
+    std::string host;      // what MOVED and CLUSTER SLOTS give clients
+    int port = 6379;
+    int shard = 0;         // the slot range it serves or replicates
+    bool master = true;    // current role
+    bool failed = false;   // flagged FAIL by a majority of masters
+    uint64_t config_epoch = 0;
+  };
+  std::vector<Member> members;
+  // Slot ranges by shard: shard i serves [slot_first[i], slot_last[i]].
+  std::vector<int> slot_first;
+  std::vector<int> slot_last;
+  uint64_t current_epoch = 0;
+
+  int shard_of_slot(int slot) const;     // -1: unassigned
+  int master_of_shard(int shard) const;  // -1: none (every member failed or a replica)
+  // cluster_state: ok unless a slot's master is flagged FAIL (cluster-require-full-coverage).
+  bool state_ok() const;
+};
+
 class RedisNode {
  public:
   RedisNode();
@@ -92,6 +118,13 @@ class RedisNode {
   // stream offset counts the same), but with an empty argv: for a master that has no
   // replica to apply the contents, building them was most of the cost of a write.
   void set_stream_contents(bool contents);
+
+  // Cluster mode (cluster-enabled yes): `self` indexes layout.members. Commands with keys
+  // in another node's slots answer MOVED, keys of several slots CROSSSLOT, and CLUSTER
+  // KEYSLOT/SLOTS/SHARDS/INFO/MYID answer from the layout. Without it, CLUSTER says
+  // cluster support is disabled.
+  void set_cluster(const ClusterLayout& layout, int self);
+  bool cluster_enabled() const;
 
   // Persistence: snapshot() is what an RDB save would write; restore() replaces the
   // keyspace with it (a restart that loads the file). Neither fires the observer.

@@ -20,6 +20,8 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -120,6 +122,26 @@ class World {
   // over after down_after of silence. Runs until `until_ns`.
   void start_failure_detector(int64_t down_after_ns, int64_t period_ns, int64_t until_ns);
 
+  // Redis Cluster over the nodes added so far and the replicas added later
+  // (world_cluster.cc): every shard a master with its replicas, the 16384 slots split among the shards as redis-cli --cluster
+  // create splits them. Clients added afterwards are cluster clients: their Env has one
+  // node, a connection that routes each command by its key's slot and follows MOVED/ASK.
+  void enable_cluster();
+  bool cluster_enabled() const { return cluster_.has_value(); }
+  // The shard serving `key` (0 without a cluster): where a runner seeds a resource.
+  int shard_of_key(std::string_view key) const;
+  // Cluster failure detection: a master silent for node_timeout is PFAIL, FAIL once a
+  // majority of the masters can tell (only the other live masters count, so a cluster of
+  // fewer than three masters never fails one over); its best replica then waits
+  // 500 ms + random(0..500 ms) + rank x 1000 ms and takes over with a new config epoch.
+  void start_cluster_failure_detector(int64_t node_timeout_ns, int64_t until_ns);
+  // Whether enough other masters are alive to flag shard's master FAIL.
+  bool cluster_majority_reachable(int shard) const;
+  // Flags shard's master FAIL in every other node's view; the election delay of its best
+  // replica (ns), or -1 when it has none alive.
+  int64_t cluster_mark_failed(int shard);
+  void cluster_clear_failed(int shard);
+
   // Runs fn in process pid at true time t, unless the process has crashed by then; while
   // the process is paused, fn waits for the pause to end. The id can cancel it.
   // (Templates so that fn and the process check share one event without a second
@@ -204,6 +226,16 @@ class World {
   };
   struct Waiter;
   std::vector<Shard> shards_;
+  // Cluster mode: the layout every node is handed a copy of, and the pid of each member.
+  std::optional<ClusterLayout> cluster_;
+  std::vector<int> cluster_pids_;
+  Rng cluster_rng_;
+  int cluster_member(int pid) const;
+  void add_cluster_member(int pid);
+  // Hands the current layout to every node but `except` (-1: all).
+  void push_cluster(int except);
+  void cluster_failed_over(int shard, int old_master, int new_master);
+  void cluster_rejoined(int pid);
   std::map<int, std::vector<std::shared_ptr<Waiter>>> waiters_;  // master pid -> WAITs
 
   uint64_t seed_;
