@@ -249,6 +249,27 @@ TEST(ClusterScenario, JitterFailsOverOnlyAboveNodeTimeout) {
             (std::set<std::string>{"linearizability", "lost-update", "mutual-exclusion"}));
 }
 
+// Redisson's fair and read-write locks name their helper keys after the lock so that every
+// key of a script shares the lock's slot, whether or not the name carries its own hash tag.
+TEST(ClusterScenario, FairAndReadWriteLocksKeepEveryScriptKeyInTheLocksSlot) {
+  for (const char* algorithm : {"redisson-fair", "redisson-rw"}) {
+    for (const char* key : {"lock", "{order}:lock"}) {
+      SCOPED_TRACE(std::string(algorithm) + " on " + key);
+      const std::string text = std::string(R"({"seed": 7, "duration_ms": 10000, "worlds": ["sim"],
+        "topology": {"cluster": {"masters": 3, "replicas_per_master": 0}},
+        "lock": {"algorithm": ")") + algorithm + R"(", "key": ")" + key + R"(", "lease_ms": 5000},
+        "workload": {"clients": 3, "initial_stock": 10, "hold_ms": 50, "wait_ms": 8000},
+        "expect": {"violations": []}})";
+      auto parsed = parse_scenario(text, "tagged.json");
+      ASSERT_TRUE(std::holds_alternative<Scenario>(parsed)) << std::get<ScenarioError>(parsed).message();
+      const RunOutcome o = run_in_sim(std::get<Scenario>(parsed));
+      EXPECT_EQ(o.report.verdict, "safe");
+      EXPECT_EQ(o.report.stats.value("sales", -1), 3);
+      EXPECT_EQ(o.history_jsonl.find("CROSSSLOT"), std::string::npos);
+    }
+  }
+}
+
 // Same scenario and seed: the same history, byte for byte.
 TEST(ClusterScenario, RunsAreDeterministic) {
   const Scenario s = load("52-cluster-paused-master-loses-lock.json");

@@ -101,6 +101,19 @@ class LockBehaviour : public ::testing::Test {
     Lock* l = h.lock;
     return world_->template start<ReleaseOutcome>(h.client, at, [l] { return l->release(); });
   }
+  // The same steps, each once `prev` has its outcome (and `delay` later).
+  template <typename U>
+  auto acquire_after(Handle h, std::shared_ptr<std::optional<U>> prev, Nanos delay, Nanos wait) {
+    Lock* l = h.lock;
+    return world_->template start_after<AcquireOutcome>(h.client, std::move(prev), delay,
+                                                        [l, wait] { return l->acquire(wait); });
+  }
+  template <typename U>
+  auto release_after(Handle h, std::shared_ptr<std::optional<U>> prev, Nanos delay) {
+    Lock* l = h.lock;
+    return world_->template start_after<ReleaseOutcome>(h.client, std::move(prev), delay,
+                                                        [l] { return l->release(); });
+  }
   bool key_exists(const std::string& algorithm) { return world_->inspect(0, {"EXISTS", key_of(algorithm)}).is_integer(1); }
 
   // Real time needs room for a loaded machine; simulated time is exact.
@@ -128,13 +141,14 @@ TYPED_TEST(LockBehaviour, ExcludesASecondClientUntilReleased) {
     auto lb = this->lock(kB, a, params(a));
     Run& r = runs[a];
     r.first = this->acquire(la, 0ms, 1s);
-    r.refused = this->acquire(lb, 200ms, 200ms);
-    r.released = this->release(la, 600ms);
-    r.second = this->acquire(lb, 800ms, 1s);
+    r.refused = this->acquire_after(lb, r.first, 0ms, 200ms);
+    r.released = this->release_after(la, r.refused, 0ms);
+    r.second = this->acquire_after(lb, r.released, 0ms, 1s);
   }
-  this->world_->run_for(1500ms);
+  this->world_->run_for(2500ms);
   for (const auto& [a, r] : runs) {
     SCOPED_TRACE(a);
+    ASSERT_TRUE(r.first->has_value() && r.refused->has_value() && r.released->has_value() && r.second->has_value());
     EXPECT_EQ(*r.first, AcquireOutcome::Acquired);
     EXPECT_EQ(*r.refused, AcquireOutcome::NotAcquired);
     EXPECT_EQ(*r.released, ReleaseOutcome::Released);
@@ -207,16 +221,18 @@ TYPED_TEST(LockBehaviour, ReentrantAcquiresCountAndEachReleaseUncounts) {
     auto lb = this->lock(kB, a, params(a));
     Run& r = runs[a];
     r.first = this->acquire(la, 0ms, 1s);
-    r.again = this->acquire(la, 100ms, 1s);
-    r.r1 = this->release(la, 250ms);
-    r.refused = this->acquire(lb, 350ms, 200ms);
-    r.r2 = this->release(la, 750ms);
-    r.other = this->acquire(lb, 900ms, 1s);
+    r.again = this->acquire_after(la, r.first, 0ms, 1s);
+    r.r1 = this->release_after(la, r.again, 0ms);
+    r.refused = this->acquire_after(lb, r.r1, 0ms, 200ms);
+    r.r2 = this->release_after(la, r.refused, 0ms);
+    r.other = this->acquire_after(lb, r.r2, 0ms, 1s);
   }
   ASSERT_FALSE(runs.empty());
-  this->world_->run_for(1400ms);
+  this->world_->run_for(3000ms);
   for (const auto& [a, r] : runs) {
     SCOPED_TRACE(a);
+    ASSERT_TRUE(r.first->has_value() && r.again->has_value() && r.r1->has_value() && r.refused->has_value() &&
+                r.r2->has_value() && r.other->has_value());
     EXPECT_EQ(*r.first, AcquireOutcome::Acquired);
     EXPECT_EQ(*r.again, AcquireOutcome::Acquired);
     EXPECT_EQ(*r.r1, ReleaseOutcome::Released);

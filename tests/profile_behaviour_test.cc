@@ -106,6 +106,19 @@ class ProfileBehaviour : public ::testing::Test {
     ProfileLock* l = h.lock;
     return world_->template start<ReleaseOutcome>(h.client, at, [l] { return l->release(); });
   }
+  // The same steps, each once `prev` has its outcome (and `delay` later).
+  template <typename U>
+  auto acquire_after(Handle h, std::shared_ptr<std::optional<U>> prev, Nanos delay, Nanos wait) {
+    ProfileLock* l = h.lock;
+    return world_->template start_after<AcquireOutcome>(h.client, std::move(prev), delay,
+                                                        [l, wait] { return l->acquire(wait); });
+  }
+  template <typename U>
+  auto release_after(Handle h, std::shared_ptr<std::optional<U>> prev, Nanos delay) {
+    ProfileLock* l = h.lock;
+    return world_->template start_after<ReleaseOutcome>(h.client, std::move(prev), delay,
+                                                        [l] { return l->release(); });
+  }
   // Whether any node holds the entry's key.
   bool held(size_t entry) {
     for (int n = 0; n < 3; ++n)
@@ -131,13 +144,18 @@ TYPED_TEST(ProfileBehaviour, ExcludesASecondClientUntilReleased) {
   std::vector<Run> runs;
   for (size_t i = 0; i < entries().size(); ++i) {
     auto a = this->lock(kA, i), b = this->lock(kB, i);
-    runs.push_back({this->acquire(a, 0ms, 300ms), this->acquire(b, 100ms, 150ms), this->acquire(b, 1000ms, 300ms),
-                    this->release(a, 500ms)});
+    Run r;
+    r.first = this->acquire(a, 0ms, 300ms);
+    r.refused = this->acquire_after(b, r.first, 0ms, 150ms);
+    r.released = this->release_after(a, r.refused, 0ms);
+    r.second = this->acquire_after(b, r.released, 0ms, 300ms);
+    runs.push_back(r);
   }
-  this->world_->run_for(1600ms);
+  this->world_->run_for(2000ms);
   for (size_t i = 0; i < runs.size(); ++i) {
     SCOPED_TRACE(entries()[i].label);
-    ASSERT_TRUE(runs[i].first->has_value() && runs[i].refused->has_value() && runs[i].second->has_value());
+    ASSERT_TRUE(runs[i].first->has_value() && runs[i].refused->has_value() && runs[i].released->has_value() &&
+                runs[i].second->has_value());
     EXPECT_EQ(**runs[i].first, AcquireOutcome::Acquired);
     EXPECT_EQ(**runs[i].refused, AcquireOutcome::NotAcquired);
     EXPECT_EQ(**runs[i].released, ReleaseOutcome::Released);
@@ -148,10 +166,10 @@ TYPED_TEST(ProfileBehaviour, ExcludesASecondClientUntilReleased) {
 TYPED_TEST(ProfileBehaviour, OnlyTheOwnerDeletesTheLock) {
   std::vector<Slot<ReleaseOutcome>> foreign;
   for (size_t i = 0; i < entries().size(); ++i) {
-    this->acquire(this->lock(kA, i), 0ms, 300ms);
-    foreign.push_back(this->release(this->lock(kB, i), 300ms));
+    auto held = this->acquire(this->lock(kA, i), 0ms, 300ms);
+    foreign.push_back(this->release_after(this->lock(kB, i), held, 0ms));
   }
-  this->world_->run_for(500ms);
+  this->world_->run_for(500ms);  // within the lease, which held() below needs
   for (size_t i = 0; i < entries().size(); ++i) {
     SCOPED_TRACE(entries()[i].label);
     ASSERT_TRUE(foreign[i]->has_value());
@@ -176,11 +194,13 @@ TYPED_TEST(ProfileBehaviour, RenewalKeepsTheLockPastItsLease) {
     const Entry& e = entries()[i];
     if (!extends_by_hand(e) && !renews_alone(e)) continue;
     auto a = this->lock(kA, i);
-    Run r{i, this->acquire(a, 0ms, 300ms), this->acquire(this->lock(kB, i), 1500ms, 100ms), nullptr};
+    auto held = this->acquire(a, 0ms, 300ms);
+    // Two and a half leases after the acquisition, whenever it ended.
+    Run r{i, held, this->acquire_after(this->lock(kB, i), held, Millis(kLeaseMs * 5 / 2), 100ms), nullptr};
     if (extends_by_hand(e)) {
       ProfileLock* l = a.lock;
       Env& env = this->world_->env(a.client);
-      r.extended = this->world_->template start<bool>(a.client, 0ms, [l, &env]() -> Task<bool> {
+      r.extended = this->world_->template start_after<bool>(a.client, held, 0ms, [l, &env]() -> Task<bool> {
         co_await env.sleep(Millis(kLeaseMs / 2));  // after the acquire
         for (int k = 0; k < 6; ++k) {
           const ExtendOutcome o = co_await l->extend();
@@ -193,7 +213,7 @@ TYPED_TEST(ProfileBehaviour, RenewalKeepsTheLockPastItsLease) {
     runs.push_back(r);
   }
   ASSERT_GE(runs.size(), 10u);
-  this->world_->run_for(1800ms);
+  this->world_->run_for(1800ms);  // within the last extension's lease, which held() below needs
   for (const auto& r : runs) {
     SCOPED_TRACE(entries()[r.entry].label);
     ASSERT_TRUE(r.held->has_value() && r.refused->has_value());
@@ -216,14 +236,19 @@ TYPED_TEST(ProfileBehaviour, RedissonHoldsCount) {
   for (size_t i = 0; i < entries().size(); ++i) {
     if (!profile_named(entries()[i].profile)->reentrant) continue;
     auto a = this->lock(kA, i);
-    this->acquire(a, 0ms, 300ms);
-    runs.push_back({i, this->acquire(a, 100ms, 300ms), this->acquire(this->lock(kB, i), 400ms, 100ms),
-                    this->release(a, 300ms), this->release(a, 700ms)});
+    Run r;
+    r.entry = i;
+    r.again = this->acquire_after(a, this->acquire(a, 0ms, 300ms), 0ms, 300ms);
+    r.first = this->release_after(a, r.again, 0ms);
+    r.refused = this->acquire_after(this->lock(kB, i), r.first, 0ms, 100ms);
+    r.second = this->release_after(a, r.refused, 0ms);
+    runs.push_back(r);
   }
   ASSERT_GE(runs.size(), 4u);
-  this->world_->run_for(1000ms);
+  this->world_->run_for(1500ms);
   for (const auto& r : runs) {
     SCOPED_TRACE(entries()[r.entry].label);
+    ASSERT_TRUE(r.again->has_value() && r.first->has_value() && r.refused->has_value() && r.second->has_value());
     EXPECT_EQ(**r.again, AcquireOutcome::Acquired);
     EXPECT_EQ(**r.first, ReleaseOutcome::Released);
     EXPECT_EQ(**r.refused, AcquireOutcome::NotAcquired) << "one release of two holds freed the lock";

@@ -40,6 +40,22 @@ class TestWorld {
     }(env(client), at, std::move(make), out));
     return out;
   }
+
+  // Runs make() in `client` once `after` holds its result, then `delay` later: a step that
+  // must follow another's outcome waits for that outcome, not for a time guessed in advance
+  // (on a loaded machine a live acquisition may take a good part of a lease).
+  template <typename T, typename U, typename F>
+  std::shared_ptr<std::optional<T>> start_after(int client, std::shared_ptr<std::optional<U>> after, Nanos delay,
+                                                F make) {
+    auto out = std::make_shared<std::optional<T>>();
+    spawn(client, [](Env& e, std::shared_ptr<std::optional<U>> after, Nanos delay, F make,
+                     std::shared_ptr<std::optional<T>> out) -> Task<void> {
+      while (!after->has_value()) co_await e.sleep(Millis(5));
+      if (delay > Nanos(0)) co_await e.sleep(delay);
+      out->emplace(co_await make());
+    }(env(client), std::move(after), delay, std::move(make), out));
+    return out;
+  }
 };
 
 class SimTestWorld : public TestWorld {

@@ -58,6 +58,15 @@ Task<void> watchdog(Env& env, std::string key, std::string field, Nanos lease, N
   }
 }
 
+// A helper key of the lock `name` in the lock's cluster slot, as Redisson names it: the name
+// becomes the hash tag, unless it already holds one (a '{'), which then decides the slot
+// for both. Braces around a tagged name would move the helper key to another slot, and
+// the lock's scripts would fail with CROSSSLOT on a cluster.
+std::string prefix_name(const std::string& prefix, const std::string& name) {
+  if (name.find('{') != std::string::npos) return prefix + ":" + name;
+  return prefix + ":{" + name + "}";
+}
+
 class RedissonLock : public Lock {
  public:
   enum class Kind { Plain, Fenced, Fair, Read, Write };
@@ -70,10 +79,10 @@ class RedissonLock : public Lock {
         kind_(kind),
         owner_(std::move(owner)),
         field_(kind == Kind::Write ? owner_ + ":write" : owner_),
-        channel_((kind == Kind::Read || kind == Kind::Write ? "redisson_rwlock:{" : "redisson_lock__channel:{") +
-                 p_.key + "}"),
-        queue_("redisson_lock_queue:{" + p_.key + "}"),
-        timeouts_("redisson_lock_timeout:{" + p_.key + "}"),
+        channel_(prefix_name(kind == Kind::Read || kind == Kind::Write ? "redisson_rwlock" : "redisson_lock__channel",
+                             p_.key)),
+        queue_(prefix_name("redisson_lock_queue", p_.key)),
+        timeouts_(prefix_name("redisson_lock_timeout", p_.key)),
         fenced_(kind == Kind::Fenced),
         fair_(kind == Kind::Fair),
         fair_wait_ms_(fair_ ? *option("fair_wait_ms") : 0),
