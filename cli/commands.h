@@ -7,7 +7,10 @@
 #pragma once
 
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <functional>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
@@ -19,6 +22,13 @@ inline constexpr int kExitUsage = 64;
 inline constexpr int kExitDataErr = 65;
 
 using CommandRunner = std::function<int()>;
+
+// Writes `data` to `p`, replacing it; false when it could not.
+inline bool write_file(const std::filesystem::path& p, const std::string& data) {
+  std::ofstream f(p, std::ios::binary);
+  f << data;
+  return static_cast<bool>(f);
+}
 
 CommandRunner add_run_command(CLI::App& app);
 CommandRunner add_check_command(CLI::App& app);

@@ -96,12 +96,6 @@ bool parse_space(const FuzzArgs& a, runner::FuzzSpace& sp, runner::FuzzOptions& 
   return true;
 }
 
-bool write(const fs::path& p, const std::string& data) {
-  std::ofstream f(p, std::ios::binary);
-  f << data;
-  return static_cast<bool>(f);
-}
-
 // The campaign as one JUnit test case: it passes when nothing was found; a finding fails
 // it with the counterexample's sentences and replay command (the shared JUnit writer).
 reports::RunReport campaign_report(const FuzzArgs& a, const runner::FuzzSummary& s) {
@@ -197,7 +191,7 @@ int merge(const std::vector<std::string>& dirs, const std::string& out) {
     j["counterexamples"] = examples;
     std::error_code ec;
     fs::create_directories(out, ec);
-    if (!write(fs::path(out) / "summary.json", j.dump(2) + "\n")) {
+    if (!write_file(fs::path(out) / "summary.json", j.dump(2) + "\n")) {
       std::fprintf(stderr, "lockstep fuzz --merge: cannot write %s/summary.json\n", out.c_str());
       return kExitDataErr;
     }
@@ -232,8 +226,8 @@ int fuzz(const FuzzArgs& a) {
     fs::create_directories(dir, ec);
     auto outcome = runner::run_in_sim(f.shrunk, {std::nullopt, example});
     std::string error;
-    if (!write(example, runner::to_json(f.shrunk).dump(2) + "\n") ||
-        !write(dir / "history.jsonl", outcome.history_jsonl) ||
+    if (!write_file(example, runner::to_json(f.shrunk).dump(2) + "\n") ||
+        !write_file(dir / "history.jsonl", outcome.history_jsonl) ||
         !reports::write_scenario_reports(dir, outcome.report, outcome.history, error)) {
       std::fprintf(stderr, "lockstep fuzz: cannot write to %s %s\n", a.out.c_str(), error.c_str());
       return kExitDataErr;
@@ -244,7 +238,7 @@ int fuzz(const FuzzArgs& a) {
     for (const auto& v : outcome.report.violations) std::printf("  %s: %s\n", v.property.c_str(), v.explanation.c_str());
     std::printf("counterexample: %s\nreplay: %s\n", example.c_str(), replay.c_str());
   }
-  write(fs::path(a.out) / "summary.json", summary_json(a, opts, s, example).dump(2) + "\n");
+  write_file(fs::path(a.out) / "summary.json", summary_json(a, opts, s, example).dump(2) + "\n");
   std::string error;
   if (!a.junit.empty() && !reports::write_junit({campaign_report(a, s)}, "lockstep fuzz", a.junit, error)) {
     std::fprintf(stderr, "lockstep fuzz: %s\n", error.c_str());

@@ -47,12 +47,6 @@ std::vector<std::string> split(const std::string& s) {
   return out;
 }
 
-bool write(const fs::path& p, const std::string& data) {
-  std::ofstream f(p, std::ios::binary);
-  f << data;
-  return static_cast<bool>(f);
-}
-
 // A directory name for a cell: "redsync@4.0.3--pause".
 std::string cell_dir(const runner::MatrixCell& c) { return c.profile + "--" + c.fault; }
 
@@ -76,7 +70,7 @@ bool write_cell(const fs::path& out, runner::MatrixCell& c, reports::MatrixRow& 
                          std::to_string(f.index) + ") and shrunk in " + std::to_string(f.shrink_steps) + " steps.";
   row.replay = runner::replay_program() + " run " + file.string();
   auto outcome = runner::run_in_sim(f.shrunk, {std::nullopt, file.string()});
-  if (!write(file, runner::to_json(f.shrunk).dump(2) + "\n") || !write(dir / "history.jsonl", outcome.history_jsonl) ||
+  if (!write_file(file, runner::to_json(f.shrunk).dump(2) + "\n") || !write_file(dir / "history.jsonl", outcome.history_jsonl) ||
       !reports::write_scenario_reports(dir, outcome.report, outcome.history, error)) {
     if (error.empty()) error = "cannot write to " + dir.string();
     return false;
@@ -120,8 +114,8 @@ int finish(const MatrixArgs& a, const runner::MatrixOptions& o, const reports::M
   const fs::path dir(a.out);
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (!write(dir / "matrix.json", matrix_file(rows, meta, o).dump(2) + "\n") ||
-      !write(dir / "matrix.html", reports::render_matrix_html(rows, meta)) ||
+  if (!write_file(dir / "matrix.json", matrix_file(rows, meta, o).dump(2) + "\n") ||
+      !write_file(dir / "matrix.html", reports::render_matrix_html(rows, meta)) ||
       (!a.junit.empty() && !reports::write_junit(cases, "lockstep matrix", a.junit, error))) {
     std::fprintf(stderr, "lockstep matrix: cannot write to %s %s\n", a.out.c_str(), error.c_str());
     return kExitDataErr;

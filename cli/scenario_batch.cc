@@ -28,12 +28,6 @@ std::string join(const std::set<std::string>& s) {
   return out;
 }
 
-bool write_file(const fs::path& path, const std::string& data) {
-  std::ofstream f(path, std::ios::binary);
-  f << data;
-  return static_cast<bool>(f);
-}
-
 bool matched(const Row& r) { return r.skipped.empty() && !r.report.unknown() && r.report.as_expected(); }
 
 std::string found_of(const Row& r) {

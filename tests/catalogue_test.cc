@@ -9,6 +9,7 @@
 
 #include "lockstep/runner/sim_runner.h"
 #include "scenario_param_name.h"
+#include "scenario_files.h"
 
 namespace lockstep::runner {
 namespace {
@@ -30,11 +31,7 @@ std::vector<std::string> catalogue() {
   return files;
 }
 
-Scenario load(const std::string& file) {
-  auto r = load_scenario_file(file);
-  if (auto* err = std::get_if<ScenarioError>(&r)) ADD_FAILURE() << err->message();
-  return std::get<Scenario>(r);
-}
+using scenario_files::load;
 
 class Catalogue : public ::testing::TestWithParam<std::string> {};
 

@@ -12,45 +12,34 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "test_shell.h"
+
 namespace {
 
 const std::string kData = std::string(LOCKSTEP_SOURCE_DIR) + "/tests/data/histories/";
 
-struct CliRun {
+struct CheckerRun {
   int code = -1;
   std::vector<std::string> lines;  // stdout and stderr, merged
 };
 
-CliRun lockstep(const std::string& args) {
-  CliRun r;
-  std::string cmd = "cd '" + kData + "' && '" + std::string(LOCKSTEP_BINARY) + "' " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  std::string out;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  size_t start = 0;
-  for (size_t nl; (nl = out.find('\n', start)) != std::string::npos; start = nl + 1) {
-    r.lines.push_back(out.substr(start, nl - start));
-  }
-  return r;
+CheckerRun checker_cli(const std::string& args) {
+  auto r = lockstep::test_shell::run("cd '" + kData + "' && '" + std::string(LOCKSTEP_BINARY) + "' " + args + " 2>&1");
+  return {r.code, lockstep::test_shell::lines_of(r.out)};
 }
 
 // The verdict line without its timing, which varies.
 std::string verdict(const std::string& line) { return line.substr(0, line.find("  ms=")); }
 
 TEST(CheckerCli, ValidFilesExitZero) {
-  CliRun r = lockstep("check mutex-valid.jsonl mutex-valid.jsonl");
+  CheckerRun r = checker_cli("check mutex-valid.jsonl mutex-valid.jsonl");
   EXPECT_EQ(r.code, 0);
   ASSERT_EQ(r.lines.size(), 2u);
   EXPECT_EQ(verdict(r.lines[0]), "mutex-valid.jsonl: valid  ops=4");
 }
 
 TEST(CheckerCli, InvalidFileIsExplainedAndExitsOne) {
-  CliRun r = lockstep("check mutex-valid.jsonl mutex-two-owners.jsonl");
+  CheckerRun r = checker_cli("check mutex-valid.jsonl mutex-two-owners.jsonl");
   EXPECT_EQ(r.code, 1);
   ASSERT_GE(r.lines.size(), 9u);
   EXPECT_EQ(verdict(r.lines[0]), "mutex-valid.jsonl: valid  ops=4");
@@ -66,7 +55,7 @@ TEST(CheckerCli, InvalidFileIsExplainedAndExitsOne) {
 }
 
 TEST(CheckerCli, JsonOutputHasOneObjectPerFile) {
-  CliRun r = lockstep("check --json --model cas-register cas-register-valid.edn cas-register-invalid.log");
+  CheckerRun r = checker_cli("check --json --model cas-register cas-register-valid.edn cas-register-invalid.log");
   EXPECT_EQ(r.code, 1);
   ASSERT_EQ(r.lines.size(), 2u);
   auto a = nlohmann::json::parse(r.lines[0]);
@@ -85,23 +74,23 @@ TEST(CheckerCli, JsonOutputHasOneObjectPerFile) {
 }
 
 TEST(CheckerCli, UnknownModelOrFormatIsAUsageError) {
-  EXPECT_EQ(lockstep("check --model paxos mutex-valid.jsonl").code, 64);
-  EXPECT_EQ(lockstep("check --format xml mutex-valid.jsonl").code, 64);
-  EXPECT_EQ(lockstep("check").code, 64);
-  CliRun r = lockstep("check --model paxos mutex-valid.jsonl");
+  EXPECT_EQ(checker_cli("check --model paxos mutex-valid.jsonl").code, 64);
+  EXPECT_EQ(checker_cli("check --format xml mutex-valid.jsonl").code, 64);
+  EXPECT_EQ(checker_cli("check").code, 64);
+  CheckerRun r = checker_cli("check --model paxos mutex-valid.jsonl");
   ASSERT_FALSE(r.lines.empty());
   EXPECT_NE(r.lines[0].find("unknown model 'paxos' (known: cas-register"), std::string::npos);
 }
 
 TEST(CheckerCli, MalformedInputExits65WithFileAndLine) {
-  CliRun r = lockstep("check --model cas-register malformed.edn cas-register-valid.edn");
+  CheckerRun r = checker_cli("check --model cas-register malformed.edn cas-register-valid.edn");
   EXPECT_EQ(r.code, 65);
   ASSERT_EQ(r.lines.size(), 2u);
   EXPECT_EQ(r.lines[0],
             "lockstep check: malformed.edn:3:47: unexpected '}', expected ']' to close the vector opened at 3:43");
   EXPECT_EQ(verdict(r.lines[1]), "cas-register-valid.edn: valid  ops=5");
-  EXPECT_EQ(lockstep("check malformed.jsonl").code, 65);
-  CliRun u = lockstep("check mutex-unpaired.jsonl");
+  EXPECT_EQ(checker_cli("check malformed.jsonl").code, 65);
+  CheckerRun u = checker_cli("check mutex-unpaired.jsonl");
   EXPECT_EQ(u.code, 65);
   ASSERT_FALSE(u.lines.empty());
   EXPECT_EQ(u.lines[0], "lockstep check: mutex-unpaired.jsonl: event 1: process 1 completed (ok) with no pending invocation");
@@ -118,7 +107,7 @@ TEST(CheckerCli, TimeLimitGivesUnknownAndExitTwo) {
       out << "{:process 40, :type :ok, :f :read, :value " << v << "}\n";
     }
   }
-  CliRun r = lockstep("check --model cas-register --time-limit 0.2 '" + path.string() + "' cas-register-valid.edn");
+  CheckerRun r = checker_cli("check --model cas-register --time-limit 0.2 '" + path.string() + "' cas-register-valid.edn");
   std::filesystem::remove(path);
   EXPECT_EQ(r.code, 2);
   ASSERT_EQ(r.lines.size(), 2u);
@@ -129,34 +118,34 @@ TEST(CheckerCli, TimeLimitGivesUnknownAndExitTwo) {
 // Jepsen logs with spaces between fields and Knossos-style list histories are read as
 // Jepsen writes them.
 TEST(CheckerCli, JepsenShapesAreRead) {
-  CliRun r = lockstep("check --model cas-register cas-register-spaces.log knossos-list.edn");
+  CheckerRun r = checker_cli("check --model cas-register cas-register-spaces.log knossos-list.edn");
   EXPECT_EQ(r.code, 1);
   ASSERT_GE(r.lines.size(), 2u);
   EXPECT_EQ(verdict(r.lines[0]), "cas-register-spaces.log: invalid  ops=5");
-  CliRun kv = lockstep("check --model kv kv-append.edn kv-multiline.edn list-append.edn");
+  CheckerRun kv = checker_cli("check --model kv kv-append.edn kv-multiline.edn list-append.edn");
   EXPECT_EQ(kv.code, 0);
   ASSERT_EQ(kv.lines.size(), 3u);
   EXPECT_EQ(verdict(kv.lines[0]), "kv-append.edn: valid  ops=7");
 }
 
 TEST(CheckerCli, KvMissingChoiceIsAnOptionAndIsExplained) {
-  CliRun r = lockstep("check --model kv --kv-missing nil kv-append.edn");
+  CheckerRun r = checker_cli("check --model kv --kv-missing nil kv-append.edn");
   EXPECT_EQ(r.code, 1);
   ASSERT_GE(r.lines.size(), 2u);
   EXPECT_EQ(r.lines[1],
             "  process 1's get of key \"1\" returned \"\" (completed at event 3) but the key held nil (never "
             "written); a key never written reads as nil (--kv-missing nil)");
-  EXPECT_EQ(lockstep("check --model kv --kv-missing none kv-append.edn").code, 64);
+  EXPECT_EQ(checker_cli("check --model kv --kv-missing none kv-append.edn").code, 64);
 }
 
 // The same report, word for word, whatever the number of threads.
 TEST(CheckerCli, OutputIsTheSameForAnyThreadCount) {
-  CliRun one = lockstep("check --model kv --threads 1 kv-two-bad-keys.edn");
+  CheckerRun one = checker_cli("check --model kv --threads 1 kv-two-bad-keys.edn");
   EXPECT_EQ(one.code, 1);
   ASSERT_GE(one.lines.size(), 3u);
   EXPECT_EQ(one.lines[2], "  key: \"c\"");
   for (const char* threads : {"2", "4", "0"}) {
-    CliRun r = lockstep(std::string("check --model kv --threads ") + threads + " kv-two-bad-keys.edn");
+    CheckerRun r = checker_cli(std::string("check --model kv --threads ") + threads + " kv-two-bad-keys.edn");
     ASSERT_EQ(r.lines.size(), one.lines.size()) << threads;
     EXPECT_EQ(verdict(r.lines[0]), verdict(one.lines[0])) << threads;
     for (size_t i = 1; i < r.lines.size(); ++i) EXPECT_EQ(r.lines[i], one.lines[i]) << threads;

@@ -15,28 +15,13 @@
 #include <gtest/gtest.h>
 
 #include "lockstep/runner/progress.h"
+#include "test_shell.h"
 
 namespace {
 
-struct CliRun {
-  int code = -1;
-  std::string out;  // stdout and stderr, merged
-};
+using CliRun = lockstep::test_shell::Result;
 
-// Runs a shell command line and keeps what it writes to stdout and its exit code.
-CliRun shell_stdout(const std::string& cmd) {
-  CliRun r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-CliRun lockstep_shell(const std::string& cmd_line) { return shell_stdout(cmd_line + " 2>&1 </dev/null"); }
+CliRun lockstep_shell(const std::string& cmd_line) { return lockstep::test_shell::run(cmd_line + " 2>&1 </dev/null"); }
 
 CliRun lockstep(const std::string& args) { return lockstep_shell("'" + std::string(LOCKSTEP_BINARY) + "' " + args); }
 
@@ -108,7 +93,7 @@ struct SplitRun {
 SplitRun lockstep_piped(const std::string& args, const std::filesystem::path& dir) {
   const auto err_file = dir / "stderr.txt";
   const CliRun run =
-      shell_stdout("'" + std::string(LOCKSTEP_BINARY) + "' " + args + " 2>'" + err_file.string() + "' </dev/null");
+      lockstep::test_shell::run("'" + std::string(LOCKSTEP_BINARY) + "' " + args + " 2>'" + err_file.string() + "' </dev/null");
   SplitRun r{run.code, run.out, {}};
   std::ifstream in(err_file);
   r.err.assign(std::istreambuf_iterator<char>(in), {});

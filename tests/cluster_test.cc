@@ -158,17 +158,12 @@ TEST(ClusterDisabled, ClusterCommandSaysSo) {
 
 #include "lockstep/runner/scenario.h"
 #include "lockstep/runner/sim_runner.h"
+#include "scenario_files.h"
 
 namespace lockstep::runner {
 namespace {
 
-const std::string kScenarios = std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/";
-
-Scenario load(const std::string& name) {
-  auto r = load_scenario_file(kScenarios + name);
-  if (auto* e = std::get_if<ScenarioError>(&r)) ADD_FAILURE() << e->message();
-  return std::holds_alternative<Scenario>(r) ? std::get<Scenario>(r) : Scenario{};
-}
+using scenario_files::load;
 
 int failovers(const RunOutcome& o) {
   int n = 0;

@@ -6,17 +6,12 @@
 
 #include "lockstep/runner/scenario.h"
 #include "lockstep/runner/sim_runner.h"
+#include "scenario_files.h"
 
 namespace lockstep::runner {
 namespace {
 
-const std::string kScenarios = std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/";
-
-Scenario load(const std::string& name) {
-  auto r = load_scenario_file(kScenarios + name);
-  if (auto* e = std::get_if<ScenarioError>(&r)) ADD_FAILURE() << e->message();
-  return std::holds_alternative<Scenario>(r) ? std::get<Scenario>(r) : Scenario{};
-}
+using scenario_files::load;
 
 TEST(EvictionScenario, MemoryAndCacheFieldsReadAndWriteBack) {
   const Scenario s = load("49-cache-evicts-lock-volatile-ttl.json");

@@ -32,13 +32,13 @@ TEST(ExternalScenario, DefaultsToLiveARunInTheFilesFolderAndALockOfAnyName) {
   EXPECT_EQ(std::get<Scenario>(again), s);
 }
 
-struct Bad {
+struct BadExternal {
   std::string text, path, expected, found;
 };
 
 TEST(ExternalScenario, EachMistakeIsNamedWithItsPath) {
   const std::string ext = R"("kind": "external", "command": ["node"])";
-  const std::vector<Bad> table = {
+  const std::vector<BadExternal> table = {
       {with_workload(R"({"kind": "external"})"), "$.workload.command",
        "a non-empty array of strings: the program and its arguments", "nothing"},
       {with_workload(R"({"kind": "external", "command": []})"), "$.workload.command",

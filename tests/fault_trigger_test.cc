@@ -8,7 +8,7 @@
 namespace lockstep::runner {
 namespace {
 
-Scenario scenario(const std::string& faults, const std::string& algorithm = "setnx-expire") {
+Scenario triggered_scenario(const std::string& faults, const std::string& algorithm = "setnx-expire") {
   const std::string text = R"({"seed": 3, "duration_ms": 8000,
     "lock": {"algorithm": ")" + algorithm + R"(", "lease_ms": 1000},
     "workload": {"clients": 2, "hold_ms": 50, "wait_ms": 7000, "start_stagger_ms": 5},
@@ -26,7 +26,7 @@ const checker::Event* first(const checker::History& h, const std::string& f, int
 }
 
 TEST(FaultTrigger, ACrashBeforeACommandLeavesStopsItFromRunning) {
-  Scenario s = scenario(R"([{"kind": "crash", "target": "client-1", "on": {"process": "client-1", "sends": "PEXPIRE"}}])");
+  Scenario s = triggered_scenario(R"([{"kind": "crash", "target": "client-1", "on": {"process": "client-1", "sends": "PEXPIRE"}}])");
   RunOutcome o = run_in_sim(s);
   // SETNX ran on the node (the key is set), PEXPIRE never did: the key outlives the run.
   const checker::Event* set = first(o.history, "key-set", 1);
@@ -47,7 +47,7 @@ TEST(FaultTrigger, ACrashBeforeACommandLeavesStopsItFromRunning) {
 TEST(FaultTrigger, APauseOnAReplyHoldsItUntilThePauseEnds) {
   // client-1's second GET reply (its unlock's look at the lock; the first GET reads the
   // stock, which the key narrows away) is held for 300 ms.
-  Scenario s = scenario(
+  Scenario s = triggered_scenario(
       R"([{"kind": "pause", "target": "client-1", "duration_ms": 300,
            "on": {"process": "client-1", "receives": "GET", "key": "lock", "delay_ms": 0}}])",
       "set-px-get-del");
@@ -66,7 +66,7 @@ TEST(FaultTrigger, APauseOnAReplyHoldsItUntilThePauseEnds) {
 }
 
 TEST(FaultTrigger, AFaultWhoseEventNeverComesMakesTheVerdictUnknown) {
-  Scenario s = scenario(R"([{"kind": "crash", "target": "client-1", "on": {"process": "client-1", "sends": "FLUSHALL"}}])");
+  Scenario s = triggered_scenario(R"([{"kind": "crash", "target": "client-1", "on": {"process": "client-1", "sends": "FLUSHALL"}}])");
   RunOutcome o = run_in_sim(s);
   EXPECT_EQ(o.report.verdict, reports::verdict::kUnknown);
   ASSERT_TRUE(o.report.stats.contains("faults_never_fired")) << o.report.stats.dump();
@@ -77,7 +77,7 @@ TEST(FaultTrigger, AFaultWhoseEventNeverComesMakesTheVerdictUnknown) {
 
 TEST(FaultTrigger, ANodeEventStartsAFaultOnAnotherProcess) {
   // node-1 setting the lock crashes client-1 20 ms later: in the middle of its work.
-  Scenario s = scenario(
+  Scenario s = triggered_scenario(
       R"([{"kind": "crash", "target": "client-1", "on": {"process": "node-1", "sets": "lock", "delay_ms": 20}}])",
       "set-px-lua");
   RunOutcome o = run_in_sim(s);

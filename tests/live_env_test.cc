@@ -10,18 +10,14 @@
 
 #include "lockstep/live/live_world.h"
 #include "lockstep/live/redis_server.h"
+#include "live_support.h"
 
 namespace lockstep::live {
 namespace {
 
 using Argv = std::vector<std::string>;
 
-ServerConfig config(std::string name, std::string persistence = "none") {
-  ServerConfig c;
-  c.name = std::move(name);
-  c.persistence = std::move(persistence);
-  return c;
-}
+using live_support::persisted_config;
 
 // Every server this test binary started must be gone when the suite ends.
 class NoServerLeftBehind : public ::testing::Environment {
@@ -40,7 +36,7 @@ class LiveEnvTest : public ::testing::Test {
   void SetUp() override {
     if (find_redis_server().empty()) GTEST_SKIP() << "redis-server not installed: live tests need it";
     farm = std::make_unique<ServerFarm>();
-    server = farm->start(config("node-1"));
+    server = farm->start(persisted_config("node-1"));
     ASSERT_NE(server, nullptr) << farm->error();
     world = std::make_unique<LiveWorld>(7);
     world->add_node(server->address());

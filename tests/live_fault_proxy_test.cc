@@ -25,9 +25,7 @@ using live_support::has_redis;
 using live_support::run_until;
 using live_support::server_config;
 
-Reply sync(const NodeAddress& a, Argv argv, Nanos timeout = Millis(1000)) {
-  return live::sync_command(a, argv, timeout);
-}
+using live_support::sync;
 
 // A blocking command through the proxy: it runs on a thread of its own while the loop
 // (which the proxy lives on) runs here.

@@ -12,15 +12,12 @@
 #include "lockstep/live/redis_server.h"
 #include "lockstep/runner/live_runner.h"
 #include "live_support.h"
+#include "scenario_files.h"
 
 namespace lockstep::runner {
 namespace {
 
-Scenario load(const std::string& file) {
-  auto r = load_scenario_file(std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/" + file);
-  if (auto* e = std::get_if<ScenarioError>(&r)) ADD_FAILURE() << e->message();
-  return std::get<Scenario>(r);
-}
+using scenario_files::load;
 
 live::ServerConfig users_server() {
   live::ServerConfig c;

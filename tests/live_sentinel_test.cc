@@ -22,6 +22,7 @@
 #include "lockstep/live/sentinel_follower.h"
 #include "lockstep/runner/live_runner.h"
 #include "live_support.h"
+#include "scenario_files.h"
 
 namespace lockstep {
 namespace {
@@ -33,7 +34,7 @@ using live_support::has_redis;
 using live_support::run_until;
 using live_support::server_config;
 
-Reply sync(const NodeAddress& a, Argv argv) { return live::sync_command(a, argv, Millis(1000)); }
+using live_support::sync;
 
 void expect_all_gone(const std::vector<pid_t>& pids) {
   for (pid_t pid : pids) {
@@ -113,11 +114,7 @@ TEST(LiveSentinel, ClientsFollowSwitchMasterToThePromotedReplica) {
   expect_all_gone(pids);
 }
 
-runner::Scenario load(const std::string& file) {
-  auto r = runner::load_scenario_file(std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/" + file);
-  if (auto* e = std::get_if<runner::ScenarioError>(&r)) ADD_FAILURE() << e->message();
-  return std::get<runner::Scenario>(r);
-}
+using scenario_files::load;
 
 const checker::Event* find(const checker::History& h, const std::string& f) {
   for (const auto& e : h.events) {

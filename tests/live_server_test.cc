@@ -10,18 +10,14 @@
 
 #include "lockstep/live/live_world.h"
 #include "lockstep/live/redis_server.h"
+#include "live_support.h"
 
 namespace lockstep::live {
 namespace {
 
 using Argv = std::vector<std::string>;
 
-ServerConfig config(std::string name, std::string persistence = "none") {
-  ServerConfig c;
-  c.name = std::move(name);
-  c.persistence = std::move(persistence);
-  return c;
-}
+using live_support::persisted_config;
 
 class LiveServerTest : public ::testing::Test {
  protected:
@@ -74,7 +70,7 @@ class LiveServerTest : public ::testing::Test {
 };
 
 TEST_F(LiveServerTest, PausedServerTimesOutAndRecoversAfterSigcont) {
-  RedisServer* s = start(config("node-1"));
+  RedisServer* s = start(persisted_config("node-1"));
   ASSERT_NE(s, nullptr);
   make_world(s->address());
   EXPECT_EQ(call({"PING"}), Reply::status("PONG"));
@@ -86,7 +82,7 @@ TEST_F(LiveServerTest, PausedServerTimesOutAndRecoversAfterSigcont) {
 }
 
 TEST_F(LiveServerTest, CrashAndRestartKeepsTheKeyWithAofAlways) {
-  RedisServer* s = start(config("node-1", "aof-always"));
+  RedisServer* s = start(persisted_config("node-1", "aof-always"));
   ASSERT_NE(s, nullptr);
   EXPECT_TRUE(sync(*s, {"SET", "lock", "token", "PX", "60000"}).is_ok());
   s->kill();
@@ -96,7 +92,7 @@ TEST_F(LiveServerTest, CrashAndRestartKeepsTheKeyWithAofAlways) {
 }
 
 TEST_F(LiveServerTest, CrashAndRestartLosesTheKeyWithoutPersistence) {
-  RedisServer* s = start(config("node-1", "none"));
+  RedisServer* s = start(persisted_config("node-1", "none"));
   ASSERT_NE(s, nullptr);
   const int port = s->address().port;
   EXPECT_TRUE(sync(*s, {"SET", "lock", "token", "PX", "60000"}).is_ok());
@@ -107,9 +103,9 @@ TEST_F(LiveServerTest, CrashAndRestartLosesTheKeyWithoutPersistence) {
 }
 
 TEST_F(LiveServerTest, FailoverRepointsClientsToThePromotedReplica) {
-  RedisServer* master = start(config("node-1"));
+  RedisServer* master = start(persisted_config("node-1"));
   ASSERT_NE(master, nullptr);
-  ServerConfig rc = config("node-1-replica-1");
+  ServerConfig rc = persisted_config("node-1-replica-1");
   rc.replica_of = master->address();
   RedisServer* replica = start(rc);
   ASSERT_NE(replica, nullptr);
@@ -129,14 +125,14 @@ TEST_F(LiveServerTest, FailoverRepointsClientsToThePromotedReplica) {
 // lock write with NOREPLICAS, as the simulated node does, and takes it once the replica
 // is connected.
 TEST_F(LiveServerTest, MinReplicasToWriteRefusesWritesUntilAReplicaIsConnected) {
-  ServerConfig mc = config("node-1");
+  ServerConfig mc = persisted_config("node-1");
   mc.min_replicas_to_write = 1;
   RedisServer* master = start(mc);
   ASSERT_NE(master, nullptr);
   Reply refused = sync(*master, {"SET", "lock", "token", "NX", "PX", "30000"});
   ASSERT_TRUE(refused.is_error()) << to_short_text(refused);
   EXPECT_EQ(refused.str.rfind("NOREPLICAS", 0), 0u) << refused.str;
-  ServerConfig rc = config("node-1-replica-1");
+  ServerConfig rc = persisted_config("node-1-replica-1");
   rc.replica_of = master->address();
   ASSERT_NE(start(rc), nullptr);
   Reply r = refused;
@@ -149,7 +145,7 @@ TEST_F(LiveServerTest, MinReplicasToWriteRefusesWritesUntilAReplicaIsConnected) 
 
 TEST_F(LiveServerTest, ServerClockJumpExpiresKeysEarly) {
   ASSERT_EQ(shifted_clock_unusable_reason(), "");
-  ServerConfig c = config("node-1");
+  ServerConfig c = persisted_config("node-1");
   c.shifted_clock = true;
   RedisServer* s = start(c);
   ASSERT_NE(s, nullptr);
@@ -170,8 +166,8 @@ TEST(LiveServerSafety, StartedServersAreChildrenOnDistinctFreePortsAndGoAway) {
   std::vector<pid_t> pids;
   {
     ServerFarm farm;
-    RedisServer* a = farm.start(config("node-1"));
-    RedisServer* b = farm.start(config("node-2"));
+    RedisServer* a = farm.start(persisted_config("node-1"));
+    RedisServer* b = farm.start(persisted_config("node-2"));
     ASSERT_NE(a, nullptr);
     ASSERT_NE(b, nullptr);
     EXPECT_NE(a->address().port, b->address().port);

@@ -5,11 +5,26 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "lockstep/live/event_loop.h"
+#include "lockstep/live/live_world.h"
 #include "lockstep/live/redis_server.h"
 
 namespace lockstep::live_support {
+
+// A server of its own with the given persistence ("none", "rdb", "aof", ...).
+inline live::ServerConfig persisted_config(std::string name, std::string persistence = "none") {
+  live::ServerConfig c;
+  c.name = std::move(name);
+  c.persistence = std::move(persistence);
+  return c;
+}
+
+// One command on a connection of its own, blocking: for checks outside the loop.
+inline Reply sync(const live::NodeAddress& a, std::vector<std::string> argv, Nanos timeout = Millis(1000)) {
+  return live::sync_command(a, argv, timeout);
+}
 
 inline bool has_redis() { return !live::find_redis_server().empty(); }
 

@@ -17,7 +17,6 @@
 namespace lockstep::testing {
 namespace {
 
-constexpr int kA = 0, kB = 1, kC = 2, kD = 3;
 constexpr int kClientsPerAlgorithm = 4;
 
 // Client `c` (kA..kD) of `algorithm`, as a process of the world.
@@ -41,7 +40,7 @@ bool renews(const std::string& a) { return is_reentrant(a) || a == "renewal-thre
 
 std::string key_of(const std::string& algorithm) { return "lock:" + algorithm; }
 
-LockParams params(const std::string& algorithm, Nanos lease = 10s) {
+LockParams behaviour_params(const std::string& algorithm, Nanos lease = 10s) {
   LockParams p;
   p.key = key_of(algorithm);
   p.lease = lease;
@@ -51,13 +50,6 @@ LockParams params(const std::string& algorithm, Nanos lease = 10s) {
   p.options["scan_ms"] = 100;  // renewal-thread: scan often enough for a short lease
   return p;
 }
-
-struct WorldName {
-  template <typename W>
-  static std::string GetName(int) {
-    return W::kName;
-  }
-};
 
 template <typename W>
 class LockBehaviour : public ::testing::Test {
@@ -89,7 +81,7 @@ class LockBehaviour : public ::testing::Test {
   RwHandles rw(int c) {
     const int client = client_of(c, "redisson-rw");
     auto& slot = rw_locks_[client];
-    if (!slot) slot = make_rw_lock("redisson-rw", world_->env(client), params("redisson-rw"));
+    if (!slot) slot = make_rw_lock("redisson-rw", world_->env(client), behaviour_params("redisson-rw"));
     return {{client, &slot->read_lock()}, {client, &slot->write_lock()}};
   }
 
@@ -137,8 +129,8 @@ TYPED_TEST(LockBehaviour, ExcludesASecondClientUntilReleased) {
   };
   std::map<std::string, Run> runs;
   for (const auto& a : algorithm_names()) {
-    auto la = this->lock(kA, a, params(a));
-    auto lb = this->lock(kB, a, params(a));
+    auto la = this->lock(kA, a, behaviour_params(a));
+    auto lb = this->lock(kB, a, behaviour_params(a));
     Run& r = runs[a];
     r.first = this->acquire(la, 0ms, 1s);
     r.refused = this->acquire_after(lb, r.first, 0ms, 200ms);
@@ -160,8 +152,8 @@ TYPED_TEST(LockBehaviour, WaitBudgetIsRespected) {
   constexpr Nanos kWait = 300ms;
   std::map<std::string, Slot<std::pair<AcquireOutcome, Nanos>>> waited;
   for (const auto& a : algorithm_names()) {
-    this->acquire(this->lock(kA, a, params(a)), 0ms, 1s);
-    auto lb = this->lock(kB, a, params(a));
+    this->acquire(this->lock(kA, a, behaviour_params(a)), 0ms, 1s);
+    auto lb = this->lock(kB, a, behaviour_params(a));
     Env& eb = this->world_->env(lb.client);
     waited[a] = this->world_->template start<std::pair<AcquireOutcome, Nanos>>(
         lb.client, 200ms, [l = lb.lock, &eb]() -> Task<std::pair<AcquireOutcome, Nanos>> {
@@ -185,14 +177,14 @@ TYPED_TEST(LockBehaviour, WaitBudgetIsRespected) {
 TYPED_TEST(LockBehaviour, OnlyTheOwnerUnlocksExceptInTheNaiveRecipes) {
   std::map<std::string, Slot<ReleaseOutcome>> foreign, own;
   for (const auto& a : algorithm_names()) {
-    this->acquire(this->lock(kA, a, params(a)), 0ms, 1s);
-    foreign[a] = this->release(this->lock(kB, a, params(a)), 200ms);
+    this->acquire(this->lock(kA, a, behaviour_params(a)), 0ms, 1s);
+    foreign[a] = this->release(this->lock(kB, a, behaviour_params(a)), 200ms);
   }
   this->world_->run_for(400ms);
   std::map<std::string, bool> held_after_foreign;
   for (const auto& a : algorithm_names()) {
     held_after_foreign[a] = this->key_exists(a);
-    own[a] = this->release(this->lock(kA, a, params(a)), 0ms);
+    own[a] = this->release(this->lock(kA, a, behaviour_params(a)), 0ms);
   }
   this->world_->run_for(300ms);
   for (const auto& a : algorithm_names()) {
@@ -217,8 +209,8 @@ TYPED_TEST(LockBehaviour, ReentrantAcquiresCountAndEachReleaseUncounts) {
   std::map<std::string, Run> runs;
   for (const auto& a : algorithm_names()) {
     if (!is_reentrant(a)) continue;
-    auto la = this->lock(kA, a, params(a));
-    auto lb = this->lock(kB, a, params(a));
+    auto la = this->lock(kA, a, behaviour_params(a));
+    auto lb = this->lock(kB, a, behaviour_params(a));
     Run& r = runs[a];
     r.first = this->acquire(la, 0ms, 1s);
     r.again = this->acquire_after(la, r.first, 0ms, 1s);
@@ -247,15 +239,15 @@ TYPED_TEST(LockBehaviour, RenewalKeepsTheLockPastItsLeaseWhileHeld) {
   std::map<std::string, Slot<AcquireOutcome>> held, refused, after;
   for (const auto& a : algorithm_names()) {
     if (!renews(a)) continue;
-    held[a] = this->acquire(this->lock(kA, a, params(a, kLease)), 0ms, 1s);
-    refused[a] = this->acquire(this->lock(kB, a, params(a, kLease)), 1500ms, 200ms);
+    held[a] = this->acquire(this->lock(kA, a, behaviour_params(a, kLease)), 0ms, 1s);
+    refused[a] = this->acquire(this->lock(kB, a, behaviour_params(a, kLease)), 1500ms, 200ms);
   }
   this->world_->run_for(1900ms);  // three leases
   std::map<std::string, bool> exists;
   for (const auto& [a, _] : held) {
     exists[a] = this->key_exists(a);
-    this->release(this->lock(kA, a, params(a, kLease)), 0ms);
-    after[a] = this->acquire(this->lock(kB, a, params(a, kLease)), 200ms, 1s);
+    this->release(this->lock(kA, a, behaviour_params(a, kLease)), 0ms);
+    after[a] = this->acquire(this->lock(kB, a, behaviour_params(a, kLease)), 200ms, 1s);
   }
   this->world_->run_for(700ms);
   for (const auto& [a, h] : held) {
@@ -272,7 +264,7 @@ TYPED_TEST(LockBehaviour, FairLockServesWaitersInArrivalOrder) {
   auto order = std::make_shared<std::vector<int>>();
   // Each waiter notes when it got the lock, holds it a little and lets go.
   auto take = [&](int c, Nanos at) {
-    auto h = this->lock(c, a, params(a));
+    auto h = this->lock(c, a, behaviour_params(a));
     Env& e = this->world_->env(h.client);
     return this->world_->template start<AcquireOutcome>(
         h.client, at, [l = h.lock, &e, order, c]() -> Task<AcquireOutcome> {
@@ -284,7 +276,7 @@ TYPED_TEST(LockBehaviour, FairLockServesWaitersInArrivalOrder) {
           co_return o;
         });
   };
-  auto la = this->lock(kA, a, params(a));
+  auto la = this->lock(kA, a, behaviour_params(a));
   this->acquire(la, 0ms, 1s);
   take(kB, 100ms);
   take(kC, 200ms);

@@ -26,9 +26,9 @@ class LuaScriptingTest : public ::testing::Test {
   ClientState client;
 };
 
-Reply err(const std::string& s) { return Reply::error(s); }
-Reply bulk(const char* s) { return Reply::bulk(s); }
-Reply num(int64_t v) { return Reply::integer_of(v); }
+using reply_short::bulk;
+using reply_short::err;
+using reply_short::num;
 
 TEST_F(LuaScriptingTest, LuaToRedisConversions) {
   EXPECT_EQ(eval("return 3.99"), num(3));

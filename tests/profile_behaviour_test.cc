@@ -16,7 +16,6 @@
 namespace lockstep::testing {
 namespace {
 
-constexpr int kA = 0, kB = 1;
 constexpr int kClientsPerEntry = 2;
 constexpr int kLeaseMs = 600;  // short enough that three leases pass in a test
 
@@ -68,13 +67,6 @@ bool claims_any_release(const Entry& e) {
   return e.profile == "redsync@4.0.3" || e.profile == "redlock-py@1.0.8" ||
          e.label == "redis-plus-plus@1.3.15/redlock" || e.label == "redisson@3.43.0/redlock";
 }
-
-struct WorldName {
-  template <typename W>
-  static std::string GetName(int) {
-    return W::kName;
-  }
-};
 
 template <typename W>
 class ProfileBehaviour : public ::testing::Test {

@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 
 const std::string kDir = std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/profiles/";
 
-Scenario load(const std::string& name) {
+Scenario load_profile(const std::string& name) {
   auto r = load_scenario_file(name.rfind('/', 0) == 0 ? name : kDir + name);
   if (auto* e = std::get_if<ScenarioError>(&r)) ADD_FAILURE() << e->message();
   return std::get<Scenario>(r);
@@ -65,7 +65,7 @@ TEST(ProfileCatalogue, EveryScenarioIsHalfOfAPairWithTheSameFaultsAndSeed) {
   std::set<std::string> paired;
   for (const auto& p : pairs()) {
     SCOPED_TRACE(p.buggy);
-    const Scenario bug = load(p.buggy), fix = load(p.fixed);
+    const Scenario bug = load_profile(p.buggy), fix = load_profile(p.fixed);
     EXPECT_EQ(bug.seed, fix.seed);
     EXPECT_EQ(bug.faults, fix.faults);
     EXPECT_EQ(bug.clocks, fix.clocks);
@@ -94,7 +94,7 @@ bool cites_issue_or_source(const std::string& text) {
 
 TEST(ProfileCatalogue, EveryBugUsesItsLibraryAndCitesWhereItComesFrom) {
   for (const auto& f : profile_scenarios()) {
-    const Scenario s = load(f);
+    const Scenario s = load_profile(f);
     SCOPED_TRACE(f);
     ASSERT_FALSE(s.lock.profile.empty());
     EXPECT_NE(s.description.find(profile_named(s.lock.profile)->library), std::string::npos);
@@ -102,7 +102,7 @@ TEST(ProfileCatalogue, EveryBugUsesItsLibraryAndCitesWhereItComesFrom) {
   }
 }
 
-std::vector<int64_t> acquisition_order(const checker::History& h) {
+std::vector<int64_t> main_thread_acquisitions(const checker::History& h) {
   std::vector<int64_t> order;
   for (const auto& e : h.events)
     if (e.type == checker::EventType::Ok && e.f == "acquire" && e.thread == 0) order.push_back(e.process);
@@ -110,8 +110,8 @@ std::vector<int64_t> acquisition_order(const checker::History& h) {
 }
 
 TEST(ProfileCatalogue, ASkewedClockBreaksTheFairLocksOrderAndAWaitLongerThanTheSkewKeepsIt) {
-  const auto skewed = acquisition_order(run_in_sim(load("redisson-3.43.0-fair-lock-skewed-clock-jumps-the-queue.json")).history);
-  const auto kept = acquisition_order(run_in_sim(load("redisson-3.43.0-fair-lock-skew-within-wait.json")).history);
+  const auto skewed = main_thread_acquisitions(run_in_sim(load_profile("redisson-3.43.0-fair-lock-skewed-clock-jumps-the-queue.json")).history);
+  const auto kept = main_thread_acquisitions(run_in_sim(load_profile("redisson-3.43.0-fair-lock-skew-within-wait.json")).history);
   EXPECT_EQ(kept, (std::vector<int64_t>{1, 2, 3, 4, 5}));
   ASSERT_EQ(skewed.size(), 5u);
   EXPECT_NE(skewed, kept);
@@ -142,8 +142,8 @@ int refused_after_winning(const checker::History& h, int nodes) {
 }
 
 TEST(ProfileCatalogue, RedisPlusPlusRefusesALockItWonWhenValidityCountsFromTheFirstAttempt) {
-  const Scenario bug = load("redis-plus-plus-1.3.15-validity-from-first-attempt.json");
-  const Scenario fix = load("redis-plus-plus-1.3.15-one-attempt-per-call.json");
+  const Scenario bug = load_profile("redis-plus-plus-1.3.15-validity-from-first-attempt.json");
+  const Scenario fix = load_profile("redis-plus-plus-1.3.15-one-attempt-per-call.json");
   EXPECT_GE(refused_after_winning(run_in_sim(bug).history, bug.topology.nodes), 1);
   EXPECT_EQ(refused_after_winning(run_in_sim(fix).history, fix.topology.nodes), 0);
 }
@@ -151,7 +151,7 @@ TEST(ProfileCatalogue, RedisPlusPlusRefusesALockItWonWhenValidityCountsFromTheFi
 std::vector<std::string> live_pairs() {
   std::vector<std::string> out;
   for (const auto& f : profile_scenarios()) {
-    const Scenario s = load(f);
+    const Scenario s = load_profile(f);
     if (std::count(s.worlds.begin(), s.worlds.end(), "live")) out.push_back(f);
   }
   return out;
@@ -161,7 +161,7 @@ class ProfileLiveCatalogue : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ProfileLiveCatalogue, SameVerdictAgainstRealServers) {
   if (live::find_redis_server().empty()) GTEST_SKIP() << "redis-server not installed: live tests need it";
-  const Scenario s = load(GetParam());
+  const Scenario s = load_profile(GetParam());
   ASSERT_EQ(live_unsupported(s, {}), "");
   RunOutcome o = run_live(s);
   ASSERT_FALSE(o.report.stats.contains("error")) << o.report.stats.dump();

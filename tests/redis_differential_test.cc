@@ -27,39 +27,13 @@
 
 #include "lockstep/scripts.h"
 #include "lockstep/sim/redis_node.h"
+#include "hiredis_support.h"
 
 namespace lockstep::sim {
 namespace {
 
 using Args = std::vector<std::string>;
-
-std::string find_redis_server() {
-  const char* path = std::getenv("PATH");
-  std::stringstream dirs(path ? path : "/usr/bin:/usr/local/bin");
-  std::string dir;
-  while (std::getline(dirs, dir, ':')) {
-    const std::string candidate = dir + "/redis-server";
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return {};
-}
-
-// Bind port 0 and let the kernel choose; the tiny window before redis-server binds it
-// is acceptable for a test.
-int free_loopback_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof addr;
-  int port = -1;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
-    port = ntohs(addr.sin_port);
-  ::close(fd);
-  return port;
-}
+using hiredis_support::free_loopback_port;
 
 // One redis-server child for the whole test binary, started on first use.
 class RedisServer {
@@ -84,7 +58,7 @@ class RedisServer {
 
  private:
   RedisServer() {
-    const std::string binary = find_redis_server();
+    const std::string binary = hiredis_support::find_binary("redis-server");
     if (binary.empty()) {
       why_not_ = "redis-server is not installed (not found on PATH): differential test skipped";
       return;
@@ -131,50 +105,21 @@ class StopServerEnvironment : public ::testing::Environment {
 const auto* const kStopServer =
     ::testing::AddGlobalTestEnvironment(new StopServerEnvironment);
 
-// hiredis cannot tell a nil bulk from a nil array, so both sides are compared as Nil.
-Reply from_hiredis(const redisReply* r) {
-  if (!r) return Reply::io_error("no reply");
-  switch (r->type) {
-    case REDIS_REPLY_STATUS: return Reply::status(std::string(r->str, r->len));
-    case REDIS_REPLY_ERROR: return Reply::error(std::string(r->str, r->len));
-    case REDIS_REPLY_INTEGER: return Reply::integer_of(r->integer);
-    case REDIS_REPLY_STRING: return Reply::bulk(std::string(r->str, r->len));
-    case REDIS_REPLY_ARRAY: {
-      std::vector<Reply> items;
-      for (size_t i = 0; i < r->elements; ++i) items.push_back(from_hiredis(r->element[i]));
-      return Reply::array(std::move(items));
-    }
-    default: return Reply::nil();
-  }
-}
-
 Reply normalized(Reply r) {
   if (r.type == Reply::Type::NilArray) r.type = Reply::Type::Nil;
   for (auto& e : r.elements) e = normalized(std::move(e));
   return r;
 }
 
-struct Connection {
-  explicit Connection(int port) {
+struct ServerConnection {
+  explicit ServerConnection(int port) {
     timeval tv{5, 0};
     ctx = redisConnectWithTimeout("127.0.0.1", port, tv);
   }
-  ~Connection() {
+  ~ServerConnection() {
     if (ctx) redisFree(ctx);
   }
-  Reply run(const Args& argv) {
-    std::vector<const char*> ptrs;
-    std::vector<size_t> lens;
-    for (const auto& a : argv) {
-      ptrs.push_back(a.data());
-      lens.push_back(a.size());
-    }
-    auto* r = static_cast<redisReply*>(
-        redisCommandArgv(ctx, int(argv.size()), ptrs.data(), lens.data()));
-    Reply out = from_hiredis(r);
-    if (r) freeReplyObject(r);
-    return out;
-  }
+  Reply run(const Args& argv) { return hiredis_support::send(ctx, argv); }
   redisContext* ctx = nullptr;
 };
 
@@ -508,7 +453,7 @@ RC_GTEST_PROP(DifferentialTest, SimNodeRepliesLikeRedisServer, ()) {
   // commands down to a short failing one.
   const auto commands =
       *rc::gen::resize(300, rc::gen::container<std::vector<Args>>(rc::gen::exec(any_command)));
-  Connection real(server.port());
+  ServerConnection real(server.port());
   RC_ASSERT(real.ctx && !real.ctx->err);
   real.run({"CONFIG", "SET", "maxmemory", "0", "maxmemory-policy", "noeviction", "maxmemory-samples", "5",
             "lfu-log-factor", "10", "lfu-decay-time", "1"});

@@ -22,9 +22,9 @@ class RedisNodeTest : public ::testing::Test {
   ClientState client;
 };
 
-Reply err(const char* s) { return Reply::error(s); }
-Reply bulk(const char* s) { return Reply::bulk(s); }
-Reply num(int64_t v) { return Reply::integer_of(v); }
+using reply_short::bulk;
+using reply_short::err;
+using reply_short::num;
 
 TEST_F(RedisNodeTest, SetAndGet) {
   EXPECT_EQ(run({"SET", "k", "v"}), Reply::ok());

@@ -10,7 +10,7 @@
 namespace lockstep::testing {
 namespace {
 
-LockParams params(int64_t lease_ms = 1000, bool watchdog = false) {
+LockParams redisson_params(int64_t lease_ms = 1000, bool watchdog = false) {
   LockParams p;
   p.key = "lock";
   p.lease = Millis(lease_ms);
@@ -55,7 +55,7 @@ class Redisson : public ::testing::Test {
 };
 
 TEST_F(Redisson, ExcludesAndWakesTheWaiterOnUnlock) {
-  make("redisson", params(10000));
+  make("redisson", redisson_params(10000));
   auto a1 = acquire(0, 0, 1s);
   auto a2 = acquire(1, 10, 50ms);
   auto woken = acquire_done_at(1, 100, 5s);
@@ -70,7 +70,7 @@ TEST_F(Redisson, ExcludesAndWakesTheWaiterOnUnlock) {
 }
 
 TEST_F(Redisson, ReentrantAcquiresCountAndReleasesUncount) {
-  make("redisson", params());
+  make("redisson", redisson_params());
   auto a1 = acquire(0, 0, 1s);
   auto a2 = acquire(0, 10, 1s);
   auto count = cmd(1, 20, {"HGET", "lock", lock[0]->token()});
@@ -91,7 +91,7 @@ TEST_F(Redisson, ReentrantAcquiresCountAndReleasesUncount) {
 }
 
 TEST_F(Redisson, OnlyTheOwnerUnlocks) {
-  make("redisson", params());
+  make("redisson", redisson_params());
   auto a1 = acquire(0, 0, 1s);
   auto r2 = release(1, 10);
   auto still = cmd(1, 20, {"EXISTS", "lock"});
@@ -102,7 +102,7 @@ TEST_F(Redisson, OnlyTheOwnerUnlocks) {
 }
 
 TEST_F(Redisson, WatchdogKeepsTheLockPastItsLease) {
-  make("redisson", params(300, true));
+  make("redisson", redisson_params(300, true));
   auto a1 = acquire(0, 0, 1s);
   auto a2 = acquire(1, 10, 900ms);  // 3x the lease
   auto still = cmd(1, 950, {"EXISTS", "lock"});
@@ -117,7 +117,7 @@ TEST_F(Redisson, WatchdogKeepsTheLockPastItsLease) {
 }
 
 TEST_F(Redisson, WithoutWatchdogTheLeaseEnds) {
-  make("redisson", params(300));
+  make("redisson", redisson_params(300));
   auto a1 = acquire(0, 0, 1s);
   auto a2 = acquire(1, 10, 900ms);
   h.run_until_ms(2000);
@@ -126,7 +126,7 @@ TEST_F(Redisson, WithoutWatchdogTheLeaseEnds) {
 }
 
 TEST_F(Redisson, WaitBudgetIsRespected) {
-  make("redisson", params(10000));
+  make("redisson", redisson_params(10000));
   auto a1 = acquire(0, 0, 1s);
   auto done = acquire_done_at(1, 10, 300ms);
   h.run_until_ms(2000);
@@ -139,7 +139,7 @@ TEST_F(Redisson, WaitBudgetIsRespected) {
 // System.currentTimeMillis, so a forward step of the waiter's wall clock ends the wait at
 // its next wake-up (here within the holder's 300 ms TTL, kept alive by the watchdog).
 TEST_F(Redisson, AWallClockJumpEndsTheWaitEarly) {
-  make("redisson", params(300, true));
+  make("redisson", redisson_params(300, true));
   auto a1 = acquire(0, 0, 1s);
   auto done = acquire_done_at(1, 10, 2s);
   h.world.scheduler().at(100 * kMs, [this] { h.world.process(h.client[1]).clock.jump_wall(10'000 * kMs); });
@@ -149,7 +149,7 @@ TEST_F(Redisson, AWallClockJumpEndsTheWaitEarly) {
 }
 
 TEST_F(Redisson, FencingTokensRiseWithEveryAcquisition) {
-  make("redisson-fenced", params());
+  make("redisson-fenced", redisson_params());
   std::vector<int64_t> tokens;
   for (int k = 0; k < 4; ++k) {
     int i = k % 2;
@@ -166,7 +166,7 @@ TEST_F(Redisson, FencingTokensRiseWithEveryAcquisition) {
 TEST(RedissonFair, WaitersAreServedInArrivalOrder) {
   SimHarness h(3);
   std::unique_ptr<Lock> lock[3];
-  for (int i = 0; i < 3; ++i) lock[i] = make_lock("redisson-fair", h.env(i), params(10000));
+  for (int i = 0; i < 3; ++i) lock[i] = make_lock("redisson-fair", h.env(i), redisson_params(10000));
   std::shared_ptr<std::optional<int64_t>> got[3];
   const int64_t start[3] = {0, 20, 10};  // client-3 queues before client-2
   for (int i = 0; i < 3; ++i) {

@@ -9,7 +9,7 @@
 namespace lockstep::testing {
 namespace {
 
-LockParams params(int64_t lease_ms = 1000, bool parallel = true) {
+LockParams redlock_params(int64_t lease_ms = 1000, bool parallel = true) {
   LockParams p;
   p.key = "lock";
   p.lease = Millis(lease_ms);
@@ -47,7 +47,7 @@ class RedLockBoth : public ::testing::TestWithParam<bool> {};
 
 TEST_P(RedLockBoth, ExcludesASecondClientUntilReleased) {
   Multi m;
-  m.make("redlock", params(1000, GetParam()));
+  m.make("redlock", redlock_params(1000, GetParam()));
   auto a1 = m.acquire(0, 0, 1s);
   auto a2 = m.acquire(1, 20, 50ms);
   auto r1 = m.release(0, 100);
@@ -61,7 +61,7 @@ TEST_P(RedLockBoth, ExcludesASecondClientUntilReleased) {
 
 TEST_P(RedLockBoth, AMajorityIsEnough) {
   Multi m;
-  m.make("redlock", params(1000, GetParam()));
+  m.make("redlock", redlock_params(1000, GetParam()));
   m.cmd(0, 0, {"SET", "lock", "someone-else"});
   auto a1 = m.acquire(0, 10, 30ms);
   m.h.run_until_ms(200);
@@ -70,7 +70,7 @@ TEST_P(RedLockBoth, AMajorityIsEnough) {
 
 TEST_P(RedLockBoth, AMinorityIsGivenBack) {
   Multi m;
-  m.make("redlock", params(1000, GetParam()));
+  m.make("redlock", redlock_params(1000, GetParam()));
   m.cmd(0, 0, {"SET", "lock", "someone-else"});
   m.cmd(1, 0, {"SET", "lock", "someone-else"});
   auto a1 = m.acquire(0, 10, 100ms);
@@ -84,7 +84,7 @@ INSTANTIATE_TEST_SUITE_P(ParallelAndSequential, RedLockBoth, ::testing::Bool());
 
 TEST(RedLock, AcquisitionSlowerThanTheTtlIsRefused) {
   Multi m(20);  // 40 ms a round trip, 120 ms for three nodes one after another
-  auto p = params(100, false);
+  auto p = redlock_params(100, false);
   p.options["node_timeout_ms"] = 60;
   m.make("redlock", p);
   auto a1 = m.acquire(0, 0, 100ms);
@@ -94,7 +94,7 @@ TEST(RedLock, AcquisitionSlowerThanTheTtlIsRefused) {
 
 TEST(RedLock, ValidityLeftAfterAFastAcquisitionIsAccepted) {
   Multi m(20);
-  auto p = params(1000, false);
+  auto p = redlock_params(1000, false);
   p.options["node_timeout_ms"] = 60;
   m.make("redlock", p);
   auto a1 = m.acquire(0, 0, 100ms);
@@ -104,7 +104,7 @@ TEST(RedLock, ValidityLeftAfterAFastAcquisitionIsAccepted) {
 
 TEST(MultiLock, AllOrNothing) {
   Multi m;
-  m.make("multilock", params());
+  m.make("multilock", redlock_params());
   m.cmd(2, 0, {"SET", "lock", "someone-else"});
   auto a1 = m.acquire(0, 10, 50ms);
   auto n0 = m.cmd(0, 100, {"EXISTS", "lock"});
@@ -117,7 +117,7 @@ TEST(MultiLock, AllOrNothing) {
 
 TEST(MultiLock, TakesEveryNodeAndReleasesAll) {
   Multi m;
-  m.make("multilock", params());
+  m.make("multilock", redlock_params());
   auto a1 = m.acquire(0, 0, 50ms);
   auto a2 = m.acquire(1, 20, 50ms);
   auto r1 = m.release(0, 100);

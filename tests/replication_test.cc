@@ -6,10 +6,6 @@
 namespace lockstep::testing {
 namespace {
 
-Task<Reply> command(Env& env, std::vector<std::string> argv, Nanos timeout = 1s) {
-  co_return co_await env.node(0).call(std::move(argv), timeout);
-}
-
 struct Replicated : SimHarness {
   Replicated() : SimHarness(0, 1, 1, 50) {
     replica = world.add_replica(0, "node-1-replica-1", sim::Clock());

@@ -13,30 +13,18 @@
 
 #include "lockstep/reports/example.h"
 #include "lockstep/reports/writers.h"
+#include "test_shell.h"
 
 namespace lockstep::reports {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int status = -1;
-  std::string out;
-};
-
-Result shell(const std::string& cmd) {
-  Result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf{};
-  for (size_t n; (n = std::fread(buf.data(), 1, buf.size(), p)) > 0;) r.out.append(buf.data(), n);
-  r.status = pclose(p);
-  return r;
-}
+using Result = test_shell::Result;
 
 std::string chromium() {
   for (const char* name : {"chromium", "chromium-browser"}) {
-    Result r = shell(std::string("command -v ") + name + " 2>/dev/null");
+    Result r = test_shell::run(std::string("command -v ") + name + " 2>/dev/null");
     if (r.status == 0 && !r.out.empty()) return r.out.substr(0, r.out.find('\n'));
   }
   return "";
@@ -89,7 +77,7 @@ class ReportBrowser : public ::testing::Test {
 
 TEST_F(ReportBrowser, PageLoadsRunsItsScriptAndDrawsTheLanes) {
   const fs::path log = dir_ / "dom.log";
-  Result r = shell(command("--dump-dom", page_, log));
+  Result r = test_shell::run(command("--dump-dom", page_, log));
   ASSERT_EQ(r.status, 0) << slurp(log);
   expect_no_console_errors(slurp(log));
   EXPECT_NE(r.out.find("data-ok=\"1\""), std::string::npos) << "the page's script did not run";
@@ -98,14 +86,14 @@ TEST_F(ReportBrowser, PageLoadsRunsItsScriptAndDrawsTheLanes) {
   }
   EXPECT_NE(r.out.find("data-property=\"mutual-exclusion\""), std::string::npos);
 
-  Result index = shell(command("--dump-dom", dir_ / "index.html", log));
+  Result index = test_shell::run(command("--dump-dom", dir_ / "index.html", log));
   ASSERT_EQ(index.status, 0) << slurp(log);
   EXPECT_NE(index.out.find("data-ok=\"1\""), std::string::npos);
 }
 
 TEST_F(ReportBrowser, Screenshot) {
   const fs::path png = dir_ / "shot.png", log = dir_ / "shot.log";
-  Result r = shell(command("--window-size=1400,1000 --screenshot='" + png.string() + "'", page_, log));
+  Result r = test_shell::run(command("--window-size=1400,1000 --screenshot='" + png.string() + "'", page_, log));
   ASSERT_EQ(r.status, 0) << slurp(log);
   expect_no_console_errors(slurp(log));
   const std::string data = slurp(png);

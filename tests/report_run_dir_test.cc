@@ -22,7 +22,7 @@ fs::path fresh_dir(const std::string& name) {
   return d;
 }
 
-std::string slurp(const fs::path& p) {
+std::string file_text(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(f), {});
 }
@@ -46,8 +46,8 @@ TEST(ReportRunDir, RoundTrips) {
   auto [want, want_h] = example_run();
   EXPECT_EQ(to_json(r).dump(), to_json(want).dump());
   EXPECT_EQ(checker::to_jsonl(h), checker::to_jsonl(want_h));
-  EXPECT_EQ(render_html(r, h), slurp(dir / "report.html"));
-  EXPECT_EQ(render_markdown(r, h), slurp(dir / "report.md"));
+  EXPECT_EQ(render_html(r, h), file_text(dir / "report.html"));
+  EXPECT_EQ(render_markdown(r, h), file_text(dir / "report.md"));
 }
 
 TEST(ReportRunDir, BadFilesAreNamedWithTheReason) {
@@ -90,14 +90,14 @@ TEST(ReportCommand, RedrawsEveryScenarioAndTheIndex) {
   write_example(out / "example-gc-pause");
   fs::remove(out / "example-gc-pause" / "report.html");
   const fs::path log = out / "log.txt";
-  ASSERT_EQ(run_report(out, log), 0) << slurp(log);
+  ASSERT_EQ(run_report(out, log), 0) << file_text(log);
   EXPECT_TRUE(fs::exists(out / "example-gc-pause" / "report.html"));
-  EXPECT_NE(slurp(out / "index.html").find("example-gc-pause/report.html"), std::string::npos);
-  EXPECT_NE(slurp(log).find("index.html (1 scenarios)"), std::string::npos) << slurp(log);
+  EXPECT_NE(file_text(out / "index.html").find("example-gc-pause/report.html"), std::string::npos);
+  EXPECT_NE(file_text(log).find("index.html (1 scenarios)"), std::string::npos) << file_text(log);
 
   spill(out / "example-gc-pause" / "report.json", "[]");
   EXPECT_EQ(run_report(out, log), 65);
-  EXPECT_NE(slurp(log).find("report.json: expected a JSON object"), std::string::npos) << slurp(log);
+  EXPECT_NE(file_text(log).find("report.json: expected a JSON object"), std::string::npos) << file_text(log);
 
   EXPECT_EQ(run_report(out / "does-not-exist", log), 64);
   EXPECT_EQ(run_report(fresh_dir("empty"), log), 65);

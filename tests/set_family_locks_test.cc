@@ -9,7 +9,7 @@
 namespace lockstep::testing {
 namespace {
 
-LockParams params(int64_t lease_ms = 1000) {
+LockParams set_params(int64_t lease_ms = 1000) {
   LockParams p;
   p.key = "lock";
   p.lease = Millis(lease_ms);
@@ -27,7 +27,7 @@ struct Client {
 class SetFamily : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    for (int i = 0; i < 2; ++i) clients[i].lock = make_lock(GetParam(), h.env(i), params(lease_ms()));
+    for (int i = 0; i < 2; ++i) clients[i].lock = make_lock(GetParam(), h.env(i), set_params(lease_ms()));
   }
   virtual int64_t lease_ms() const { return 1000; }
 
@@ -80,7 +80,7 @@ TEST_P(SetFamily, WaitBudgetIsRespected) {
 
 TEST_P(SetFamily, RetryCountIsBounded) {
   clients[1].lock = make_lock(GetParam(), h.env(1), [] {
-    auto p = params();
+    auto p = set_params();
     p.retry.count_max = 3;
     return p;
   }());
@@ -143,12 +143,12 @@ INSTANTIATE_TEST_SUITE_P(Algorithms, SetFamily,
 
 TEST(SetFamilyTokens, UniqueValueRecipesUseDistinctTokensPerClient) {
   SimHarness h;
-  auto a = make_lock("set-px-lua", h.env(0), params());
-  auto b = make_lock("set-px-lua", h.env(1), params());
+  auto a = make_lock("set-px-lua", h.env(0), set_params());
+  auto b = make_lock("set-px-lua", h.env(1), set_params());
   EXPECT_NE(a->token(), b->token());
   EXPECT_EQ(a->token().size(), 36u);
-  EXPECT_EQ(make_lock("set-px-del", h.env(0), params())->token(), "1");
-  EXPECT_EQ(make_lock("no-such-lock", h.env(0), params()), nullptr);
+  EXPECT_EQ(make_lock("set-px-del", h.env(0), set_params())->token(), "1");
+  EXPECT_EQ(make_lock("no-such-lock", h.env(0), set_params()), nullptr);
 }
 
 // client-1 is paused after its WATCH and GET saw its own token; its lease runs out and
@@ -156,8 +156,8 @@ TEST(SetFamilyTokens, UniqueValueRecipesUseDistinctTokensPerClient) {
 // second look must find the lock is someone else's.
 TEST(WatchMulti, AnAbortedExecDeletesNothingAndLooksAgain) {
   SimHarness h;
-  auto a = make_lock("watch-multi", h.env(0), params(1000));
-  auto b = make_lock("watch-multi", h.env(1), params(1000));
+  auto a = make_lock("watch-multi", h.env(0), set_params(1000));
+  auto b = make_lock("watch-multi", h.env(1), set_params(1000));
   auto a1 = slot<AcquireOutcome>();
   auto r1 = slot<ReleaseOutcome>();
   auto b1 = slot<AcquireOutcome>();
@@ -173,7 +173,7 @@ TEST(WatchMulti, AnAbortedExecDeletesNothingAndLooksAgain) {
 }
 
 LockParams renewal_params(int64_t scan_ms, int64_t renew_count_max) {
-  LockParams p = params(3000);
+  LockParams p = set_params(3000);
   p.options["scan_ms"] = scan_ms;
   p.options["renew_count_max"] = renew_count_max;
   return p;

@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "lockstep/sim/world.h"
 
@@ -48,6 +49,11 @@ struct SimHarness {
 template <typename T>
 std::shared_ptr<std::optional<T>> slot() {
   return std::make_shared<std::optional<T>>();
+}
+
+// One command to the first node, from a client's coroutine.
+inline Task<Reply> command(Env& env, std::vector<std::string> argv, Nanos timeout = std::chrono::seconds(1)) {
+  co_return co_await env.node(0).call(std::move(argv), timeout);
 }
 
 }  // namespace lockstep::testing

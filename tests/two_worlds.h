@@ -128,4 +128,15 @@ struct Live {
   }
 };
 
+// Names a TYPED_TEST's instances after their world: `.../sim`, `.../live`.
+struct WorldName {
+  template <typename W>
+  static std::string GetName(int) {
+    return W::kName;
+  }
+};
+
+// The clients a two-worlds test drives, by role.
+inline constexpr int kA = 0, kB = 1, kC = 2, kD = 3;
+
 }  // namespace lockstep::testing

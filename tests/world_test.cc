@@ -36,7 +36,6 @@ TEST(World, CrashDestroysEveryCoroutineOfTheProcess) {
   EXPECT_TRUE(restarted);
 }
 
-Task<Reply> command(Env& env, std::vector<std::string> argv) { co_return co_await env.node(0).call(std::move(argv), 1s); }
 
 TEST(World, CommandsRoundTripWithLatency) {
   SimHarness h(1, 1, 3);

@@ -26,22 +26,22 @@ namespace {
 
 constexpr double kMaxMs = 1'000'000'000;
 
-LockOption integer(std::string name, int64_t def, double min, double max, std::string meaning) {
+LockOption lock_integer(std::string name, int64_t def, double min, double max, std::string meaning) {
   return integer_option(std::move(name), def, static_cast<int64_t>(min), static_cast<int64_t>(max), std::move(meaning));
 }
 
 // A switch: 0 or 1 (the reader also takes false and true).
 LockOption flag(std::string name, bool def, std::string meaning) {
-  return integer(std::move(name), def ? 1 : 0, 0, 1, std::move(meaning));
+  return lock_integer(std::move(name), def ? 1 : 0, 0, 1, std::move(meaning));
 }
 
 std::vector<LockOption> redisson_options() {
-  LockOption wait_timeout = integer("wait_timeout_ms", 0, 1, kMaxMs,
+  LockOption wait_timeout = lock_integer("wait_timeout_ms", 0, 1, kMaxMs,
                                     "how long WAIT blocks for the replicas (default: half of command_timeout_ms)");
   wait_timeout.default_value = nullptr;  // derived from the command timeout
   return {
       flag("watchdog", false, "1: renew the lease every lease/3 while held (Redisson's lock watchdog)"),
-      integer("wait_replicas", 0, 0, 4, "replicas that must confirm each acquisition (WAIT) before it counts"),
+      lock_integer("wait_replicas", 0, 0, 4, "replicas that must confirm each acquisition (WAIT) before it counts"),
       wait_timeout,
   };
 }
@@ -49,7 +49,7 @@ std::vector<LockOption> redisson_options() {
 // The fair lock's queue: how long a waiter's place is kept (Redisson's threadWaitTime).
 std::vector<LockOption> fair_options() {
   auto out = redisson_options();
-  out.push_back(integer("fair_wait_ms", 5000, 0, kMaxMs, "how long a waiter keeps its place in the queue"));
+  out.push_back(lock_integer("fair_wait_ms", 5000, 0, kMaxMs, "how long a waiter keeps its place in the queue"));
   return out;
 }
 
@@ -80,8 +80,8 @@ Registry& registry() {
       r.entries.push_back(builtin(n, make_set_family_lock));
     r.entries.push_back(builtin(
         "renewal-thread", make_set_family_lock,
-        {integer("scan_ms", 2000, 1, kMaxMs, "how often the renewal thread checks whether the lease needs extending"),
-         integer("renew_count_max", 10, 0, 1'000'000, "renewals before the thread gives up")}));
+        {lock_integer("scan_ms", 2000, 1, kMaxMs, "how often the renewal thread checks whether the lease needs extending"),
+         lock_integer("renew_count_max", 10, 0, 1'000'000, "renewals before the thread gives up")}));
     r.entries.push_back(builtin("redisson", make_redisson_lock, redisson_options()));
     r.entries.push_back(builtin("redisson-fenced", make_redisson_lock, redisson_options()));
     r.entries.push_back(builtin("redisson-fair", make_redisson_lock, fair_options()));
@@ -89,8 +89,8 @@ Registry& registry() {
     r.entries.push_back(builtin("multilock", make_multinode_lock, {}, 3));
     r.entries.push_back(builtin(
         "redlock", make_multinode_lock,
-        {integer("node_timeout_ms", 50, 1, kMaxMs, "how long one node may take to answer, far below the lease"),
-         integer("drift_factor_ppm", 10000, 0, 1'000'000, "clock drift allowance subtracted from the validity"),
+        {lock_integer("node_timeout_ms", 50, 1, kMaxMs, "how long one node may take to answer, far below the lease"),
+         lock_integer("drift_factor_ppm", 10000, 0, 1'000'000, "clock drift allowance subtracted from the validity"),
          flag("parallel", true, "1: ask the nodes at once; 0: one after another"),
          flag("check_validity", true, "1: refuse a majority that took longer than the lease; 0: skip that check")},
         3));

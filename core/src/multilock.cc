@@ -8,13 +8,12 @@
 
 #include "lockstep/lock.h"
 #include "lockstep/scripts.h"
+#include "ms_arg.h"
 
 namespace lockstep {
 namespace {
 
 using Argv = std::vector<std::string>;
-
-std::string ms_string(Nanos d) { return std::to_string(std::max<int64_t>(to_ms(d), 1)); }
 
 class MultiLock : public Lock {
  public:

@@ -27,13 +27,12 @@
 #include "lockstep/algorithms.h"
 #include "lockstep/lock.h"
 #include "lockstep/scripts.h"
+#include "ms_arg.h"
 
 namespace lockstep {
 namespace {
 
 using Argv = std::vector<std::string>;
-
-std::string ms_string(Nanos d) { return std::to_string(std::max<int64_t>(to_ms(d), 1)); }
 
 // Shared between the lock and its watchdog so that either may outlive the other.
 struct WatchdogState {

@@ -17,6 +17,7 @@
 #include "lockstep/algorithms.h"
 #include "lockstep/lock.h"
 #include "lockstep/scripts.h"
+#include "ms_arg.h"
 
 namespace lockstep {
 
@@ -25,8 +26,6 @@ std::unique_ptr<Lock> make_multilock(Env& env, const LockParams& params);
 namespace {
 
 using Argv = std::vector<std::string>;
-
-std::string ms_string(Nanos d) { return std::to_string(std::max<int64_t>(to_ms(d), 1)); }
 
 class RedLock : public Lock {
  public:

@@ -28,6 +28,7 @@
 #include "lockstep/algorithms.h"
 #include "lockstep/lock.h"
 #include "lockstep/scripts.h"
+#include "ms_arg.h"
 
 namespace lockstep {
 namespace {
@@ -35,8 +36,6 @@ namespace {
 // GCC 12 rejects braced lists inside co_await expressions ("array used as
 // initializer"), so command vectors are built as named locals first.
 using Argv = std::vector<std::string>;
-
-std::string ms_string(Nanos d) { return std::to_string(std::max<int64_t>(to_ms(d), 1)); }
 
 // The acquire loop shared by the family: try once, and on "held by someone else" wait
 // delay + jitter and try again, until the wait budget (monotonic clock) or the retry

@@ -307,12 +307,6 @@ if(navigator.clipboard&&window.isSecureContext){navigator.clipboard.writeText(t)
 document.body.setAttribute('data-ok','1');
 )JS";
 
-std::string list(const std::set<std::string>& s) {
-  std::string out;
-  for (const auto& x : s) out += (out.empty() ? "" : ", ") + x;
-  return out.empty() ? "none" : out;
-}
-
 std::string verdict_word(const RunReport& r) {
   std::string v = r.verdict.empty() ? "unknown" : r.verdict;
   std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
@@ -353,8 +347,8 @@ std::string timeline_section(const Timeline& t) {
 
 std::string verdict_section(const RunReport& r) {
   std::string out = "<div class=\"verdict v-" + verdict_class(r) + "\"><div class=\"big\">" + esc(verdict_word(r)) +
-                    "</div><div><p><b>" + esc(outcome(r)) + ".</b> Expected: " + esc(list(r.expected_violations)) +
-                    ". Found: " + esc(r.unknown() ? "unknown" : list(r.found_violations())) + ".</p>";
+                    "</div><div><p><b>" + esc(outcome(r)) + ".</b> Expected: " + esc(comma_list(r.expected_violations)) +
+                    ". Found: " + esc(r.unknown() ? "unknown" : comma_list(r.found_violations())) + ".</p>";
   if (!r.violations.empty()) {
     out += "<ul class=\"violations\">";
     for (const auto& v : r.violations) {

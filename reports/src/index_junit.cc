@@ -9,13 +9,7 @@
 namespace lockstep::reports {
 namespace {
 
-std::string list(const std::set<std::string>& s, const char* none) {
-  std::string out;
-  for (const auto& x : s) out += (out.empty() ? "" : ", ") + x;
-  return out.empty() ? none : out;
-}
-
-std::string found(const RunReport& r) { return r.unknown() ? "unknown" : list(r.found_violations(), "safe"); }
+std::string found(const RunReport& r) { return r.unknown() ? "unknown" : comma_list(r.found_violations(), "safe"); }
 
 bool failed(const RunReport& r) { return r.unknown() || !r.as_expected(); }
 
@@ -58,7 +52,7 @@ std::string render_index(const std::vector<RunReport>& reports) {
   for (const auto& r : reports) {
     const std::string v = r.verdict == verdict::kViolation || r.verdict == verdict::kSafe ? r.verdict : "unknown";
     out += "<tr><td><a href=\"" + xml_escape(url_segment(r.scenario)) + "/report.html\">" + xml_escape(r.scenario) +
-           "</a></td><td>" + xml_escape(r.algorithm) + "</td><td>" + xml_escape(list(r.expected_violations, "safe")) +
+           "</a></td><td>" + xml_escape(r.algorithm) + "</td><td>" + xml_escape(comma_list(r.expected_violations, "safe")) +
            "</td><td>" + xml_escape(found(r)) + "</td><td><span class=\"badge b-" + v + "\">" + xml_escape(v) +
            "</span></td><td class=\"" + (failed(r) ? "bad" : "ok") + "\">" + xml_escape(outcome(r)) + "</td></tr>\n";
   }
@@ -82,7 +76,7 @@ std::string render_junit(const std::vector<RunReport>& reports, const std::strin
     if (failed(r)) {
       const std::string message = r.unknown()
                                       ? "no verdict: the run did not finish"
-                                      : "expected " + list(r.expected_violations, "safe") + ", found " + found(r);
+                                      : "expected " + comma_list(r.expected_violations, "safe") + ", found " + found(r);
       out += "      <failure type=\"" + std::string(r.unknown() ? "unknown" : "mismatch") + "\" message=\"" +
              xml_escape(message) + "\">" + xml_escape(body) + "</failure>\n";
     }

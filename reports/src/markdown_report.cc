@@ -8,12 +8,6 @@
 namespace lockstep::reports {
 namespace {
 
-std::string list(const std::set<std::string>& s) {
-  std::string out;
-  for (const auto& x : s) out += (out.empty() ? "" : ", ") + x;
-  return out.empty() ? "none" : out;
-}
-
 // A fence longer than any backtick run inside, so no line can close it early.
 std::string fence_for(const std::vector<std::string>& lines) {
   size_t longest = 0;
@@ -38,8 +32,8 @@ std::string render_markdown(const RunReport& r, const checker::History& h) {
   std::string md = "### lockstep: " + md_cell(r.scenario) + " — **" + upper(r.verdict.empty() ? "unknown" : r.verdict) +
                    "** (" + outcome(r) + ")\n\n";
   if (!r.description.empty()) md += "> " + md_cell(r.description) + "\n\n";
-  md += "Expected: " + list(r.expected_violations) +
-        ". Found: " + (r.unknown() ? std::string("unknown") : list(r.found_violations())) + ".\n\n";
+  md += "Expected: " + comma_list(r.expected_violations) +
+        ". Found: " + (r.unknown() ? std::string("unknown") : comma_list(r.found_violations())) + ".\n\n";
   for (const auto& v : r.violations) {
     md += "- **" + md_cell(v.property) + "**: " + md_cell(v.explanation);
     if (v.count > 1) md += " (" + std::to_string(v.count) + " instances; the first is described)";

@@ -38,4 +38,10 @@ std::string truncate_text(const std::string& s, size_t max) {
   return s.substr(0, cut) + "…";
 }
 
+std::string comma_list(const std::set<std::string>& names, const char* none) {
+  std::string out;
+  for (const auto& x : names) out += (out.empty() ? "" : ", ") + x;
+  return out.empty() ? none : out;
+}
+
 }  // namespace lockstep::reports

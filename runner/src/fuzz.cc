@@ -15,8 +15,6 @@ namespace {
 
 constexpr int kGenSize = 50;
 
-const std::vector<int64_t> kLeases = {200, 500, 1000, 2000};
-
 // Which processes a fault of `kind` may hit (the fault plan's fuzz_targets).
 rc::Gen<std::string> process_gen(FaultKind kind, int clients, int nodes) {
   std::vector<std::string> names;

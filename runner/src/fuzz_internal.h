@@ -8,6 +8,9 @@
 
 namespace lockstep::runner {
 
+// The leases a generated scenario chooses from: around the pauses and delays generated.
+inline const std::vector<int64_t> kLeases = {200, 500, 1000, 2000};
+
 bool needs_replica(FaultKind kind);
 
 // A schedule of faults of the allowed kinds on these processes, shrinking fault by fault.

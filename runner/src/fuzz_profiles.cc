@@ -18,7 +18,6 @@ namespace lockstep::runner {
 namespace {
 
 // The same leases the algorithms' generator draws from.
-const std::vector<int64_t> kLeases = {200, 500, 1000, 2000};
 
 std::vector<std::string> kinds_of(const ProfileInfo& p) {
   const ProfileOption* k = find_option(p, "kind");

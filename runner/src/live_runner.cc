@@ -21,12 +21,11 @@ namespace lockstep::runner {
 namespace {
 
 using live::NodeAddress;
-constexpr int64_t kMs = 1'000'000;
 // How long a poll waits for its node; a paused node costs one such wait per round.
 constexpr Nanos kPollTimeout = Millis(200);
 
 std::string default_run_id() {
-  return std::to_string(live::wall_clock().count() / kMs) + "-" + std::to_string(getpid());
+  return std::to_string(live::wall_clock().count() / kNsPerMs) + "-" + std::to_string(getpid());
 }
 
 // The scenario as run against a user's server: every key under lockstep:<run-id>:.
@@ -436,7 +435,7 @@ RunOutcome run_live(const Scenario& scenario, const LiveOptions& options) {
   }
   st["network"] = "loopback through lockstep's fault proxy: each message waits a draw of the scenario's latency "
                   "(loss does not apply live)";
-  st["wall_ms"] = (live::mono_clock() - wall_start).count() / kMs;
+  st["wall_ms"] = (live::mono_clock() - wall_start).count() / kNsPerMs;
   if (options.redis) st["redis"] = *options.redis;
   if (!error.empty()) {
     out.report.verdict = reports::verdict::kUnknown;

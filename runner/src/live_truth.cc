@@ -9,9 +9,8 @@
 namespace lockstep::runner {
 namespace {
 
-constexpr int64_t kMs = 1'000'000;
 // How long a key change may wait for the reply that says who caused it.
-constexpr int64_t kAttributionWaitNs = 200 * kMs;
+constexpr int64_t kAttributionWaitNs = 200 * kNsPerMs;
 
 std::string upper(std::string s) {
   for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -126,7 +125,7 @@ void LockTruth::observe(int node, const Reply& r, int64_t sent, int64_t now) {
     // earliest it can run out, and a key gone after that may have expired, however late
     // a busy loop handles the reply.
     const int64_t pttl = r.elements[2].integer;
-    st.expires_at_ns = pttl >= 0 ? sent + pttl * kMs : -1;
+    st.expires_at_ns = pttl >= 0 ? sent + pttl * kNsPerMs : -1;
   } else {
     st.last_absent_ns = sent;
   }
@@ -224,7 +223,7 @@ bool LockTruth::emit_removal(int node, const Change& c, bool may_wait) {
   // No delete reply: an expiry if the TTL had run out by then (1 ms for measurement),
   // lost with the old master if the node moved since the key was last seen, evicted if
   // the nodes evict, otherwise gone by a cause we cannot name (a lost reply, a restart).
-  if (c.expires_at_ns >= 0 && c.expires_at_ns <= c.at_ns + kMs) {
+  if (c.expires_at_ns >= 0 && c.expires_at_ns <= c.at_ns + kNsPerMs) {
     insert(checker::truth::kKeyExpire, -1, c.value, node, extra, c.at_ns);
   } else if (nodes_[node].moved_at_ns >= c.window_start_ns) {
     extra["cause"] = "failover";

@@ -13,14 +13,13 @@
 namespace lockstep::runner {
 namespace {
 
-constexpr int64_t kMs = 1'000'000;
 // A scenario that schedules more events than this is runaway (a retry loop without a
 // bound); the run stops and the verdict is unknown rather than spinning forever.
 constexpr uint64_t kEventCountMax = 200'000'000;
 
 sim::Clock clock_for(const Scenario& s, const std::string& process) {
   for (const auto& c : s.clocks) {
-    if (c.process == process) return sim::Clock(c.offset_ms * kMs, c.drift_ppm);
+    if (c.process == process) return sim::Clock(c.offset_ms * kNsPerMs, c.drift_ppm);
   }
   return sim::Clock();
 }
@@ -36,7 +35,7 @@ class SimRun {
     start_clients(s_, control_, rec_);
     FaultPlan plan(s_.faults, control_);
     watch_critical_sections(control_, rec_);
-    bool finished = world_.scheduler().run_until(s_.duration_ms * kMs, kEventCountMax);
+    bool finished = world_.scheduler().run_until(s_.duration_ms * kNsPerMs, kEventCountMax);
     if (!finished) rec_.truth(checker::truth::kRunaway, -1, "", "event bound reached");
     record_unfired(plan, rec_);
     record_resource();
@@ -51,7 +50,7 @@ class SimRun {
     o.seed = seed;
     o.latency = latency_of(s.network.latency);
     o.loss = s.network.loss;
-    o.replication_lag_ns = s.topology.replication_lag_ms * kMs;
+    o.replication_lag_ns = s.topology.replication_lag_ms * kNsPerMs;
     o.min_replicas_to_write = s.topology.min_replicas_to_write;
     return o;
   }
@@ -93,10 +92,10 @@ class SimRun {
     world_.on_node_reloaded = [this](int pid) { on_node_reloaded(pid); };
     record_truth(control_, rec_);
     if (s_.topology.down_after_ms > 0 && s_.topology.replicas > 0) {
-      world_.start_failure_detector(s_.topology.down_after_ms * kMs, 100 * kMs, s_.duration_ms * kMs);
+      world_.start_failure_detector(s_.topology.down_after_ms * kNsPerMs, 100 * kNsPerMs, s_.duration_ms * kNsPerMs);
     }
     if (s_.topology.cluster_enabled()) {
-      world_.start_cluster_failure_detector(s_.topology.cluster.node_timeout_ms * kMs, s_.duration_ms * kMs);
+      world_.start_cluster_failure_detector(s_.topology.cluster.node_timeout_ms * kNsPerMs, s_.duration_ms * kNsPerMs);
     }
     for (int i = 1; i <= s_.workload.clients; ++i) {
       std::string name = "client-" + std::to_string(i);

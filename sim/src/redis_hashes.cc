@@ -124,8 +124,6 @@ Reply cmd_hincrby(Impl& m, ClientState&, const Args& a) {
   // Both errors need an existing field, so no empty hash is left behind.
   if (it != e->v.hash.end() && !string_to_ll(it->second, value))
     return Reply::error("ERR hash value is not an integer");
-  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
-  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
   if ((incr < 0 && value < 0 && incr < kMin - value) ||
       (incr > 0 && value > 0 && incr > kMax - value))
     return Reply::error("ERR increment or decrement would overflow");

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <deque>
 #include <functional>
 #include <map>
@@ -20,6 +21,10 @@
 #include "lockstep/sim/redis_node.h"
 
 namespace lockstep::sim {
+
+// The bounds of Redis integers, which overflow checks compare against.
+inline constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+inline constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 
 class LuaEngine;
 

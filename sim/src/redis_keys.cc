@@ -9,8 +9,6 @@ namespace lockstep::sim {
 namespace {
 
 using Impl = NodeCore;
-constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
-constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 
 Reply err_expire_time(const char* cmd) {
   return Reply::error(std::string("ERR invalid expire time in '") + cmd + "' command");
@@ -28,25 +26,25 @@ Reply cmd_exists(Impl& m, ClientState&, const Args& a) {
   return Reply::integer_of(n);
 }
 
-enum ExpireFlag : unsigned { kNX = 1, kXX = 2, kGT = 4, kLT = 8 };
+enum ExpireFlag : unsigned { kExpireNX = 1, kExpireXX = 2, kExpireGT = 4, kExpireLT = 8 };
 
 // Options are checked before the time argument, as parseExtendedExpireArgumentsOrReply.
 bool parse_expire_flags(const Args& a, unsigned& flags, Reply& err) {
   for (size_t j = 3; j < a.size(); ++j) {
-    if (iequals(a[j], "nx")) flags |= kNX;
-    else if (iequals(a[j], "xx")) flags |= kXX;
-    else if (iequals(a[j], "gt")) flags |= kGT;
-    else if (iequals(a[j], "lt")) flags |= kLT;
+    if (iequals(a[j], "nx")) flags |= kExpireNX;
+    else if (iequals(a[j], "xx")) flags |= kExpireXX;
+    else if (iequals(a[j], "gt")) flags |= kExpireGT;
+    else if (iequals(a[j], "lt")) flags |= kExpireLT;
     else {
       err = Reply::error("ERR Unsupported option " + a[j]);
       return false;
     }
   }
-  if ((flags & kNX) && (flags & (kXX | kGT | kLT))) {
+  if ((flags & kExpireNX) && (flags & (kExpireXX | kExpireGT | kExpireLT))) {
     err = Reply::error("ERR NX and XX, GT or LT options at the same time are not compatible");
     return false;
   }
-  if ((flags & kGT) && (flags & kLT)) {
+  if ((flags & kExpireGT) && (flags & kExpireLT)) {
     err = Reply::error("ERR GT and LT options at the same time are not compatible");
     return false;
   }
@@ -54,11 +52,11 @@ bool parse_expire_flags(const Args& a, unsigned& flags, Reply& err) {
 }
 
 bool expire_condition_holds(unsigned flags, int64_t current, int64_t when) {
-  if ((flags & kNX) && current != -1) return false;
-  if ((flags & kXX) && current == -1) return false;
+  if ((flags & kExpireNX) && current != -1) return false;
+  if ((flags & kExpireXX) && current == -1) return false;
   // No TTL counts as an infinite one: GT never beats it, LT always does.
-  if ((flags & kGT) && (current == -1 || when <= current)) return false;
-  if ((flags & kLT) && current != -1 && when >= current) return false;
+  if ((flags & kExpireGT) && (current == -1 || when <= current)) return false;
+  if ((flags & kExpireLT) && current != -1 && when >= current) return false;
   return true;
 }
 

@@ -10,8 +10,6 @@ namespace lockstep::sim {
 namespace {
 
 using Impl = NodeCore;
-constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
-constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 
 enum SetFlag : unsigned {
   kNX = 1, kXX = 2, kGet = 4, kKeepTtl = 8, kEX = 16, kPX = 32, kEXAT = 64, kPXAT = 128,

@@ -14,7 +14,7 @@ namespace {
 
 using Impl = NodeCore;
 
-enum ZaddFlag : unsigned { kNX = 1, kXX = 2, kGT = 4, kLT = 8, kIncr = 16 };
+enum ZaddFlag : unsigned { kZaddNX = 1, kZaddXX = 2, kZaddGT = 4, kZaddLT = 8, kIncr = 16 };
 enum class ZaddOut { Added, Updated, Unchanged, Nop, NaN };
 
 void zset_put(ZSet& z, const std::string& member, double score) {
@@ -35,18 +35,18 @@ ZaddOut zset_add(ZSet& z, double& score, const std::string& member, unsigned fla
   if (std::isnan(score)) return ZaddOut::NaN;
   auto it = z.dict.find(member);
   if (it == z.dict.end()) {
-    if (flags & kXX) return ZaddOut::Nop;
+    if (flags & kZaddXX) return ZaddOut::Nop;
     zset_put(z, member, score);
     return ZaddOut::Added;
   }
-  if (flags & kNX) return ZaddOut::Nop;
+  if (flags & kZaddNX) return ZaddOut::Nop;
   const double current = it->second;
   double next = score;
   if (flags & kIncr) {
     next += current;
     if (std::isnan(next)) return ZaddOut::NaN;
   }
-  if (((flags & kLT) && next >= current) || ((flags & kGT) && next <= current))
+  if (((flags & kZaddLT) && next >= current) || ((flags & kZaddGT) && next <= current))
     return ZaddOut::Nop;
   score = next;
   if (next == current) return ZaddOut::Unchanged;
@@ -58,19 +58,19 @@ ZaddOut zset_add(ZSet& z, double& score, const std::string& member, unsigned fla
 // the set untouched.
 bool parse_zadd(const Args& a, size_t& idx, unsigned& flags, bool& ch, Reply& err) {
   for (; idx < a.size(); ++idx) {
-    if (iequals(a[idx], "nx")) flags |= kNX;
-    else if (iequals(a[idx], "xx")) flags |= kXX;
+    if (iequals(a[idx], "nx")) flags |= kZaddNX;
+    else if (iequals(a[idx], "xx")) flags |= kZaddXX;
     else if (iequals(a[idx], "ch")) ch = true;
     else if (iequals(a[idx], "incr")) flags |= kIncr;
-    else if (iequals(a[idx], "gt")) flags |= kGT;
-    else if (iequals(a[idx], "lt")) flags |= kLT;
+    else if (iequals(a[idx], "gt")) flags |= kZaddGT;
+    else if (iequals(a[idx], "lt")) flags |= kZaddLT;
     else break;
   }
   const size_t rest = a.size() - idx;
   if (rest == 0 || rest % 2) err = err_syntax();
-  else if ((flags & kNX) && (flags & kXX))
+  else if ((flags & kZaddNX) && (flags & kZaddXX))
     err = Reply::error("ERR XX and NX options at the same time are not compatible");
-  else if ((flags & kNX && flags & (kGT | kLT)) || ((flags & kGT) && (flags & kLT)))
+  else if ((flags & kZaddNX && flags & (kZaddGT | kZaddLT)) || ((flags & kZaddGT) && (flags & kZaddLT)))
     err = Reply::error("ERR GT, LT, and/or NX options at the same time are not compatible");
   else if ((flags & kIncr) && rest > 2)
     err = Reply::error("ERR INCR option supports a single increment-element pair");
@@ -97,7 +97,7 @@ Reply zadd_generic(Impl& m, const Args& a, unsigned flags) {
   ZSet& z = e ? e->v.zset : fresh.zset;
   int64_t added = 0, updated = 0, processed = 0;
   double score = 0;
-  for (size_t j = 0; j < scores.size() && (e || !(flags & kXX)); ++j) {
+  for (size_t j = 0; j < scores.size() && (e || !(flags & kZaddXX)); ++j) {
     score = scores[j];
     const ZaddOut out = zset_add(z, score, a[idx + 1 + 2 * j], flags);
     if (out == ZaddOut::NaN) {

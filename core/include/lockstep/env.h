@@ -30,6 +30,7 @@ using Nanos = std::chrono::nanoseconds;
 using Millis = std::chrono::milliseconds;
 using namespace std::chrono_literals;
 
+inline constexpr int64_t kNsPerMs = 1'000'000;
 inline int64_t to_ms(Nanos d) { return std::chrono::duration_cast<Millis>(d).count(); }
 
 // A message received on a subscribed channel, or a timeout when none came in time.

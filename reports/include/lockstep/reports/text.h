@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 
 #include "lockstep/text.h"
@@ -18,6 +19,9 @@ std::string xml_escape(const std::string& s);
 std::string md_cell(const std::string& s);
 
 using lockstep::format_duration;
+
+// The names joined with ", ", or `none` when there are none.
+std::string comma_list(const std::set<std::string>& names, const char* none = "none");
 
 // "client-3" for process 3, "node-1" for node index 0.
 std::string node_label(int64_t node_index);

@@ -1,0 +1,28 @@
+// The catalogue's scenario files as the tests load them. A file that does not load fails
+// the test that asked for it, with the reader's message and path, and the test goes on
+// with an empty scenario instead of throwing out of the whole suite.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <variant>
+
+#include <gtest/gtest.h>
+
+#include "lockstep/runner/scenario.h"
+
+namespace lockstep::scenario_files {
+
+inline const std::string kDir = std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/";
+
+// `file` is an absolute path, or a path under scenarios/.
+inline runner::Scenario load(const std::string& file) {
+  auto r = runner::load_scenario_file(file.starts_with('/') ? file : kDir + file);
+  if (auto* e = std::get_if<runner::ScenarioError>(&r)) {
+    ADD_FAILURE() << e->message();
+    return {};
+  }
+  return std::get<runner::Scenario>(std::move(r));
+}
+
+}  // namespace lockstep::scenario_files
