@@ -81,6 +81,7 @@ TEST(Fuzz, GeneratedScenariosAreValidFiles) {
   for (uint64_t i = 0; i < 200; ++i) {
     Scenario s = generate_scenario(space, 11, i);
     auto parsed = parse_scenario(to_json(s).dump(), "generated.json");
+    EXPECT_EQ(to_report_json(s).dump(), nlohmann::json(to_json(s)).dump());
     ASSERT_TRUE(std::holds_alternative<Scenario>(parsed)) << std::get<ScenarioError>(parsed).message();
   }
 }

@@ -343,12 +343,24 @@ TEST(Scenario, EveryDeclaredAlgorithmOptionIsAcceptedAtItsBounds) {
   }
 }
 
-// A scenario read back from its own JSON is the same scenario, field for field.
+// A scenario read back from its own JSON is the same scenario, field for field; and a
+// report's copy of it is the same JSON with its keys sorted.
 void expect_round_trip(const Scenario& s) {
+  EXPECT_EQ(to_report_json(s).dump(), nlohmann::json(to_json(s)).dump());
   std::string text = to_json(s).dump(2);
   auto r = parse_scenario(text, s.file);
   ASSERT_TRUE(std::holds_alternative<Scenario>(r)) << std::get<ScenarioError>(r).message() << "\n" << text;
   EXPECT_EQ(std::get<Scenario>(r), s) << text;
+}
+
+TEST(Scenario, CatalogueReportJsonIsTheFileJsonSorted) {
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios")) {
+    if (entry.path().extension() != ".json") continue;
+    auto r = load_scenario_file(entry.path().string());
+    ASSERT_TRUE(std::holds_alternative<Scenario>(r)) << entry.path();
+    const Scenario& s = std::get<Scenario>(r);
+    EXPECT_EQ(to_report_json(s).dump(), nlohmann::json(to_json(s)).dump()) << entry.path();
+  }
 }
 
 TEST(Scenario, RoundTripsThroughJson) {

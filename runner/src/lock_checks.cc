@@ -159,7 +159,7 @@ reports::RunReport judge_run(const Scenario& s, const Scenario& played, const ch
                              " commands with OOM (used memory above maxmemory); " + std::to_string(acquired) + " of " +
                              std::to_string(attempts) + " acquisitions succeeded";
   }
-  r.scenario_json = to_json(s);
+  r.scenario_json = to_report_json(s);
   return r;
 }
 

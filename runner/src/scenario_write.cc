@@ -3,12 +3,18 @@
 // latency distribution does not take are left out, because the reader rejects them.
 #include "lockstep/runner/scenario.h"
 
+#include <type_traits>
+
 namespace lockstep::runner {
 namespace {
 
 using ojson = nlohmann::ordered_json;
 
-ojson latency_json(const LatencySpec& l) {
+// Every writer is written once for both JSON types: the file format's (keys in the
+// order a reader expects) and the report's (nlohmann::json, keys sorted), so that a
+// report need not build one and convert it to the other.
+template <class J>
+J latency_json(const LatencySpec& l) {
   switch (l.kind) {
     case LatencySpec::Kind::Constant:
       return {{"dist", "constant"}, {"ms", l.ms}};
@@ -22,23 +28,36 @@ ojson latency_json(const LatencySpec& l) {
   return {{"dist", "long-tail"}, {"ms", l.ms}, {"tail_ms", l.tail_ms}, {"tail_probability", l.tail_probability}};
 }
 
-ojson lock_json(const LockSpec& l) {
-  if (!l.profile.empty()) return {{"profile", l.profile}, {"key", l.key}, {"options", ojson::parse(l.options.dump())}};
+// The options as written by nlohmann::json, keys sorted, in either type.
+template <class J>
+J options_json(const nlohmann::json& options) {
+  if constexpr (std::is_same_v<J, nlohmann::json>) {
+    return options;
+  } else {
+    return J::parse(options.dump());
+  }
+}
+
+template <class J>
+J lock_json(const LockSpec& l) {
+  if (!l.profile.empty()) return {{"profile", l.profile}, {"key", l.key}, {"options", options_json<J>(l.options)}};
   return {{"algorithm", l.algorithm},
           {"key", l.key},
           {"lease_ms", l.lease_ms},
           {"retry", {{"count_max", l.retry.count_max}, {"delay_ms", l.retry.delay_ms}, {"jitter_ms", l.retry.jitter_ms}}},
           {"command_timeout_ms", l.command_timeout_ms},
-          {"options", ojson::parse(l.options.dump())}};
+          {"options", options_json<J>(l.options)}};
 }
 
-ojson cache_json(const CacheSpec& c) {
+template <class J>
+J cache_json(const CacheSpec& c) {
   return {{"writers", c.writers},     {"node", c.node},         {"keys", c.keys},
           {"value_bytes", c.value_bytes}, {"ttl_fraction", c.ttl_fraction}, {"ttl_ms", c.ttl_ms},
           {"rate_per_s", c.rate_per_s}, {"start_ms", c.start_ms}, {"writes", c.writes}};
 }
 
-ojson cache_aside_json(const CacheAsideSpec& c) {
+template <class J>
+J cache_aside_json(const CacheAsideSpec& c) {
   return {{"writers", c.writers},
           {"readers", c.readers},
           {"keys", c.keys},
@@ -54,8 +73,9 @@ ojson cache_aside_json(const CacheAsideSpec& c) {
           {"op_interval_ms", c.op_interval_ms}};
 }
 
-ojson workload_json(const WorkloadSpec& w) {
-  ojson j = {{"kind", w.kind}};
+template <class J>
+J workload_json(const WorkloadSpec& w) {
+  J j = {{"kind", w.kind}};
   if (w.external()) j["command"] = w.command;
   j["clients"] = w.clients;
   j["initial_stock"] = w.initial_stock;
@@ -72,15 +92,14 @@ ojson workload_json(const WorkloadSpec& w) {
   j["reentrant_hold_ms"] = w.reentrant_hold_ms;
   // Written only when there is one, like the memory limit: scenarios without either
   // read (and write) exactly as they did before these existed.
-  if (w.cache != CacheSpec{}) j["cache"] = cache_json(w.cache);
-  if (w.cache_aside.enabled()) j["cache_aside"] = cache_aside_json(w.cache_aside);
+  if (w.cache != CacheSpec{}) j["cache"] = cache_json<J>(w.cache);
+  if (w.cache_aside.enabled()) j["cache_aside"] = cache_aside_json<J>(w.cache_aside);
   return j;
 }
 
-}  // namespace
-
-nlohmann::ordered_json to_json(const Scenario& s) {
-  ojson j;
+template <class J>
+J scenario_json(const Scenario& s) {
+  J j;
   j["name"] = s.name;
   j["description"] = s.description;
   j["seed"] = s.seed;
@@ -101,17 +120,23 @@ nlohmann::ordered_json to_json(const Scenario& s) {
                                 {"replicas_per_master", s.topology.cluster.replicas_per_master},
                                 {"node_timeout_ms", s.topology.cluster.node_timeout_ms}};
   }
-  j["network"] = {{"latency", latency_json(s.network.latency)}, {"loss", s.network.loss}};
-  j["clocks"] = ojson::array();
+  j["network"] = {{"latency", latency_json<J>(s.network.latency)}, {"loss", s.network.loss}};
+  j["clocks"] = J::array();
   for (const auto& c : s.clocks)
     j["clocks"].push_back({{"process", c.process}, {"offset_ms", c.offset_ms}, {"drift_ppm", c.drift_ppm}});
-  j["lock"] = lock_json(s.lock);
-  j["workload"] = workload_json(s.workload);
-  j["faults"] = ojson::array();
-  for (const auto& f : s.faults) j["faults"].push_back(fault_file_json(f));
+  j["lock"] = lock_json<J>(s.lock);
+  j["workload"] = workload_json<J>(s.workload);
+  j["faults"] = J::array();
+  for (const auto& f : s.faults) j["faults"].push_back(J(fault_file_json(f)));
   j["expect"] = {{"violations", s.expected_violations}};
   j["checks"] = {{"deadlock_bound_ms", s.deadlock_bound_ms}};
   return j;
 }
+
+}  // namespace
+
+nlohmann::ordered_json to_json(const Scenario& s) { return scenario_json<ojson>(s); }
+
+nlohmann::json to_report_json(const Scenario& s) { return scenario_json<nlohmann::json>(s); }
 
 }  // namespace lockstep::runner

@@ -191,12 +191,14 @@ struct NodeCore {
   std::unordered_map<std::string, KeyVersion, KeyHash> versions;
   uint64_t version_seq = 0;
   bool versions_tracked = false;
-  // By lowercase name (views of the names in command_list). Looked up, never iterated.
+  // By lowercase name. Looked up, never iterated.
   struct NameHash {
     size_t operator()(std::string_view s) const { return stable_hash(s); }
   };
-  std::unordered_map<std::string_view, const Command*, NameHash> commands;
-  std::vector<Command> command_list;
+  using CommandTable = std::unordered_map<std::string_view, const Command*, NameHash>;
+  // The table is the same for every node and never changes: built once per process
+  // rather than with each node (a fuzz run creates its nodes afresh).
+  const CommandTable& commands;
 
   std::function<void(const KeyChange&)> observer;
   std::function<void(ClientState&, const std::string&, const std::string&)> publisher;

@@ -38,19 +38,32 @@ bool arity_ok(const Command& cmd, size_t argc) {
   return cmd.arity >= 0 ? n == cmd.arity : n >= -cmd.arity;
 }
 
-NodeCore::NodeCore() : lua(std::make_unique<LuaEngine>(*this)) {
-  register_key_commands(command_list);
-  register_string_commands(command_list);
-  register_hash_commands(command_list);
-  register_list_commands(command_list);
-  register_zset_commands(command_list);
-  register_script_commands(command_list);
-  register_multi_commands(command_list);
-  register_pubsub_commands(command_list);
-  register_server_commands(command_list);
-  register_cluster_commands(command_list);
-  for (const auto& c : command_list) commands[c.name] = &c;
+namespace {
+const NodeCore::CommandTable& command_table() {
+  static const std::vector<Command> list = [] {
+    std::vector<Command> out;
+    register_key_commands(out);
+    register_string_commands(out);
+    register_hash_commands(out);
+    register_list_commands(out);
+    register_zset_commands(out);
+    register_script_commands(out);
+    register_multi_commands(out);
+    register_pubsub_commands(out);
+    register_server_commands(out);
+    register_cluster_commands(out);
+    return out;
+  }();
+  static const NodeCore::CommandTable table = [] {
+    NodeCore::CommandTable t;
+    for (const auto& c : list) t[c.name] = &c;
+    return t;
+  }();
+  return table;
 }
+}  // namespace
+
+NodeCore::NodeCore() : commands(command_table()), lua(std::make_unique<LuaEngine>(*this)) {}
 
 NodeCore::~NodeCore() = default;
 

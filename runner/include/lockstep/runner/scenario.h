@@ -239,5 +239,8 @@ ScenarioResult load_scenario_file(const std::string& path);
 // The scenario as JSON, in the file format, every field written (defaults too);
 // parse_scenario(to_json(s).dump(), s.file) gives back s field for field.
 nlohmann::ordered_json to_json(const Scenario& s);
+// The same content as nlohmann::json (keys sorted), as a report carries it: equal to
+// nlohmann::json(to_json(s)), without building the ordered one first.
+nlohmann::json to_report_json(const Scenario& s);
 
 }  // namespace lockstep::runner
