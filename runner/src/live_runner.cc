@@ -52,6 +52,7 @@ live::ClusterSpec cluster_spec(const Scenario& s) {
   c.maxmemory_samples = s.topology.maxmemory_samples;
   c.sentinels = s.topology.sentinels;
   c.down_after_ms = s.topology.down_after_ms;
+  if (s.topology.cluster_enabled()) c.cluster_node_timeout_ms = s.topology.cluster.node_timeout_ms;
   c.run_ms = s.duration_ms;
   // A server whose wall clock a fault moves, or that starts with an offset or a drift,
   // runs with lockstep's clock library preloaded.
@@ -171,6 +172,9 @@ class LiveRun {
   // The observer is a client no fault targets: it polls the lock key on every node.
   void start_observer() {
     observer_ = world_.add_client("observer", -1);
+    // In a cluster too it reads each logical node's current master itself (the others
+    // answer MOVED, which tells nothing).
+    world_.set_direct(observer_);
     for (int n = 0; n < world_.node_count(); ++n) world_.spawn(observer_, poll(n));
   }
 
@@ -308,7 +312,7 @@ class LiveRun {
 
   void record_resource() {
     std::vector<std::string> get{"GET", s_.workload.stock_key};
-    Reply r = live::sync_command(world_.node_address(0), get, Millis(2000));
+    Reply r = cluster_.command(get, Millis(2000));
     if (r.type != Reply::Type::Bulk && r.type != Reply::Type::Nil) return;  // node gone: unknown
     resource_read_ = true;
     nlohmann::json final_value = nullptr;
