@@ -380,6 +380,17 @@ std::string live_unsupported(const Scenario& s, const LiveOptions& o) {
   if (o.redis && (s.topology.nodes > 1 || s.topology.replicas > 0))
     return "--redis gives one server, but the topology needs " +
            std::to_string(s.topology.nodes * (1 + s.topology.replicas)) + "; run it without --redis";
+  if (s.topology.cluster_enabled()) {
+    // As the scenario reader says for files; a scenario built otherwise (--client) is
+    // checked here.
+    if (s.workload.external())
+      return "external clients reach each node by address, not as Redis Cluster clients (topology.cluster)";
+    for (const auto& f : s.faults) {
+      if (f.kind == FaultKind::Delay || f.kind == FaultKind::Jitter || f.kind == FaultKind::Partition)
+        return "a delay, jitter or partition fault with topology.cluster: live, the cluster bus does not pass the fault "
+               "proxy, so the fault cannot reach the cluster's failure detection";
+    }
+  }
   if (o.redis && (!memory_config(s.topology).empty() || s.workload.cache.writers > 0))
     return "a memory limit or a cache writer fills and reconfigures the server, which lockstep does only to servers "
            "of its own; run it without --redis";

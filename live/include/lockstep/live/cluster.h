@@ -3,7 +3,10 @@
 // replication its lag), the redis-sentinels and the follower that re-points clients when
 // Sentinel fails a master over. It is the live counterpart of the
 // topology half of the simulator's World (add_node, add_replica, failover, the failure
-// detector), and it plays the server faults a WorldControl asks for.
+// detector), and it plays the server faults a WorldControl asks for. With
+// ClusterSpec::cluster_node_timeout_ms the masters and replicas form a Redis Cluster
+// instead (docs/cluster.md): every member announces its fault-proxy port, and the
+// cluster fails masters over itself while this only watches the members' roles.
 //
 // Invariants:
 //  - Every server and sentinel is one lockstep started (ServerFarm's safety rules), or,
