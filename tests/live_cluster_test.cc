@@ -18,6 +18,7 @@
 #include "lockstep/live/live_world.h"
 #include "lockstep/live/redis_server.h"
 #include "lockstep/runner/live_runner.h"
+#include "lockstep/runner/sim_runner.h"
 #include "lockstep/sim/world.h"
 #include "sim_harness.h"
 
@@ -198,6 +199,32 @@ TEST(LiveClusterScenario, PausedMasterIsFailedOverByTheClusterLive) {
   const std::vector<pid_t> all = live::started_server_pids();
   ASSERT_EQ(all.size() - started_before, 6u);
   expect_all_gone(std::vector<pid_t>(all.begin() + static_cast<long>(started_before), all.end()));
+}
+
+// A requested failover in a cluster is the replica's CLUSTER FAILOVER TAKEOVER, 100 ms
+// after the lock was set and before the 300 ms replication lag passed: the replica takes
+// the slots without the lock, in both worlds.
+TEST(LiveClusterScenario, RequestedFailoverIsATakeoverLive) {
+  if (!has_redis()) GTEST_SKIP() << "redis-server not installed: live tests need it";
+  auto r = runner::parse_scenario(R"({
+    "seed": 7, "duration_ms": 6000, "worlds": ["sim", "live"],
+    "topology": {"cluster": {"masters": 3, "replicas_per_master": 1, "node_timeout_ms": 2000}, "replication_lag_ms": 300},
+    "lock": {"algorithm": "redisson", "lease_ms": 20000, "retry": {"count_max": 2000, "delay_ms": 10, "jitter_ms": 10}},
+    "workload": {"clients": 2, "initial_stock": 10, "hold_ms": 3000, "wait_ms": 5000, "start_stagger_ms": 1500},
+    "faults": [{"kind": "failover", "target": "node-2", "on": {"process": "node-2", "sets": "lock", "delay_ms": 100}}],
+    "expect": {"violations": ["linearizability", "lost-update", "mutual-exclusion"]}})",
+                                  "takeover.json");
+  ASSERT_TRUE(std::holds_alternative<runner::Scenario>(r)) << std::get<runner::ScenarioError>(r).message();
+  const runner::Scenario& s = std::get<runner::Scenario>(r);
+  const runner::RunOutcome sim = runner::run_in_sim(s);
+  const runner::RunOutcome live = runner::run_live(s);
+  ASSERT_FALSE(live.report.stats.contains("error")) << live.report.stats.dump();
+  EXPECT_EQ(sim.report.found_violations(), s.expected_violations);
+  EXPECT_EQ(live.report.found_violations(), s.expected_violations) << live.history_jsonl;
+  bool by_cluster = false;
+  for (const auto& e : live.history.events)
+    by_cluster = by_cluster || (e.f == "failover" && e.value.value("by", "") == "cluster" && e.value.value("to", "") == "node-2-replica-1");
+  EXPECT_TRUE(by_cluster) << live.history_jsonl;
 }
 
 }  // namespace
