@@ -120,4 +120,12 @@ void split_slots(int masters, std::vector<int>& first, std::vector<int>& last) {
   }
 }
 
+int slot_master(int masters, int slot) {
+  std::vector<int> first, last;
+  split_slots(masters, first, last);
+  int m = 0;
+  while (m + 1 < masters && slot > last[static_cast<size_t>(m)]) ++m;
+  return m;
+}
+
 }  // namespace lockstep

@@ -362,13 +362,7 @@ void Cluster::collect_sentinel_events() {
 }
 
 int Cluster::seed_node(const std::string& key) const {
-  if (!cluster()) return 0;
-  std::vector<int> first, last;
-  split_slots(spec_.nodes, first, last);
-  const int slot = key_hash_slot(key);
-  int node = 0;
-  while (node + 1 < spec_.nodes && slot > last[node]) ++node;
-  return node;
+  return cluster() ? slot_master(spec_.nodes, key_hash_slot(key)) : 0;
 }
 
 Reply Cluster::command(const std::vector<std::string>& argv, Nanos timeout) {

@@ -336,12 +336,7 @@ class LiveClusterConnection : public Connection, private ClusterRouter {
   // Messages of a channel come from the logical node serving its slot, which follows its
   // shard's master after a failover (as in the simulator).
   Task<std::unique_ptr<Subscription>> subscribe(std::string channel) override {
-    std::vector<int> first, last;
-    split_slots(world_.node_count(), first, last);
-    const int slot = key_hash_slot(channel);
-    int node = 0;
-    while (node + 1 < world_.node_count() && slot > last[node]) ++node;
-    LiveConnection c(world_, client_, node);
+    LiveConnection c(world_, client_, slot_master(world_.node_count(), key_hash_slot(channel)));
     co_return co_await c.subscribe(std::move(channel));
   }
 
