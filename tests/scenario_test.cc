@@ -251,7 +251,13 @@ std::vector<Bad> bad_table() {
       {"sentinels_without_down_after", "$.topology.sentinels",
        "0 unless topology.down_after_ms is set (it is Sentinel's down-after-milliseconds)", "1"},
       {"cluster_two_masters", "$.topology.cluster.masters", "an integer from 3 to 9", "2"},
-      {"cluster_live", "$.worlds[1]", "\"sim\" only (topology.cluster runs in the simulator so far)", "\"live\""},
+      {"cluster_live_delay", "$.worlds[1]",
+       "\"sim\" only (a delay, jitter or partition fault with topology.cluster: live, the cluster bus does not pass the "
+       "fault proxy, so the fault cannot reach the cluster's failure detection)",
+       "\"live\""},
+      {"cluster_external", "$.topology",
+       "no topology.cluster with an external workload (its programs reach each node by address, not as cluster clients)",
+       "topology.cluster"},
       {"cluster_with_sentinels", "$.topology.sentinels",
        "0 or nothing with topology.cluster (cluster nodes detect failures themselves: node_timeout_ms)", "3"},
   };

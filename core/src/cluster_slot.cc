@@ -1,6 +1,7 @@
 #include "lockstep/cluster_slot.h"
 
 #include <array>
+#include <cmath>
 
 namespace lockstep {
 namespace {
@@ -98,6 +99,33 @@ std::optional<Redirect> parse_redirect(std::string_view error) {
   r.host = std::string(error.substr(space + 1, colon - space - 1));
   r.port = port;
   return r;
+}
+
+}  // namespace lockstep
+
+namespace lockstep {
+
+void split_slots(int masters, std::vector<int>& first, std::vector<int>& last) {
+  const double per = static_cast<double>(kClusterSlots) / masters;
+  double cursor = 0.0;
+  int next = 0;
+  for (int i = 0; i < masters; ++i) {
+    int end = static_cast<int>(std::lround(cursor + per - 1));
+    if (end > kClusterSlots - 1 || i == masters - 1) end = kClusterSlots - 1;
+    if (end < next) end = next;
+    first.push_back(next);
+    last.push_back(end);
+    next = end + 1;
+    cursor += per;
+  }
+}
+
+int slot_master(int masters, int slot) {
+  std::vector<int> first, last;
+  split_slots(masters, first, last);
+  int m = 0;
+  while (m + 1 < masters && slot > last[static_cast<size_t>(m)]) ++m;
+  return m;
 }
 
 }  // namespace lockstep

@@ -2,6 +2,10 @@
 
 #include <deque>
 #include <fstream>
+#include <sstream>
+
+#include "lockstep/cluster_client.h"
+#include "lockstep/cluster_slot.h"
 
 namespace lockstep::live {
 namespace {
@@ -52,8 +56,9 @@ int healthy(RedisServer* sentinel, std::vector<std::string> argv, const std::str
 Cluster::Cluster(LiveWorld& world) : world_(world), proxy_(world.loop(), world.seed()) {}
 
 Cluster::~Cluster() {
-  // The follower runs on the world's loop: it goes before the servers.
+  // The follower and the role watch run on the world's loop: they go before the servers.
   follower_.reset();
+  if (role_timer_) world_.loop().cancel(role_timer_);
 }
 
 std::string Cluster::server_name(const NodeAddress& a) {
@@ -75,6 +80,9 @@ std::string Cluster::start(const ClusterSpec& spec) {
   spec_ = spec;
   proxy_.set_latency(spec.latency);
   if (auto err = start_servers(); !err.empty()) return err;
+  if (cluster()) {
+    if (auto err = form_cluster(); !err.empty()) return err;
+  }
   if (auto err = seed(); !err.empty()) return err;
   if (auto err = await_replicas(); !err.empty()) return err;
   if (auto err = start_sentinels(); !err.empty()) return err;
@@ -94,6 +102,7 @@ ServerConfig Cluster::config(const std::string& name, std::optional<NodeAddress>
   c.maxmemory_policy = spec_.maxmemory_policy;
   c.maxmemory_samples = spec_.maxmemory_samples;
   c.replica_of = std::move(replica_of);
+  c.cluster_node_timeout_ms = spec_.cluster_node_timeout_ms;
   for (const auto& k : spec_.shifted_clocks) {
     if (k.server != name) continue;
     c.shifted_clock = true;
@@ -114,6 +123,13 @@ std::string Cluster::start_servers() {
       // Replication goes through the proxy too: it holds the stream for the lag, and a
       // partition can cut a replica off its master.
       const std::string name = node_name(i) + "-replica-" + std::to_string(r);
+      if (cluster()) {
+        // CLUSTER REPLICATE makes it a replica once the cluster is formed.
+        RedisServer* replica = farm_->start(config(name, std::nullopt));
+        if (!replica) return farm_->error();
+        replicas_.push_back({i, replica});
+        continue;
+      }
       NodeAddress upstream;
       FaultProxy::LinkSpec link{name, node_name(i), i, master->address(), FaultProxy::Framing::Bytes,
                                 Millis(spec_.replication_lag_ms)};
@@ -129,7 +145,7 @@ std::string Cluster::start_servers() {
 std::string Cluster::seed() {
   for (const auto& [key, value] : spec_.seed) {
     std::vector<std::string> set{"SET", key, value};
-    Reply r = sync_command(world_.node_address(0), set, Millis(2000));
+    Reply r = command(set, Millis(2000));
     if (!r.is_ok()) return "cannot seed " + key + ": " + to_short_text(r);
   }
   return "";
@@ -147,16 +163,30 @@ bool Cluster::wait_for(const std::function<bool()>& check, Nanos limit) {
       limit);
 }
 
-// Replicas start in sync, as in the simulator: linked to their master and, on node-1,
-// holding what was seeded there.
+// Replicas start in sync, as in the simulator: linked to their master and holding what
+// was seeded there.
 std::string Cluster::await_replicas() {
   for (const auto& [node, replica] : replicas_) {
     auto synced = [&, node = node, replica = replica] {
       std::vector<std::string> info{"INFO", "replication"};
       Reply r = sync_command(replica->address(), info, Millis(500));
       if (r.type != Reply::Type::Bulk || r.str.find("master_link_status:up") == std::string::npos) return false;
-      if (node != 0) return true;
+      if (cluster()) {
+        // A cluster replica redirects reads to its master: it holds what was seeded once
+        // it has applied everything its master has sent.
+        auto offset = [](const Reply& info, const std::string& field) -> int64_t {
+          const auto at = info.str.find(field + ":");
+          return at == std::string::npos ? -1 : std::atoll(info.str.c_str() + at + field.size() + 1);
+        };
+        Reply m = sync_command(masters_[static_cast<size_t>(node)]->address(), info, Millis(500));
+        const int64_t sent = offset(m, "master_repl_offset");
+        return sent >= 0 && offset(r, "slave_repl_offset") >= sent;
+      }
+      bool holds_seed = false;
+      for (const auto& kv : spec_.seed) holds_seed = holds_seed || seed_node(kv.first) == node;
+      if (!holds_seed) return true;
       for (const auto& [key, value] : spec_.seed) {
+        if (seed_node(key) != node) continue;
         std::vector<std::string> get{"GET", key};
         if (sync_command(replica->address(), get, Millis(500)) != Reply::bulk(value)) return false;
       }
@@ -260,6 +290,16 @@ void Cluster::drift_clock(const std::string& name, double drift_ppm) {
 
 void Cluster::fail_over(int n) {
   if (n < 0 || !farm_) return;
+  if (cluster()) {
+    // The replica takes the slots over with a new epoch, without its master's agreement
+    // (it may be paused); watch_roles re-points the node when the replica says master.
+    RedisServer* replica = farm_->find(node_name(n) + "-replica-1");
+    if (!replica) return;
+    std::vector<std::string> takeover{"CLUSTER", "FAILOVER", "TAKEOVER"};
+    Reply r = sync_command(replica->address(), takeover, Millis(500));
+    if (on_failover) on_failover(true, {{"promoted", replica->config().name}, {"reply", to_short_text(r)}}, n);
+    return;
+  }
   if (!sentinels_.empty()) {
     std::vector<std::string> ask{"SENTINEL", "FAILOVER", node_name(n)};
     Reply r = sync_command(sentinels_.front()->address(), ask, Millis(500));
@@ -319,6 +359,150 @@ void Cluster::collect_sentinel_events() {
     }
     sentinel_events_[sentinel->config().name] = nlohmann::json(std::vector<std::string>(events.begin(), events.end()));
   }
+}
+
+int Cluster::seed_node(const std::string& key) const {
+  return cluster() ? slot_master(spec_.nodes, key_hash_slot(key)) : 0;
+}
+
+Reply Cluster::command(const std::vector<std::string>& argv, Nanos timeout) {
+  if (!cluster()) return sync_command(world_.node_address(0), argv, timeout);
+  return keyed_command(argv, timeout);
+}
+
+// Sent to the current master of the key's logical node; a MOVED (a failover not yet
+// seen) is followed, to the member it names.
+Reply Cluster::keyed_command(const std::vector<std::string>& argv, Nanos timeout) {
+  NodeAddress target = world_.node_address(argv.size() > 1 ? seed_node(argv[1]) : 0);
+  Reply r;
+  for (int hop = 0; hop <= ClusterRouter::kRedirectsMax; ++hop) {  // bounded
+    r = sync_command(target, argv, timeout);
+    const auto redirect = r.is_error() ? parse_redirect(r.str) : std::nullopt;
+    if (!redirect) return r;
+    bool found = false;
+    for (const auto& m : members_) {
+      if (m.announced.port != redirect->port) continue;
+      target = m.server;
+      found = true;
+    }
+    if (!found) return r;
+  }
+  return r;
+}
+
+// The cluster as redis-cli --cluster create builds it, step by step and through the
+// proxy: every member announces the port of a proxy link to itself (which carries a
+// replica's stream with the scenario's lag, and which MOVED and CLUSTER SLOTS name), the
+// members meet, the masters take the simulator's slot ranges, the replicas follow their
+// masters. Clients start once every member agrees the cluster is ok and knows every
+// replica, and every replica is linked.
+std::string Cluster::form_cluster() {
+  std::vector<std::vector<RedisServer*>> shards(masters_.size());
+  for (size_t n = 0; n < masters_.size(); ++n) shards[n].push_back(masters_[n]);
+  for (const auto& [node, replica] : replicas_) shards[static_cast<size_t>(node)].push_back(replica);
+  auto run = [](RedisServer* sv, const std::vector<std::string>& argv) { return sync_command(sv->address(), argv, Millis(2000)); };
+  for (size_t n = 0; n < shards.size(); ++n) {
+    for (size_t k = 0; k < shards[n].size(); ++k) {
+      RedisServer* sv = shards[n][k];
+      // The link's other end is who replicates from this member: its master's first
+      // replica while it is the master, the master once it is a replica (after a failover).
+      const std::string peer = (k == 0 ? shards[n].size() > 1 ? shards[n][1] : shards[n][0] : shards[n][0])->config().name;
+      NodeAddress announced;
+      FaultProxy::LinkSpec link{peer, sv->config().name, static_cast<int>(n), sv->address(), FaultProxy::Framing::Bytes,
+                                Millis(spec_.replication_lag_ms)};
+      if (auto err = proxy_.route(link, announced); !err.empty()) return err;
+      sv->set_announce_port(announced.port);
+      Reply r = run(sv, {"CONFIG", "SET", "cluster-announce-port", std::to_string(announced.port)});
+      if (!r.is_ok()) return sv->config().name + ": cannot announce its proxy port: " + to_short_text(r);
+      members_.push_back({announced, sv->address(), static_cast<int>(n)});
+      member_servers_.push_back(sv);
+    }
+  }
+  RedisServer* first = member_servers_.front();
+  for (size_t i = 1; i < member_servers_.size(); ++i) {
+    Reply r = run(member_servers_[i], {"CLUSTER", "MEET", "127.0.0.1", std::to_string(first->address().port),
+                                       std::to_string(first->bus_port())});
+    if (!r.is_ok()) return member_servers_[i]->config().name + ": CLUSTER MEET: " + to_short_text(r);
+  }
+  std::vector<int> slot_first, slot_last;
+  split_slots(static_cast<int>(masters_.size()), slot_first, slot_last);
+  for (size_t n = 0; n < masters_.size(); ++n) {
+    Reply r = run(masters_[n], {"CLUSTER", "ADDSLOTSRANGE", std::to_string(slot_first[n]), std::to_string(slot_last[n])});
+    if (!r.is_ok()) return masters_[n]->config().name + ": CLUSTER ADDSLOTSRANGE: " + to_short_text(r);
+  }
+  // How many members a member's CLUSTER NODES lists, and how many of them as replicas,
+  // counting only settled entries (no handshake, no failure suspected).
+  auto census = [&](RedisServer* sv, int& known, int& replicas) {
+    known = replicas = 0;
+    Reply r = run(sv, {"CLUSTER", "NODES"});
+    std::istringstream lines(r.str);
+    std::string line;
+    while (std::getline(lines, line)) {
+      std::istringstream fields(line);
+      std::string id, address, flags;
+      fields >> id >> address >> flags;
+      if (flags.empty() || flags.find("handshake") != std::string::npos || flags.find("fail") != std::string::npos ||
+          flags.find("noaddr") != std::string::npos)
+        continue;
+      ++known;
+      if (flags.find("slave") != std::string::npos) ++replicas;
+    }
+  };
+  const int total = static_cast<int>(member_servers_.size());
+  const int replica_count = static_cast<int>(replicas_.size());
+  auto all_known = [&] {
+    for (auto* sv : member_servers_) {
+      int known = 0, replicas = 0;
+      census(sv, known, replicas);
+      if (known < total) return false;
+    }
+    return true;
+  };
+  if (!wait_for(all_known, kSetupLimit)) return "the cluster's members did not all meet in time";
+  for (const auto& [node, replica] : replicas_) {
+    Reply id = run(masters_[static_cast<size_t>(node)], {"CLUSTER", "MYID"});
+    Reply r = run(replica, {"CLUSTER", "REPLICATE", id.str});
+    if (!r.is_ok()) return replica->config().name + ": CLUSTER REPLICATE: " + to_short_text(r);
+  }
+  auto ready = [&] {
+    for (auto* sv : member_servers_) {
+      Reply info = run(sv, {"CLUSTER", "INFO"});
+      if (info.str.rfind("cluster_state:ok", 0) != 0) return false;
+      int known = 0, replicas = 0;
+      census(sv, known, replicas);
+      if (known < total || replicas < replica_count) return false;
+    }
+    for (const auto& entry : replicas_) {
+      Reply r = run(entry.second, {"INFO", "replication"});
+      if (r.str.find("master_link_status:up") == std::string::npos) return false;
+    }
+    return true;
+  };
+  if (!wait_for(ready, kSetupLimit)) return "the cluster did not reach cluster_state:ok with every replica in time";
+  world_.set_cluster(members_);
+  watch_roles();
+  return "";
+}
+
+void Cluster::watch_roles() {
+  role_timer_ = world_.loop().after(Millis(100), [this] {
+    role_timer_ = 0;
+    for (size_t i = 0; i < member_servers_.size(); ++i) {
+      RedisServer* sv = member_servers_[i];
+      const int n = members_[i].node;
+      if (sv == masters_[static_cast<size_t>(n)] || !sv->running() || sv->paused()) continue;
+      std::vector<std::string> role{"ROLE"};
+      Reply r = sync_command(sv->address(), role, Millis(50));
+      if (r.type != Reply::Type::Array || r.elements.empty() || r.elements[0].str != "master") continue;
+      RedisServer* old = masters_[static_cast<size_t>(n)];
+      masters_[static_cast<size_t>(n)] = sv;
+      if (on_failover)
+        on_failover(false, {{"from", old->config().name}, {"to", sv->config().name}, {"by", "cluster"}}, n);
+      world_.set_node_address(n, sv->address());
+      if (on_moved) on_moved(n);
+    }
+    watch_roles();
+  });
 }
 
 void Cluster::finish() {

@@ -10,7 +10,10 @@
 #include <cerrno>
 #include <cstring>
 #include <deque>
+#include <optional>
 
+#include "lockstep/cluster_client.h"
+#include "lockstep/cluster_slot.h"
 #include "lockstep/live/live_world.h"
 
 namespace lockstep::live {
@@ -245,7 +248,10 @@ class LiveSubscription : public Subscription {
 
 class LiveConnection : public Connection {
  public:
-  LiveConnection(LiveWorld& world, int client, int node) : world_(world), client_(client), node_(node) {}
+  // To logical node `node` wherever it is now, or, with `server`, to that server alone
+  // (a cluster member, which the cluster itself moves between roles).
+  LiveConnection(LiveWorld& world, int client, int node, std::optional<NodeAddress> server = std::nullopt)
+      : world_(world), client_(client), node_(node), fixed_(std::move(server)) {}
   ~LiveConnection() override { close_link(link_); }
 
   Task<Reply> call(std::vector<std::string> argv, Nanos timeout) override {
@@ -284,11 +290,11 @@ class LiveConnection : public Connection {
   // I/O error.
   void transmit(Sent* sent) {
     std::shared_ptr<CallState> st = sent->st;
-    if (link_.ctx && link_.generation != world_.node_generation(node_)) close_link(link_);
+    if (link_.ctx && !fixed_ && link_.generation != world_.node_generation(node_)) close_link(link_);
     if (!link_.ctx) {
       link_.last_error.clear();
       link_.generation = world_.node_generation(node_);
-      const NodeAddress& server = world_.node_address(node_);
+      const NodeAddress& server = fixed_ ? *fixed_ : world_.node_address(node_);
       const NodeAddress a = world_.route ? world_.route(client_, node_, server) : server;
       if (auto err = open_link(link_, a, world_.loop().base()); !err.empty()) {
         delete sent;
@@ -307,7 +313,59 @@ class LiveConnection : public Connection {
   LiveWorld& world_;
   int client_;
   int node_;
+  std::optional<NodeAddress> fixed_;
   Link link_;
+};
+
+// A cluster client's connection: ClusterRouter (shared with the simulator) decides where
+// each command goes; it goes over a connection of this client's to that member, through
+// the fault proxy like any other. Members are named in replies by their announced
+// address, which is translated back to the member here.
+class LiveClusterConnection : public Connection, private ClusterRouter {
+ public:
+  LiveClusterConnection(LiveWorld& world, int client)
+      : ClusterRouter(seeds(world)), world_(world), client_(client) {
+    for (const auto& m : world.cluster_members())
+      members_.push_back(std::make_unique<LiveConnection>(world, client, m.node, m.server));
+  }
+
+  Task<Reply> call(std::vector<std::string> argv, Nanos timeout) override {
+    co_return co_await ClusterRouter::call(std::move(argv), timeout);
+  }
+
+  // Messages of a channel come from the logical node serving its slot, which follows its
+  // shard's master after a failover (as in the simulator).
+  Task<std::unique_ptr<Subscription>> subscribe(std::string channel) override {
+    LiveConnection c(world_, client_, slot_master(world_.node_count(), key_hash_slot(channel)));
+    co_return co_await c.subscribe(std::move(channel));
+  }
+
+ private:
+  static std::vector<int> seeds(LiveWorld& world) {
+    std::vector<int> out;
+    for (size_t i = 0; i < world.cluster_members().size(); ++i) out.push_back(static_cast<int>(i));
+    return out;
+  }
+
+  int64_t now_ns() override { return mono_clock().count(); }
+
+  int find(const std::string& host, int64_t port) override {
+    const auto& members = world_.cluster_members();
+    for (size_t i = 0; i < members.size(); ++i) {
+      const auto& m = members[i];
+      if (m.announced.port == port && (m.announced.host == host || m.server.host == host)) return static_cast<int>(i);
+    }
+    return -1;
+  }
+
+  Task<Reply> send(int member, std::vector<std::string> argv, int64_t deadline_ns) override {
+    const Nanos left(std::max<int64_t>(deadline_ns - now_ns(), 0));
+    co_return co_await members_[static_cast<size_t>(member)]->call(std::move(argv), left);
+  }
+
+  LiveWorld& world_;
+  int client_;
+  std::vector<std::unique_ptr<LiveConnection>> members_;
 };
 
 // As CallAwaiter: nothing owning in the awaiter itself. The timer owns the wake-up.
@@ -391,9 +449,13 @@ Task<void> LiveEnv::sleep(Nanos d) {
 
 void LiveEnv::spawn(Task<void> t) { world_.spawn(client_, std::move(t)); }
 uint64_t LiveEnv::random() { return world_.clients_[client_]->rng.next(); }
-int LiveEnv::node_count() const { return world_.node_count(); }
+int LiveEnv::node_count() const { return world_.cluster_client(client_) ? 1 : world_.node_count(); }
 
 Connection& LiveEnv::node(int index) {
+  if (world_.cluster_client(client_)) {
+    if (!cluster_connection_) cluster_connection_ = std::make_unique<LiveClusterConnection>(world_, client_);
+    return *cluster_connection_;
+  }
   // Nodes added after this client was created get connections lazily.
   while (static_cast<int>(connections_.size()) < world_.node_count()) {
     connections_.push_back(std::make_unique<LiveConnection>(world_, client_, static_cast<int>(connections_.size())));
@@ -403,7 +465,10 @@ Connection& LiveEnv::node(int index) {
 
 std::string LiveEnv::process_name() const { return world_.client_name(client_); }
 
-void LiveEnv::close_connections() { connections_.clear(); }
+void LiveEnv::close_connections() {
+  connections_.clear();
+  cluster_connection_.reset();
+}
 
 void LiveEnv::close_node(int node) {
   if (node < static_cast<int>(connections_.size())) static_cast<LiveConnection&>(*connections_[node]).close();

@@ -277,6 +277,16 @@ std::vector<std::string> RedisServer::args() const {
   if (config_.replica_of) {
     a.insert(a.end(), {"--replicaof", config_.replica_of->host, std::to_string(config_.replica_of->port)});
   }
+  if (config_.cluster()) {
+    // The bus would default to port + 10000, past 65535 for most ports the kernel picks.
+    // Peers reach the bus directly; everything else that names this node (MOVED, ASK,
+    // CLUSTER SLOTS, a replica's link to its master) names the announced port.
+    a.insert(a.end(), {"--cluster-enabled", "yes", "--cluster-port", std::to_string(bus_port_),
+                       "--cluster-config-file", "nodes.conf", "--cluster-node-timeout",
+                       std::to_string(config_.cluster_node_timeout_ms), "--cluster-announce-ip", "127.0.0.1",
+                       "--cluster-announce-bus-port", std::to_string(bus_port_)});
+    if (announce_port_ > 0) a.insert(a.end(), {"--cluster-announce-port", std::to_string(announce_port_)});
+  }
   return a;
 }
 
@@ -375,6 +385,10 @@ std::string RedisServer::start() {
   for (int attempt = 0; attempt < 5; ++attempt) {
     port_ = free_port();
     if (port_ == 0) return "cannot find a free port on 127.0.0.1";
+    if (config_.cluster()) {
+      bus_port_ = free_port();
+      if (bus_port_ == 0 || bus_port_ == port_) return "cannot find a free bus port on 127.0.0.1";
+    }
     if (auto err = spawn(); !err.empty()) return err;
     if (wait_ready(Millis(5000))) return "";
     kill();

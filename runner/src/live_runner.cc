@@ -51,6 +51,7 @@ live::ClusterSpec cluster_spec(const Scenario& s) {
   c.maxmemory_samples = s.topology.maxmemory_samples;
   c.sentinels = s.topology.sentinels;
   c.down_after_ms = s.topology.down_after_ms;
+  if (s.topology.cluster_enabled()) c.cluster_node_timeout_ms = s.topology.cluster.node_timeout_ms;
   c.run_ms = s.duration_ms;
   // A server whose wall clock a fault moves, or that starts with an offset or a drift,
   // runs with lockstep's clock library preloaded.
@@ -170,6 +171,9 @@ class LiveRun {
   // The observer is a client no fault targets: it polls the lock key on every node.
   void start_observer() {
     observer_ = world_.add_client("observer", -1);
+    // In a cluster too it reads each logical node's current master itself (the others
+    // answer MOVED, which tells nothing).
+    world_.set_direct(observer_);
     for (int n = 0; n < world_.node_count(); ++n) world_.spawn(observer_, poll(n));
   }
 
@@ -307,7 +311,7 @@ class LiveRun {
 
   void record_resource() {
     std::vector<std::string> get{"GET", s_.workload.stock_key};
-    Reply r = live::sync_command(world_.node_address(0), get, Millis(2000));
+    Reply r = cluster_.command(get, Millis(2000));
     if (r.type != Reply::Type::Bulk && r.type != Reply::Type::Nil) return;  // node gone: unknown
     resource_read_ = true;
     nlohmann::json final_value = nullptr;
@@ -375,6 +379,17 @@ std::string live_unsupported(const Scenario& s, const LiveOptions& o) {
   if (o.redis && (s.topology.nodes > 1 || s.topology.replicas > 0))
     return "--redis gives one server, but the topology needs " +
            std::to_string(s.topology.nodes * (1 + s.topology.replicas)) + "; run it without --redis";
+  if (s.topology.cluster_enabled()) {
+    // As the scenario reader says for files; a scenario built otherwise (--client) is
+    // checked here.
+    if (s.workload.external())
+      return "external clients reach each node by address, not as Redis Cluster clients (topology.cluster)";
+    for (const auto& f : s.faults) {
+      if (f.kind == FaultKind::Delay || f.kind == FaultKind::Jitter || f.kind == FaultKind::Partition)
+        return "a delay, jitter or partition fault with topology.cluster: live, the cluster bus does not pass the fault "
+               "proxy, so the fault cannot reach the cluster's failure detection";
+    }
+  }
   if (o.redis && (!memory_config(s.topology).empty() || s.workload.cache.writers > 0))
     return "a memory limit or a cache writer fills and reconfigures the server, which lockstep does only to servers "
            "of its own; run it without --redis";

@@ -4,6 +4,7 @@
 #include <deque>
 #include <map>
 
+#include "lockstep/cluster_client.h"
 #include "lockstep/cluster_slot.h"
 #include "lockstep/sim/world.h"
 #include "world_internal.h"
@@ -133,50 +134,14 @@ class SimConnection : public Connection {
   std::shared_ptr<ConnState> conn_;
 };
 
-// A cluster client's connection, as Redisson's or Lettuce's: it keeps a map of which node
-// serves each slot (from CLUSTER SLOTS), sends each command to the node of its key, and
-// follows redirections — MOVED updates the map and makes it stale, ASK sends ASKING
-// first and changes nothing. The map is read again every 5 s (Redisson's scanInterval)
-// and after any timeout, reset or CLUSTERDOWN, on the node that last answered it first.
-class ClusterConnection : public Connection {
+// A cluster client's connection, as Redisson's or Lettuce's: ClusterRouter (shared with
+// the live world) decides where each command goes; this sends it there.
+class ClusterConnection : public Connection, private ClusterRouter {
  public:
-  ClusterConnection(World& world, int client_pid) : world_(world), client_pid_(client_pid), owner_(kClusterSlots, -1) {
-    for (int shard = 0; shard < world_.node_count(); ++shard) {
-      for (int pid : world_.shard_members(shard)) seeds_.push_back(pid);
-    }
-  }
+  ClusterConnection(World& world, int client_pid) : ClusterRouter(seeds(world)), world_(world), client_pid_(client_pid) {}
 
   Task<Reply> call(std::vector<std::string> argv, Nanos timeout) override {
-    const int64_t deadline = world_.now() + std::max<int64_t>(timeout.count(), 0);
-    if (stale_ || world_.now() >= next_refresh_ns_) co_await refresh(deadline);
-    const auto key = routing_key(argv);
-    int target = key ? owner_[key_hash_slot(*key)] : last_;
-    if (target < 0) target = seeds_[refresh_from_];
-    bool asking = false;
-    for (int hop = 0;; ++hop) {  // bounded: kRedirectsMax
-      if (asking) {
-        std::vector<std::string> ask{"ASKING"};
-        co_await send(target, std::move(ask), deadline);
-      }
-      Reply r = co_await send(target, argv, deadline);
-      if (r.type == Reply::Type::Timeout || r.type == Reply::Type::IoError ||
-          (r.is_error() && r.str.starts_with("CLUSTERDOWN"))) {
-        stale_ = true;
-        co_return r;
-      }
-      const auto redirect = r.is_error() && hop < kRedirectsMax ? parse_redirect(r.str) : std::nullopt;
-      const int to = redirect ? world_.find(redirect->host) : -1;
-      if (to < 0) {
-        if (key) last_ = target;
-        co_return r;
-      }
-      if (!redirect->ask) {
-        owner_[redirect->slot] = to;
-        stale_ = true;
-      }
-      asking = redirect->ask;
-      target = to;
-    }
+    co_return co_await ClusterRouter::call(std::move(argv), timeout);
   }
 
   // Messages of a channel come from the node serving its slot, where Redisson subscribes;
@@ -190,33 +155,19 @@ class ClusterConnection : public Connection {
   }
 
  private:
-  static constexpr int kRedirectsMax = 5;
-  static constexpr int64_t kScanIntervalNs = 5'000'000'000;
-  static constexpr int64_t kRefreshTimeoutNs = 1'000'000'000;
-
-  // CLUSTER SLOTS from the first node that answers, each given at most kRefreshTimeoutNs.
-  Task<void> refresh(int64_t deadline) {
-    for (size_t tried = 0; tried < seeds_.size() && world_.now() < deadline; ++tried) {
-      const int pid = seeds_[refresh_from_];
-      std::vector<std::string> argv{"CLUSTER", "SLOTS"};
-      Reply r = co_await send(pid, std::move(argv), std::min(deadline, world_.now() + kRefreshTimeoutNs));
-      if (r.type == Reply::Type::Array) {
-        for (const Reply& range : r.elements) {
-          if (range.elements.size() < 3 || range.elements[2].elements.empty()) continue;
-          const int owner = world_.find(range.elements[2].elements[0].str);
-          for (int64_t slot = range.elements[0].integer; slot <= range.elements[1].integer && slot < kClusterSlots; ++slot) {
-            owner_[static_cast<size_t>(slot)] = owner;
-          }
-        }
-        stale_ = false;
-        next_refresh_ns_ = world_.now() + kScanIntervalNs;
-        co_return;
-      }
-      refresh_from_ = (refresh_from_ + 1) % seeds_.size();
+  // Every node, in creation order.
+  static std::vector<int> seeds(World& world) {
+    std::vector<int> out;
+    for (int shard = 0; shard < world.node_count(); ++shard) {
+      for (int pid : world.shard_members(shard)) out.push_back(pid);
     }
+    return out;
   }
 
-  Task<Reply> send(int pid, std::vector<std::string> argv, int64_t deadline) {
+  int64_t now_ns() override { return world_.now(); }
+  int find(const std::string& host, int64_t) override { return world_.find(host); }
+
+  Task<Reply> send(int pid, std::vector<std::string> argv, int64_t deadline) override {
     auto& conn = conns_[pid];
     if (!conn) {
       conn = std::make_shared<ConnState>();
@@ -237,12 +188,6 @@ class ClusterConnection : public Connection {
 
   World& world_;
   int client_pid_;
-  std::vector<int> owner_;  // slot -> node pid, -1: unknown
-  std::vector<int> seeds_;  // every node, in creation order
-  size_t refresh_from_ = 0;
-  bool stale_ = true;
-  int64_t next_refresh_ns_ = 0;
-  int last_ = -1;  // where the last keyed command went
   std::map<int, std::shared_ptr<ConnState>> conns_;
   std::vector<std::unique_ptr<SimConnection>> per_shard_;
 };

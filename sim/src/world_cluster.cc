@@ -7,32 +7,12 @@
 // Simplifications, each on purpose: gossip reaches every reachable node at once, and one
 // observer (the "cluster-bus" process) stands for the masters' failure reports — it
 // counts the masters alive, not the reports each one sent.
-#include <cmath>
 #include <cstdio>
 
 #include "lockstep/cluster_slot.h"
 #include "lockstep/sim/world.h"
 
 namespace lockstep::sim {
-namespace {
-
-// redis-cli --cluster create's split: masters' shares rounded to the nearest slot.
-void split_slots(int masters, std::vector<int>& first, std::vector<int>& last) {
-  const double per = static_cast<double>(kClusterSlots) / masters;
-  double cursor = 0.0;
-  int next = 0;
-  for (int i = 0; i < masters; ++i) {
-    int end = static_cast<int>(std::lround(cursor + per - 1));
-    if (end > kClusterSlots - 1 || i == masters - 1) end = kClusterSlots - 1;
-    if (end < next) end = next;
-    first.push_back(next);
-    last.push_back(end);
-    next = end + 1;
-    cursor += per;
-  }
-}
-
-}  // namespace
 
 void World::enable_cluster() {
   ClusterLayout l;

@@ -45,4 +45,11 @@ struct Redirect {
 };
 std::optional<Redirect> parse_redirect(std::string_view error);
 
+// The slots each of `masters` masters serves, as redis-cli --cluster create splits them
+// (shares rounded to the nearest slot): master i serves first[i]..last[i]. Both worlds
+// split alike, so node-N serves the same slots in each.
+void split_slots(int masters, std::vector<int>& first, std::vector<int>& last);
+// Which of `masters` masters serves `slot` under that split.
+int slot_master(int masters, int slot);
+
 }  // namespace lockstep

@@ -3,7 +3,10 @@
 // replication its lag), the redis-sentinels and the follower that re-points clients when
 // Sentinel fails a master over. It is the live counterpart of the
 // topology half of the simulator's World (add_node, add_replica, failover, the failure
-// detector), and it plays the server faults a WorldControl asks for.
+// detector), and it plays the server faults a WorldControl asks for. With
+// ClusterSpec::cluster_node_timeout_ms the masters and replicas form a Redis Cluster
+// instead (docs/cluster.md): every member announces its fault-proxy port, and the
+// cluster fails masters over itself while this only watches the members' roles.
 //
 // Invariants:
 //  - Every server and sentinel is one lockstep started (ServerFarm's safety rules), or,
@@ -42,6 +45,10 @@ struct ClusterSpec {
   int maxmemory_samples = 5;
   int sentinels = 0;
   int64_t down_after_ms = 0;
+  // > 0: the masters and replicas form a Redis Cluster with this cluster-node-timeout
+  // (docs/cluster.md): the masters split the slots as in the simulator, and the cluster
+  // fails a master over itself.
+  int64_t cluster_node_timeout_ms = 0;
   // How long the run lasts: Sentinel must not rewire a lagged replica before it ends.
   int64_t run_ms = 0;
   // Servers started with lockstep's clock library (their wall clock can be moved), with
@@ -55,7 +62,8 @@ struct ClusterSpec {
   // Every message through the fault proxy waits a draw from this (the scenario's
   // network latency).
   Latency latency{Latency::Kind::Constant, 0, 0, 0.0};
-  // Keys written on node-1 before the clients start (the protected resource).
+  // Keys written before the clients start (the protected resource): on node-1, or in a
+  // cluster on the master of the key's slot.
   std::vector<std::pair<std::string, std::string>> seed;
 };
 
@@ -95,6 +103,10 @@ class Cluster {
   // Node `n` now answers from another server: keys there may vanish with the old one.
   std::function<void(int node)> on_moved;
 
+  // A keyed command from the control plane (seeding, reading the resource at the end):
+  // to node-1, or in a cluster to the master of the key's slot.
+  Reply command(const std::vector<std::string>& argv, Nanos timeout);
+
   // The end of a run: every server resumed and answering again (a late restart may
   // still be loading its AOF), Sentinel's own log collected.
   void finish();
@@ -110,6 +122,15 @@ class Cluster {
   std::string seed();
   std::string await_replicas();
   std::string start_sentinels();
+  std::string form_cluster();
+  bool cluster() const { return spec_.cluster_node_timeout_ms > 0; }
+  // The logical node a seeded key is written on.
+  int seed_node(const std::string& key) const;
+  // A keyed command from the control plane, sent to the server of the key's slot.
+  Reply keyed_command(const std::vector<std::string>& argv, Nanos timeout);
+  // Every 100 ms: a member that became master of its shard (the cluster failed it over)
+  // is where that logical node is now.
+  void watch_roles();
   bool wait_for(const std::function<bool()>& check, Nanos limit);
   void switched(int n, const NodeAddress& from, const NodeAddress& to);
   RedisServer* server_at(const NodeAddress& a);
@@ -123,6 +144,9 @@ class Cluster {
   std::vector<RedisServer*> masters_;
   std::vector<std::pair<int, RedisServer*>> replicas_;  // (node index, server)
   std::vector<RedisServer*> sentinels_;
+  std::vector<ClusterMember> members_;
+  std::vector<RedisServer*> member_servers_;  // as members_
+  EventLoop::TimerId role_timer_ = 0;
   std::string sentinel_timers_;
   nlohmann::json sentinel_events_ = nlohmann::json::object();
 };

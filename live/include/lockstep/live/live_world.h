@@ -51,6 +51,15 @@ struct CommandNote {
   const Reply* reply = nullptr;  // null for "sent"
 };
 
+// A Redis Cluster node as cluster clients find it: the address the cluster names it by
+// (announced: in CLUSTER SLOTS, MOVED and ASK), the server's own address, and the
+// logical node (shard) it was started in.
+struct ClusterMember {
+  NodeAddress announced;
+  NodeAddress server;
+  int node = 0;
+};
+
 class LiveEnv;
 
 class LiveWorld {
@@ -70,6 +79,14 @@ class LiveWorld {
   // is closed (in-flight calls fail with an I/O error) and the next call connects anew.
   void set_node_address(int node, NodeAddress address);
   uint64_t node_generation(int node) const { return nodes_[node].generation; }
+
+  // The nodes form a Redis Cluster: a client's Env then has one node, a cluster
+  // connection that routes by slot and follows redirections (ClusterRouter), except for a
+  // direct client, which reaches each logical node's address as without a cluster.
+  void set_cluster(std::vector<ClusterMember> members) { cluster_ = std::move(members); }
+  const std::vector<ClusterMember>& cluster_members() const { return cluster_; }
+  void set_direct(int client) { clients_[client]->direct = true; }
+  bool cluster_client(int client) const { return !cluster_.empty() && !clients_[client]->direct; }
 
   // Returns the client's index (0-based); history_id is its number in histories.
   int add_client(const std::string& name, int64_t history_id);
@@ -130,6 +147,7 @@ class LiveWorld {
     Nanos drift_base{0};   // monotonic time the current rate counts from
     Nanos drift_before{0};  // drift accumulated at earlier rates
     bool crashed = false;
+    bool direct = false;
     uint64_t epoch = 0;
     Nanos paused_until{0};
     std::vector<std::function<void()>> held;  // arrived while paused, in order
@@ -145,6 +163,7 @@ class LiveWorld {
   EventLoop loop_;
   bool closing_ = false;
   std::vector<Node> nodes_;
+  std::vector<ClusterMember> cluster_;
   std::vector<std::unique_ptr<Client>> clients_;
 };
 
@@ -172,6 +191,7 @@ class LiveEnv : public Env {
   LiveWorld& world_;
   int client_;
   std::vector<std::unique_ptr<Connection>> connections_;
+  std::unique_ptr<Connection> cluster_connection_;
 };
 
 // Converts a hiredis reply. hiredis 0.14 reports a null array (*-1) as a nil, so live

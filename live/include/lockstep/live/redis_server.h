@@ -69,6 +69,10 @@ struct ServerConfig {
   // replica_of and the clock settings do not apply).
   std::vector<MonitoredMaster> monitors;
   bool sentinel() const { return !monitors.empty(); }
+  // > 0: a Redis Cluster node (--cluster-enabled yes) with this cluster-node-timeout, its
+  // bus on a second kernel-picked port and its nodes.conf in its own directory.
+  int64_t cluster_node_timeout_ms = 0;
+  bool cluster() const { return cluster_node_timeout_ms > 0; }
 };
 
 class RedisServer {
@@ -100,6 +104,11 @@ class RedisServer {
   bool paused() const { return paused_; }
   pid_t pid() const { return pid_; }
   NodeAddress address() const { return NodeAddress{"127.0.0.1", port_}; }
+  // A cluster node's bus port (0 otherwise).
+  int bus_port() const { return bus_port_; }
+  // The port a cluster node tells the others and its clients to reach it at (the fault
+  // proxy's), kept across restarts.
+  void set_announce_port(int port) { announce_port_ = port; }
   const ServerConfig& config() const { return config_; }
   Nanos clock_offset() const { return clock_.wall_offset(); }
   // Waits until PING answers or `limit` passes.
@@ -117,6 +126,8 @@ class RedisServer {
   std::string dir_;
   ServerConfig config_;
   int port_ = 0;
+  int bus_port_ = 0;
+  int announce_port_ = 0;
   pid_t pid_ = -1;
   bool paused_ = false;
   ClockFile clock_;  // used with config.shifted_clock
