@@ -20,6 +20,7 @@
 #include "lockstep/runner/live_runner.h"
 #include "lockstep/runner/sim_runner.h"
 #include "lockstep/sim/world.h"
+#include "live_support.h"
 #include "sim_harness.h"
 
 namespace lockstep {
@@ -27,15 +28,9 @@ namespace {
 
 using Cmds = std::vector<std::vector<std::string>>;
 
-bool has_redis() { return !live::find_redis_server().empty(); }
+using live_support::has_redis;
 
-void expect_all_gone(const std::vector<pid_t>& pids) {
-  for (pid_t pid : pids) {
-    errno = 0;
-    EXPECT_EQ(::kill(pid, 0), -1) << "server " << pid << " left running";
-    EXPECT_EQ(errno, ESRCH);
-  }
-}
+using live_support::expect_all_gone;
 
 Task<std::vector<Reply>> run_all(Env& env, Cmds cmds) {
   std::vector<Reply> out;

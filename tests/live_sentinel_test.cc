@@ -36,12 +36,7 @@ using live_support::server_config;
 
 using live_support::sync;
 
-void expect_all_gone(const std::vector<pid_t>& pids) {
-  for (pid_t pid : pids) {
-    EXPECT_EQ(::kill(pid, 0), -1) << "pid " << pid << " is still running";
-    EXPECT_EQ(errno, ESRCH);
-  }
-}
+using live_support::expect_all_gone;
 
 TEST(LiveSentinel, ClientsFollowSwitchMasterToThePromotedReplica) {
   if (!has_redis()) GTEST_SKIP() << "redis-server not installed: live tests need it";

@@ -2,6 +2,11 @@
 // the configuration of a server or replica they start themselves, and waiting on a loop.
 #pragma once
 
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/types.h>
+
+#include <cerrno>
 #include <functional>
 #include <optional>
 #include <string>
@@ -24,6 +29,15 @@ inline live::ServerConfig persisted_config(std::string name, std::string persist
 // One command on a connection of its own, blocking: for checks outside the loop.
 inline Reply sync(const live::NodeAddress& a, std::vector<std::string> argv, Nanos timeout = Millis(1000)) {
   return live::sync_command(a, argv, timeout);
+}
+
+// Every server (or other process) a test started must be gone when it ends.
+inline void expect_all_gone(const std::vector<pid_t>& pids) {
+  for (pid_t pid : pids) {
+    errno = 0;
+    EXPECT_EQ(::kill(pid, 0), -1) << "process " << pid << " left running";
+    EXPECT_EQ(errno, ESRCH);
+  }
 }
 
 inline bool has_redis() { return !live::find_redis_server().empty(); }
