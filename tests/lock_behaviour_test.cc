@@ -52,7 +52,7 @@ LockParams behaviour_params(const std::string& algorithm, Nanos lease = 10s) {
 }
 
 template <typename W>
-class LockBehaviour : public ::testing::Test {
+class LockBehaviour : public LockSteps<Lock> {
  protected:
   void SetUp() override {
     std::string why;
@@ -60,12 +60,6 @@ class LockBehaviour : public ::testing::Test {
     world_ = W::make(kClientsPerAlgorithm * static_cast<int>(algorithm_names().size()), 3, why);
     if (!world_) GTEST_SKIP() << why;
   }
-
-  // A lock and the process that holds the handle.
-  struct Handle {
-    int client;
-    Lock* lock;
-  };
 
   // Client `c`'s handle on `algorithm`, made on first use with `p`.
   Handle lock(int c, const std::string& algorithm, const LockParams& p) {
@@ -85,33 +79,11 @@ class LockBehaviour : public ::testing::Test {
     return {{client, &slot->read_lock()}, {client, &slot->write_lock()}};
   }
 
-  auto acquire(Handle h, Nanos at, Nanos wait) {
-    Lock* l = h.lock;
-    return world_->template start<AcquireOutcome>(h.client, at, [l, wait] { return l->acquire(wait); });
-  }
-  auto release(Handle h, Nanos at) {
-    Lock* l = h.lock;
-    return world_->template start<ReleaseOutcome>(h.client, at, [l] { return l->release(); });
-  }
-  // The same steps, each once `prev` has its outcome (and `delay` later).
-  template <typename U>
-  auto acquire_after(Handle h, std::shared_ptr<std::optional<U>> prev, Nanos delay, Nanos wait) {
-    Lock* l = h.lock;
-    return world_->template start_after<AcquireOutcome>(h.client, std::move(prev), delay,
-                                                        [l, wait] { return l->acquire(wait); });
-  }
-  template <typename U>
-  auto release_after(Handle h, std::shared_ptr<std::optional<U>> prev, Nanos delay) {
-    Lock* l = h.lock;
-    return world_->template start_after<ReleaseOutcome>(h.client, std::move(prev), delay,
-                                                        [l] { return l->release(); });
-  }
   bool key_exists(const std::string& algorithm) { return world_->inspect(0, {"EXISTS", key_of(algorithm)}).is_integer(1); }
 
   // Real time needs room for a loaded machine; simulated time is exact.
   Nanos slack() const { return std::string(W::kName) == "live" ? 500ms : 50ms; }
 
-  std::unique_ptr<TestWorld> world_;
   std::map<int, std::unique_ptr<Lock>> locks_;
   std::map<int, std::unique_ptr<ReadWriteLock>> rw_locks_;
 };

@@ -69,18 +69,13 @@ bool claims_any_release(const Entry& e) {
 }
 
 template <typename W>
-class ProfileBehaviour : public ::testing::Test {
+class ProfileBehaviour : public LockSteps<ProfileLock> {
  protected:
   void SetUp() override {
     std::string why;
     world_ = W::make(kClientsPerEntry * static_cast<int>(entries().size()), 3, why);
     if (!world_) GTEST_SKIP() << why;
   }
-
-  struct Handle {
-    int client;
-    ProfileLock* lock;
-  };
 
   Handle lock(int c, size_t entry) {
     const Entry& e = entries()[entry];
@@ -90,27 +85,6 @@ class ProfileBehaviour : public ::testing::Test {
     return {client, slot.get()};
   }
 
-  auto acquire(Handle h, Nanos at, Nanos wait) {
-    ProfileLock* l = h.lock;
-    return world_->template start<AcquireOutcome>(h.client, at, [l, wait] { return l->acquire(wait); });
-  }
-  auto release(Handle h, Nanos at) {
-    ProfileLock* l = h.lock;
-    return world_->template start<ReleaseOutcome>(h.client, at, [l] { return l->release(); });
-  }
-  // The same steps, each once `prev` has its outcome (and `delay` later).
-  template <typename U>
-  auto acquire_after(Handle h, std::shared_ptr<std::optional<U>> prev, Nanos delay, Nanos wait) {
-    ProfileLock* l = h.lock;
-    return world_->template start_after<AcquireOutcome>(h.client, std::move(prev), delay,
-                                                        [l, wait] { return l->acquire(wait); });
-  }
-  template <typename U>
-  auto release_after(Handle h, std::shared_ptr<std::optional<U>> prev, Nanos delay) {
-    ProfileLock* l = h.lock;
-    return world_->template start_after<ReleaseOutcome>(h.client, std::move(prev), delay,
-                                                        [l] { return l->release(); });
-  }
   // Whether any node holds the entry's key.
   bool held(size_t entry) {
     for (int n = 0; n < 3; ++n)
@@ -118,7 +92,6 @@ class ProfileBehaviour : public ::testing::Test {
     return false;
   }
 
-  std::unique_ptr<TestWorld> world_;
   std::map<int, std::unique_ptr<ProfileLock>> locks_;
 };
 

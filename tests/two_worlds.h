@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "lockstep/live/live_world.h"
+#include "lockstep/lock.h"
 #include "lockstep/live/redis_server.h"
 #include "sim_harness.h"
 
@@ -56,6 +57,7 @@ class TestWorld {
     }(env(client), std::move(after), delay, std::move(make), out));
     return out;
   }
+
 };
 
 class SimTestWorld : public TestWorld {
@@ -126,6 +128,42 @@ struct Live {
     if (!why.empty()) return nullptr;
     return w;
   }
+};
+
+// What a two-worlds fixture over locks of type `L` (Lock or ProfileLock: both answer
+// acquire(wait) and release()) shares: its world, and a handle's steps in it, each at a
+// time or once another step has its outcome (and `delay` later).
+template <typename L>
+class LockSteps : public ::testing::Test {
+ protected:
+  // A lock and the process that holds the handle.
+  struct Handle {
+    int client;
+    L* lock;
+  };
+
+  auto acquire(Handle h, Nanos at, Nanos wait) {
+    L* l = h.lock;
+    return world_->template start<AcquireOutcome>(h.client, at, [l, wait] { return l->acquire(wait); });
+  }
+  auto release(Handle h, Nanos at) {
+    L* l = h.lock;
+    return world_->template start<ReleaseOutcome>(h.client, at, [l] { return l->release(); });
+  }
+  template <typename U>
+  auto acquire_after(Handle h, std::shared_ptr<std::optional<U>> prev, Nanos delay, Nanos wait) {
+    L* l = h.lock;
+    return world_->template start_after<AcquireOutcome>(h.client, std::move(prev), delay,
+                                                        [l, wait] { return l->acquire(wait); });
+  }
+  template <typename U>
+  auto release_after(Handle h, std::shared_ptr<std::optional<U>> prev, Nanos delay) {
+    L* l = h.lock;
+    return world_->template start_after<ReleaseOutcome>(h.client, std::move(prev), delay,
+                                                        [l] { return l->release(); });
+  }
+
+  std::unique_ptr<TestWorld> world_;
 };
 
 // Names a TYPED_TEST's instances after their world: `.../sim`, `.../live`.
