@@ -57,6 +57,27 @@ TEST(EvictionScenario, VolatileLruEvictsClientOnesLock) {
   EXPECT_EQ(o.report.found_violations(), (std::set<std::string>{"linearizability", "lost-update", "mutual-exclusion"}));
 }
 
+// allkeys-lru takes data as readily as the lock: client-1's lock goes first, then the
+// stock, which client-2 finds missing and which is gone again at the end although
+// client-1 wrote it back.
+TEST(EvictionScenario, AllkeysLruEvictsTheLockAndTheStock) {
+  const RunOutcome o = run_in_sim(load("58-cache-evicts-lock-and-stock-allkeys-lru.json"));
+  bool lock_evicted = false, client2_found_no_stock = false, client1_wrote_back = false;
+  const checker::Event* resource = nullptr;
+  for (const auto& e : o.history.events) {
+    if (e.f == checker::truth::kKeyEvict && e.key == "lock") lock_evicted = e.extra.value("owner", -1) == 1;
+    if (e.process == 2 && e.f == "read" && e.type == checker::EventType::Fail) client2_found_no_stock = true;
+    if (e.process == 1 && e.f == "write" && e.type == checker::EventType::Ok) client1_wrote_back = true;
+    if (e.f == checker::truth::kResource) resource = &e;
+  }
+  EXPECT_TRUE(lock_evicted) << o.history_jsonl;
+  EXPECT_TRUE(client2_found_no_stock);
+  EXPECT_TRUE(client1_wrote_back);
+  ASSERT_NE(resource, nullptr);
+  EXPECT_TRUE(resource->value.at("final").is_null()) << resource->value.dump();
+  EXPECT_EQ(o.report.found_violations(), (std::set<std::string>{"linearizability", "lost-update", "mutual-exclusion"}));
+}
+
 TEST(EvictionScenario, NoevictionIsAnAvailabilityFailureNotASafetyOne) {
   const RunOutcome o = run_in_sim(load("51-noeviction-oom-refuses-lock.json"));
   EXPECT_EQ(o.report.verdict, "safe");

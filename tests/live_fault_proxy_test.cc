@@ -6,6 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <optional>
 #include <thread>
@@ -158,6 +163,16 @@ TEST(LiveFaultProxy, ReplicationLagHoldsWritesAndAMasterCrashLosesThem) {
   ASSERT_TRUE(run_until(loop, [&] { return sync(replica->address(), {"GET", "a"}) == Reply::bulk("1"); }, Millis(3000)));
   EXPECT_GE(live::mono_clock() - written, Millis(300));
 
+  // The lag is the master's buffer: a delay that begins while a write is still held
+  // there slows it too, as in the simulator (the network delay is drawn when it leaves).
+  ASSERT_TRUE(sync(master->address(), {"SET", "late", "1"}).is_ok());
+  const Nanos late_written = live::mono_clock();
+  loop.run_for(Millis(50));
+  proxy.add_delay("node-1", Millis(700));
+  ASSERT_TRUE(run_until(loop, [&] { return sync(replica->address(), {"GET", "late"}) == Reply::bulk("1"); }, Millis(5000)));
+  EXPECT_GE(live::mono_clock() - late_written, Millis(1000));
+  proxy.add_delay("node-1", -Millis(700));
+
   // A paused master sends nothing: held, a write stays past its lag until released.
   proxy.hold_from("node-1", true);
   ASSERT_TRUE(sync(master->address(), {"SET", "c", "1"}).is_ok());
@@ -182,6 +197,50 @@ TEST(LiveFaultProxy, ReplicationLagHoldsWritesAndAMasterCrashLosesThem) {
   EXPECT_EQ(sync(replica->address(), {"GET", "b"}), Reply::nil());
   EXPECT_EQ(sync(replica->address(), {"GET", "a"}), Reply::bulk("1"));
   EXPECT_GT(proxy.dropped_bytes(), 0);
+}
+
+// A cluster bus link is opened by whichever member pings: the proxy names a connection
+// by the address it comes from, so a delay of the member that opened it applies both
+// ways, and a connection from an unnamed address stays the link's.
+TEST(LiveFaultProxy, AConnectionIsTheProcessItsSourceAddressNames) {
+  if (!has_redis()) GTEST_SKIP() << "redis-server not installed: live tests need it";
+  ClientLink link;
+  ASSERT_EQ(link.error, "");
+  link.proxy.name_source("127.0.0.7", "node-9");
+  link.proxy.add_delay("node-9", Millis(300));
+  // PING from a socket bound to `source`, through the proxy; returns the round trip.
+  auto ping_from = [&](const char* source) {
+    std::atomic<bool> done{false};
+    std::string answer;
+    Nanos took{0};
+    std::thread t([&] {
+      const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+      sockaddr_in from{}, to{};
+      from.sin_family = to.sin_family = AF_INET;
+      inet_pton(AF_INET, source, &from.sin_addr);
+      inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+      to.sin_port = htons(static_cast<uint16_t>(link.via.port));
+      const Nanos start = live::mono_clock();
+      if (::bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof from) == 0 &&
+          ::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) == 0) {
+        const std::string ping = "*1\r\n$4\r\nPING\r\n";
+        if (::write(fd, ping.data(), ping.size()) == static_cast<ssize_t>(ping.size())) {
+          char buf[16] = {};
+          const ssize_t n = ::read(fd, buf, sizeof buf);
+          if (n > 0) answer.assign(buf, static_cast<size_t>(n));
+        }
+      }
+      took = live::mono_clock() - start;
+      ::close(fd);
+      done = true;
+    });
+    link.loop.run_until([&] { return done.load(); }, Millis(5000));
+    t.join();
+    EXPECT_EQ(answer, "+PONG\r\n") << source;
+    return took;
+  };
+  EXPECT_GE(ping_from("127.0.0.7"), Millis(600));
+  EXPECT_LT(ping_from("127.0.0.1"), Millis(300));
 }
 
 }  // namespace

@@ -251,9 +251,9 @@ std::vector<Bad> bad_table() {
       {"sentinels_without_down_after", "$.topology.sentinels",
        "0 unless topology.down_after_ms is set (it is Sentinel's down-after-milliseconds)", "1"},
       {"cluster_two_masters", "$.topology.cluster.masters", "an integer from 3 to 9", "2"},
-      {"cluster_live_delay", "$.worlds[1]",
-       "\"sim\" only (a delay, jitter or partition fault with topology.cluster: live, the cluster bus does not pass the "
-       "fault proxy, so the fault cannot reach the cluster's failure detection)",
+      {"cluster_live_partition", "$.worlds[1]",
+       "\"sim\" only (a partition with topology.cluster is not played live: the fault proxy would hold a cut "
+       "cluster bus's bytes rather than lose them)",
        "\"live\""},
       {"cluster_external", "$.topology",
        "no topology.cluster with an external workload (its programs reach each node by address, not as cluster clients)",

@@ -1,5 +1,6 @@
 #include "lockstep/live/cluster.h"
 
+#include <cstdlib>
 #include <deque>
 #include <fstream>
 #include <sstream>
@@ -12,6 +13,8 @@ namespace {
 
 // Bounds on setting up replication and Sentinel before the clients start.
 constexpr Nanos kSetupLimit = Millis(15000);
+// The name the fault proxy gives whoever opens a link to a member's cluster bus.
+constexpr const char* kClusterBus = "cluster-bus";
 // How much later than sentinel-1 the other sentinels see a master down (start_sentinels).
 constexpr int64_t kFollowerGraceMs = 1000;
 // Sentinel's own timer periods, shortened (SENTINEL DEBUG) so that setting up takes well
@@ -114,8 +117,19 @@ ServerConfig Cluster::config(const std::string& name, std::optional<NodeAddress>
 std::string Cluster::start_servers() {
   farm_ = std::make_unique<ServerFarm>();
   if (!farm_->error().empty()) return farm_->error();
+  // A cluster member's own connections (its bus links, its replication) come from a
+  // loopback address of its own, so the proxy knows whose they are.
+  int members = 0;
+  auto member_config = [&](const std::string& name) {
+    ServerConfig c = config(name, std::nullopt);
+    if (cluster()) {
+      c.source_addr = "127.0.0." + std::to_string(2 + members++);
+      proxy_.name_source(c.source_addr, name);
+    }
+    return c;
+  };
   for (int i = 0; i < spec_.nodes; ++i) {
-    RedisServer* master = farm_->start(config(node_name(i), std::nullopt));
+    RedisServer* master = farm_->start(member_config(node_name(i)));
     if (!master) return farm_->error();
     masters_.push_back(master);
     world_.add_node(master->address());
@@ -125,7 +139,7 @@ std::string Cluster::start_servers() {
       const std::string name = node_name(i) + "-replica-" + std::to_string(r);
       if (cluster()) {
         // CLUSTER REPLICATE makes it a replica once the cluster is formed.
-        RedisServer* replica = farm_->start(config(name, std::nullopt));
+        RedisServer* replica = farm_->start(member_config(name));
         if (!replica) return farm_->error();
         replicas_.push_back({i, replica});
         continue;
@@ -414,14 +428,26 @@ std::string Cluster::form_cluster() {
       sv->set_announce_port(announced.port);
       Reply r = run(sv, {"CONFIG", "SET", "cluster-announce-port", std::to_string(announced.port)});
       if (!r.is_ok()) return sv->config().name + ": cannot announce its proxy port: " + to_short_text(r);
+      // The cluster bus too: whoever connects to a member's bus reaches it through a link
+      // named for the member, so a delay or jitter of that member slows the PINGs the
+      // others send it and its PONGs, and the others' failure detection sees it as in the
+      // simulator. The connecting member is not known when a link opens: "cluster-bus".
+      NodeAddress bus;
+      FaultProxy::LinkSpec bus_link{kClusterBus, sv->config().name, static_cast<int>(n),
+                                    NodeAddress{sv->address().host, sv->bus_port()}, FaultProxy::Framing::Bytes, Nanos(0)};
+      if (auto err = proxy_.route(bus_link, bus); !err.empty()) return err;
+      sv->set_announce_bus_port(bus.port);
+      r = run(sv, {"CONFIG", "SET", "cluster-announce-bus-port", std::to_string(bus.port)});
+      if (!r.is_ok()) return sv->config().name + ": cannot announce its bus proxy port: " + to_short_text(r);
       members_.push_back({announced, sv->address(), static_cast<int>(n)});
       member_servers_.push_back(sv);
+      bus_ports_.push_back(bus.port);
     }
   }
   RedisServer* first = member_servers_.front();
   for (size_t i = 1; i < member_servers_.size(); ++i) {
     Reply r = run(member_servers_[i], {"CLUSTER", "MEET", "127.0.0.1", std::to_string(first->address().port),
-                                       std::to_string(first->bus_port())});
+                                       std::to_string(bus_ports_.front())});
     if (!r.is_ok()) return member_servers_[i]->config().name + ": CLUSTER MEET: " + to_short_text(r);
   }
   std::vector<int> slot_first, slot_last;
@@ -484,6 +510,23 @@ std::string Cluster::form_cluster() {
   return "";
 }
 
+bool Cluster::is_master(RedisServer* sv) {
+  std::vector<std::string> role{"ROLE"};
+  const Reply r = sync_command(sv->address(), role, Millis(50));
+  return r.type == Reply::Type::Array && !r.elements.empty() && r.elements[0].str == "master";
+}
+
+// A cluster member's config epoch (cluster_my_epoch, a replica's master's), -1 if it
+// does not answer.
+int64_t Cluster::config_epoch(RedisServer* sv) {
+  std::vector<std::string> info{"CLUSTER", "INFO"};
+  const Reply r = sync_command(sv->address(), info, Millis(50));
+  const std::string field = "cluster_my_epoch:";
+  const size_t at = r.str.find(field);
+  if (r.type != Reply::Type::Bulk || at == std::string::npos) return -1;
+  return std::atoll(r.str.c_str() + at + field.size());
+}
+
 void Cluster::watch_roles() {
   role_timer_ = world_.loop().after(Millis(100), [this] {
     role_timer_ = 0;
@@ -491,10 +534,11 @@ void Cluster::watch_roles() {
       RedisServer* sv = member_servers_[i];
       const int n = members_[i].node;
       if (sv == masters_[static_cast<size_t>(n)] || !sv->running() || sv->paused()) continue;
-      std::vector<std::string> role{"ROLE"};
-      Reply r = sync_command(sv->address(), role, Millis(50));
-      if (r.type != Reply::Type::Array || r.elements.empty() || r.elements[0].str != "master") continue;
+      if (!is_master(sv)) continue;
       RedisServer* old = masters_[static_cast<size_t>(n)];
+      // An old master cut off by a delay still calls itself master until it hears of the
+      // election: of two that do, the one with the newer config epoch is the shard's.
+      if (old->running() && !old->paused() && is_master(old) && config_epoch(sv) <= config_epoch(old)) continue;
       masters_[static_cast<size_t>(n)] = sv;
       if (on_failover)
         on_failover(false, {{"from", old->config().name}, {"to", sv->config().name}, {"by", "cluster"}}, n);

@@ -57,6 +57,7 @@ struct FaultProxy::Pipe {
     Nanos due;
     std::string bytes;
     std::vector<std::string> argv;  // a command: observed when it leaves
+    bool lagging = false;           // still buffered at the server: no network delay drawn
   };
   struct Direction {
     bool request = true;  // client -> server
@@ -65,10 +66,12 @@ struct FaultProxy::Pipe {
     std::deque<Chunk> gated;  // held by the process's gate; no delay drawn yet
     EventLoop::TimerId timer = 0;
     Nanos last_due{0};
+    Nanos last_lag_due{0};
   };
 
   FaultProxy* proxy = nullptr;
   Link* link = nullptr;
+  std::string from;  // the connecting process: the link's, or the one its address names
   uint64_t id = 0;
   bufferevent* down = nullptr;  // the connecting process
   bufferevent* up = nullptr;    // the server
@@ -86,8 +89,8 @@ struct FaultProxy::Pipe {
     if (down) bufferevent_free(down);
   }
 
-  const std::string& source(const Direction& d) const { return d.request ? link->spec.from : link->spec.to; }
-  const std::string& target(const Direction& d) const { return d.request ? link->spec.to : link->spec.from; }
+  const std::string& source(const Direction& d) const { return d.request ? from : link->spec.to; }
+  const std::string& target(const Direction& d) const { return d.request ? link->spec.to : from; }
   bool resp() const { return link->spec.framing == Framing::Resp; }
 
   // A byte stream waits while cut or while its server is paused; RESP messages were
@@ -100,12 +103,22 @@ struct FaultProxy::Pipe {
   }
 
   void enqueue(Direction& d, std::string bytes, std::vector<std::string> argv) {
-    Nanos delay = proxy->delay_between(source(d), target(d));
-    if (!d.request) delay += link->spec.lag;
-    const Nanos due = std::max(proxy->loop_.now() + delay, d.last_due);
-    d.last_due = due;
-    d.queue.push_back({due, std::move(bytes), std::move(argv)});
+    if (!d.request && link->spec.lag > Nanos(0)) {
+      // The server's stream is buffered for the lag first, as the simulator's master
+      // buffers it; the network delay is the one in force when it leaves (depart).
+      const Nanos due = std::max(proxy->loop_.now() + link->spec.lag, d.last_lag_due);
+      d.last_lag_due = due;
+      d.queue.push_back({due, std::move(bytes), std::move(argv), true});
+    } else {
+      d.queue.push_back({depart(d), std::move(bytes), std::move(argv)});
+    }
     flush(d);
+  }
+
+  Nanos depart(Direction& d) {
+    const Nanos due = std::max(proxy->loop_.now() + proxy->delay_between(source(d), target(d)), d.last_due);
+    d.last_due = due;
+    return due;
   }
 
   void flush(Direction& d) {
@@ -114,6 +127,11 @@ struct FaultProxy::Pipe {
     bufferevent* out = d.request ? up : down;
     while (out && !d.queue.empty() && d.queue.front().due <= now && !stalled(d)) {
       Chunk& c = d.queue.front();
+      if (c.lagging) {
+        c.lagging = false;
+        c.due = depart(d);
+        if (c.due > now) break;
+      }
       bufferevent_write(out, c.bytes.data(), c.bytes.size());
       if (d.request && resp()) forwarded(std::move(c.argv), now);
       d.queue.pop_front();
@@ -295,13 +313,20 @@ std::string FaultProxy::route(const LinkSpec& spec, NodeAddress& out) {
   return "";
 }
 
-void FaultProxy::on_accept(evconnlistener*, int fd, sockaddr*, int, void* arg) {
+void FaultProxy::on_accept(evconnlistener*, int fd, sockaddr* peer, int, void* arg) {
   auto* link = static_cast<Link*>(arg);
   FaultProxy* self = link->proxy;
   event_base* base = self->loop_.base();
   auto p = std::make_unique<Pipe>();
   p->proxy = self;
   p->link = link;
+  p->from = link->spec.from;
+  if (peer && peer->sa_family == AF_INET && !self->source_names_.empty()) {
+    char host[INET_ADDRSTRLEN] = {};
+    if (inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(peer)->sin_addr, host, sizeof host)) {
+      if (auto it = self->source_names_.find(host); it != self->source_names_.end()) p->from = it->second;
+    }
+  }
   p->id = self->next_pipe_++;
   p->rep.request = false;
   p->down = bufferevent_socket_new(base, fd, BEV_OPT_CLOSE_ON_FREE);

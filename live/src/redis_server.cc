@@ -279,14 +279,16 @@ std::vector<std::string> RedisServer::args() const {
   }
   if (config_.cluster()) {
     // The bus would default to port + 10000, past 65535 for most ports the kernel picks.
-    // Peers reach the bus directly; everything else that names this node (MOVED, ASK,
-    // CLUSTER SLOTS, a replica's link to its master) names the announced port.
+    // Once the cluster forms, peers reach the bus and everything else that names this
+    // node (MOVED, ASK, CLUSTER SLOTS, a replica's link to its master) names the
+    // announced ports: the fault proxy's.
     a.insert(a.end(), {"--cluster-enabled", "yes", "--cluster-port", std::to_string(bus_port_),
                        "--cluster-config-file", "nodes.conf", "--cluster-node-timeout",
                        std::to_string(config_.cluster_node_timeout_ms), "--cluster-announce-ip", "127.0.0.1",
-                       "--cluster-announce-bus-port", std::to_string(bus_port_)});
+                       "--cluster-announce-bus-port", std::to_string(announce_bus_port_ > 0 ? announce_bus_port_ : bus_port_)});
     if (announce_port_ > 0) a.insert(a.end(), {"--cluster-announce-port", std::to_string(announce_port_)});
   }
+  if (!config_.source_addr.empty()) a.insert(a.end(), {"--bind-source-addr", config_.source_addr});
   return a;
 }
 

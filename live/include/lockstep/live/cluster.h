@@ -130,6 +130,8 @@ class Cluster {
   Reply keyed_command(const std::vector<std::string>& argv, Nanos timeout);
   // Every 100 ms: a member that became master of its shard (the cluster failed it over)
   // is where that logical node is now.
+  static bool is_master(RedisServer* sv);
+  static int64_t config_epoch(RedisServer* sv);
   void watch_roles();
   bool wait_for(const std::function<bool()>& check, Nanos limit);
   void switched(int n, const NodeAddress& from, const NodeAddress& to);
@@ -146,6 +148,7 @@ class Cluster {
   std::vector<RedisServer*> sentinels_;
   std::vector<ClusterMember> members_;
   std::vector<RedisServer*> member_servers_;  // as members_
+  std::vector<int> bus_ports_;                // as members_: the proxy's port to each bus
   EventLoop::TimerId role_timer_ = 0;
   std::string sentinel_timers_;
   nlohmann::json sentinel_events_ = nlohmann::json::object();

@@ -83,6 +83,10 @@ class FaultProxy {
   // Returns "" or why it could not listen.
   std::string route(const LinkSpec& spec, NodeAddress& out);
 
+  // Connections from `host` are `process`'s, whatever link they open: a cluster bus link
+  // is opened by whichever member pings, so its link names only the member it reaches.
+  void name_source(const std::string& host, const std::string& process) { source_names_[host] = process; }
+
   // The scenario's network latency, drawn for every message (default: none).
   void set_latency(const Latency& l) { latency_ = l; }
   void add_delay(const std::string& process, Nanos d);
@@ -124,6 +128,7 @@ class FaultProxy {
   std::map<std::pair<std::string, std::string>, int> blocked_;
   std::map<std::string, bool> held_from_;
   std::map<std::string, int> gates_;  // closed gates by process
+  std::map<std::string, std::string> source_names_;  // source address -> process
   std::vector<std::unique_ptr<Link>> links_;
   uint64_t next_pipe_ = 1;
   std::map<uint64_t, std::unique_ptr<Pipe>> pipes_;

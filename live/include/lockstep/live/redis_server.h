@@ -73,6 +73,9 @@ struct ServerConfig {
   // bus on a second kernel-picked port and its nodes.conf in its own directory.
   int64_t cluster_node_timeout_ms = 0;
   bool cluster() const { return cluster_node_timeout_ms > 0; }
+  // Non-empty: Redis's bind-source-addr, a loopback address of its own its outgoing
+  // connections come from, by which the fault proxy tells whose a cluster bus link is.
+  std::string source_addr;
 };
 
 class RedisServer {
@@ -109,6 +112,8 @@ class RedisServer {
   // The port a cluster node tells the others and its clients to reach it at (the fault
   // proxy's), kept across restarts.
   void set_announce_port(int port) { announce_port_ = port; }
+  // The same for the cluster bus.
+  void set_announce_bus_port(int port) { announce_bus_port_ = port; }
   const ServerConfig& config() const { return config_; }
   Nanos clock_offset() const { return clock_.wall_offset(); }
   // Waits until PING answers or `limit` passes.
@@ -128,6 +133,7 @@ class RedisServer {
   int port_ = 0;
   int bus_port_ = 0;
   int announce_port_ = 0;
+  int announce_bus_port_ = 0;
   pid_t pid_ = -1;
   bool paused_ = false;
   ClockFile clock_;  // used with config.shifted_clock
