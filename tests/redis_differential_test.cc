@@ -139,7 +139,10 @@ bool same_reply(const Args& cmd, const Reply& real, const Reply& sim) {
                      cmd[1].find("'pttl'") != std::string::npos);
   if ((ttl || pttl) && real.type == Reply::Type::Integer && sim.type == Reply::Type::Integer &&
       real.integer >= 0 && sim.integer >= 0)
-    return std::llabs(real.integer - sim.integer) <= (ttl ? 1 : 200);
+    // A second either way: the two sides set and read a TTL at moments a loaded machine
+    // may pull apart (a sanitizer build beside other jobs can stall between them),
+    // and no generated TTL is near a second, so a unit slip still shows.
+    return std::llabs(real.integer - sim.integer) <= (ttl ? 1 : 1000);
   return false;
 }
 
