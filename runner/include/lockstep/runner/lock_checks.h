@@ -16,7 +16,8 @@ namespace lockstep::runner {
 // stats. `played` is the scenario as run, whose key names the history carries (live
 // under --redis they have a prefix); all else comes from `s`. The caller adds what
 // depends on the world: world, seed and replay. With `verdict_only` the report leaves
-// out the history's digest (`jsonl` is not read) and the scenario's definition.
+// out the history's digest (`jsonl` is not read), the scenario's definition and its
+// faults.
 reports::RunReport judge_run(const Scenario& s, const Scenario& played, const checker::History& h,
                              const std::string& jsonl, bool verdict_only = false);
 

@@ -17,8 +17,8 @@ struct RunOptions {
   std::string replay_path;       // how the scenario file is named in the replay command
   // Only the verdict and violations are wanted, as for a fuzz run that is thrown away
   // unless it fails (the counterexample is run again in full): the outcome has no JSON
-  // lines, the report no history digest and no scenario definition. Writing those was a
-  // fifth of a fuzz run. The history itself is the same.
+  // lines, the report no history digest, scenario definition or fault list. Writing
+  // those was a fifth of a fuzz run. The history itself is the same.
   bool verdict_only = false;
 };
 
