@@ -86,5 +86,26 @@ TEST(Fuzz, GeneratedScenariosAreValidFiles) {
   }
 }
 
+// A fuzz run judged for its verdict only reaches the same verdict and violations over
+// the same history as a full run; it only leaves out what is written for a counterexample.
+TEST(Fuzz, VerdictOnlyRunsJudgeAsFullRuns) {
+  FuzzSpace space{{"set-px-lua", "setnx", "redlock"}, {FaultKind::Pause, FaultKind::Crash}};
+  RunOptions verdict_only;
+  verdict_only.verdict_only = true;
+  int violating = 0;
+  for (uint64_t i = 0; i < 40; ++i) {
+    const Scenario s = generate_scenario(space, 3, i);
+    const RunOutcome full = run_in_sim(s);
+    const RunOutcome quick = run_in_sim(s, verdict_only);
+    EXPECT_EQ(quick.report.verdict, full.report.verdict) << "run " << i;
+    EXPECT_EQ(quick.report.found_violations(), full.report.found_violations()) << "run " << i;
+    EXPECT_EQ(checker::to_jsonl(quick.history), full.history_jsonl) << "run " << i;
+    EXPECT_TRUE(quick.history_jsonl.empty());
+    EXPECT_TRUE(quick.report.history_sha256.empty());
+    violating += full.report.violations.empty() ? 0 : 1;
+  }
+  EXPECT_GT(violating, 0) << "no run found a violation: the comparison covered safe runs only";
+}
+
 }  // namespace
 }  // namespace lockstep::runner

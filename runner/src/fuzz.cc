@@ -167,7 +167,9 @@ uint64_t run_seed(uint64_t campaign_seed, uint64_t index) {
 }
 
 bool fails(const FuzzSpace& sp, const Scenario& s, RunOutcome* out = nullptr) {
-  RunOutcome o = run_in_sim(s);
+  RunOptions options;
+  options.verdict_only = out == nullptr;
+  RunOutcome o = run_in_sim(s, options);
   bool bad = false;
   for (const auto& v : o.report.violations) bad = bad || sp.properties.empty() || sp.properties.count(v.property);
   if (out) *out = std::move(o);

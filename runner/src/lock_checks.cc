@@ -109,13 +109,15 @@ std::optional<checker::Violation> check_lock_linearizability(const LockSpec& loc
 }  // namespace
 
 reports::RunReport judge_run(const Scenario& s, const Scenario& played, const checker::History& h,
-                             const std::string& jsonl) {
+                             const std::string& jsonl, bool verdict_only) {
   reports::RunReport r;
   r.scenario = s.name;
   r.description = s.description;
   r.algorithm = lock_in_use(s);
   r.seed = s.seed;
-  for (const auto& f : s.faults) r.faults.push_back(fault_record(f));
+  if (!verdict_only) {
+    for (const auto& f : s.faults) r.faults.push_back(fault_record(f));
+  }
   r.expected_violations = s.expected_violations;
   checker::InvariantOptions io;
   io.lock_key = played.lock.key;
@@ -148,7 +150,7 @@ reports::RunReport judge_run(const Scenario& s, const Scenario& played, const ch
   }
   unknown = unknown || !unfired.empty();
   r.verdict = unknown ? reports::verdict::kUnknown : (r.violations.empty() ? reports::verdict::kSafe : reports::verdict::kViolation);
-  r.history_sha256 = reports::sha256_hex(jsonl);
+  if (!verdict_only) r.history_sha256 = reports::sha256_hex(jsonl);
   r.stats = {{"events", h.events.size()}, {"acquisitions", acquired}, {"sales", sales}};
   if (!unfired.empty()) r.stats["faults_never_fired"] = unfired;
   // A full node under noeviction keeps the lock safe and makes it unavailable: said
@@ -159,7 +161,7 @@ reports::RunReport judge_run(const Scenario& s, const Scenario& played, const ch
                              " commands with OOM (used memory above maxmemory); " + std::to_string(acquired) + " of " +
                              std::to_string(attempts) + " acquisitions succeeded";
   }
-  r.scenario_json = to_report_json(s);
+  if (!verdict_only) r.scenario_json = to_report_json(s);
   return r;
 }
 

@@ -210,7 +210,7 @@ class SimRun {
 
 reports::RunReport make_report(const Scenario& s, uint64_t seed, const RunOptions& o, const checker::History& h,
                                const std::string& jsonl) {
-  reports::RunReport r = judge_run(s, s, h, jsonl);
+  reports::RunReport r = judge_run(s, s, h, jsonl, o.verdict_only);
   r.seed = seed;
   const std::string path = o.replay_path.empty() ? s.file : o.replay_path;
   r.replay = replay_program() + " run --seed " + std::to_string(seed) + " " + path;
@@ -250,7 +250,7 @@ RunOutcome run_in_sim(const Scenario& scenario, const RunOptions& options) {
     SimRun run(scenario, seed);
     out.history = run.run();
   }
-  out.history_jsonl = checker::to_jsonl(out.history);
+  if (!options.verdict_only) out.history_jsonl = checker::to_jsonl(out.history);
   out.report = make_report(scenario, seed, options, out.history, out.history_jsonl);
   return out;
 }

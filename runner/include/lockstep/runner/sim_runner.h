@@ -15,6 +15,11 @@ namespace lockstep::runner {
 struct RunOptions {
   std::optional<uint64_t> seed;  // overrides the scenario's seed
   std::string replay_path;       // how the scenario file is named in the replay command
+  // Only the verdict and violations are wanted, as for a fuzz run that is thrown away
+  // unless it fails (the counterexample is run again in full): the outcome has no JSON
+  // lines, the report no history digest, scenario definition or fault list. Writing
+  // those was a fifth of a fuzz run. The history itself is the same.
+  bool verdict_only = false;
 };
 
 // Why the simulator cannot run the scenario ("" if it can): its worlds leave out "sim",
