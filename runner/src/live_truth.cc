@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "lockstep/digest.h"
+#include "lockstep/env.h"
 
 namespace lockstep::runner {
 namespace {
