@@ -15,8 +15,8 @@ const char* to_string(EventType t) {
   return "?";
 }
 
-bool is_acquire(const std::string& f) { return f == "acquire" || f.rfind("acquire-", 0) == 0; }
-bool is_release(const std::string& f) { return f == "release" || f.rfind("release-", 0) == 0; }
+bool is_acquire(std::string_view f) { return f.starts_with("acquire") && (f.size() == 7 || f[7] == '-'); }
+bool is_release(std::string_view f) { return f.starts_with("release") && (f.size() == 7 || f[7] == '-'); }
 
 bool parse_event_type(const std::string& s, EventType& out) {
   static const std::pair<const char*, EventType> kTypes[] = {

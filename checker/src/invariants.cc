@@ -17,7 +17,7 @@ std::string process_label(int64_t process) { return "client-" + std::to_string(p
 
 namespace {
 
-bool is_truth(const Event& e, const char* f) { return e.type == EventType::Truth && e.f == f; }
+bool is_truth(const Event& e, std::string_view f) { return e.type == EventType::Truth && f_is(e, f); }
 
 int64_t end_time(const History& h) { return h.events.empty() ? 0 : h.events.back().time_ns; }
 
@@ -40,7 +40,7 @@ std::vector<Section> critical_sections(const History& h) {
     } else if (is_truth(e, truth::kCsExit) || is_truth(e, truth::kCrash)) {
       auto it = open.find(e.process);
       if (it == open.end()) continue;
-      done.push_back({e.process, it->second.first, e.time_ns, e.f == truth::kCsExit, it->second.second});
+      done.push_back({e.process, it->second.first, e.time_ns, f_is(e, truth::kCsExit), it->second.second});
       open.erase(it);
     }
   }
@@ -99,7 +99,7 @@ std::vector<Violation> check_lost_update(const History& h, const InvariantOption
   std::map<int64_t, int64_t> pending;  // process -> writes invoked, not yet completed
   for (const auto& e : h.events) {
     if (is_truth(e, truth::kResource) && e.key == o.resource_key) resource = &e;
-    if (e.f != "write" || e.key != o.resource_key) continue;
+    if (!f_is(e, "write") || e.key != o.resource_key) continue;
     if (e.type == EventType::Invoke) ++pending[e.process];
     if (e.type != EventType::Invoke && pending[e.process] > 0) --pending[e.process];
     if (e.type == EventType::Ok) ++sold;
@@ -139,8 +139,8 @@ std::vector<Violation> check_foreign_unlock(const History& h, const InvariantOpt
   std::map<std::pair<int64_t, int64_t>, int64_t> set_at;  // (node, writer) -> when set
   for (const auto& e : h.events) {
     if (e.type != EventType::Truth || e.key != o.lock_key) continue;
-    if (e.f == truth::kKeySet) set_at[{e.node, e.process}] = e.time_ns;
-    if (e.f != truth::kKeyDel || e.process < 0) continue;
+    if (f_is(e, truth::kKeySet)) set_at[{e.node, e.process}] = e.time_ns;
+    if (!f_is(e, truth::kKeyDel) || e.process < 0) continue;
     const int64_t owner = e.extra.is_object() && e.extra.contains("owner") ? e.extra["owner"].get<int64_t>() : -1;
     if (owner == e.process || owner < 0) continue;
     ++count;
@@ -209,17 +209,17 @@ std::vector<Violation> check_deadlock(const History& h, const InvariantOptions& 
 
   for (const auto& e : h.events) {
     if (e.type != EventType::Truth) continue;
-    if (e.f == truth::kCrash && e.process >= 0) {
+    if (f_is(e, truth::kCrash) && e.process >= 0) {
       gone.emplace(e.process, e.time_ns);
       gone_how[e.process] = "crashed";
-    } else if (e.f == truth::kFinish) {
+    } else if (f_is(e, truth::kFinish)) {
       gone.emplace(e.process, e.time_ns);
       gone_how[e.process] = "finished";
-    } else if (e.f == truth::kRestart && e.process >= 0) {
+    } else if (f_is(e, truth::kRestart) && e.process >= 0) {
       gone.erase(e.process);
-    } else if (e.key == o.lock_key && e.f == truth::kKeySet) {
+    } else if (e.key == o.lock_key && f_is(e, truth::kKeySet)) {
       holder[e.node] = Holder{e.process, e.time_ns};
-    } else if (e.key == o.lock_key && (e.f == truth::kKeyDel || e.f == truth::kKeyExpire || e.f == truth::kKeyEvict)) {
+    } else if (e.key == o.lock_key && (f_is(e, truth::kKeyDel) || f_is(e, truth::kKeyExpire) || f_is(e, truth::kKeyEvict))) {
       if (auto v = judge(e.node, holder[e.node], e.time_ns, false)) return {*v};
       holder.erase(e.node);
     }
@@ -235,7 +235,7 @@ std::vector<Violation> check_fencing(const History& h, const InvariantOptions& o
   std::optional<Violation> first;
   int64_t count = 0;
   for (const auto& e : h.events) {
-    if (e.type != EventType::Ok || e.f != "write" || e.key != o.resource_key) continue;
+    if (e.type != EventType::Ok || !f_is(e, "write") || e.key != o.resource_key) continue;
     if (!e.value.is_object() || !e.value.contains("token") || !e.value["token"].is_number_integer()) continue;
     const int64_t token = e.value["token"].get<int64_t>();
     if (token >= highest) {
@@ -272,7 +272,7 @@ std::vector<Violation> check_stale_read(const History& h, const InvariantOptions
       open[e.process] = Reading{};
     } else if (is_truth(e, truth::kCsExit) || is_truth(e, truth::kCrash)) {
       open.erase(e.process);
-    } else if (e.type == EventType::Ok && e.f == "read" && e.key == o.resource_key && e.value.is_number_integer()) {
+    } else if (e.type == EventType::Ok && f_is(e, "read") && e.key == o.resource_key && e.value.is_number_integer()) {
       auto it = open.find(e.process);
       if (it == open.end()) continue;
       Reading& r = it->second;
@@ -309,9 +309,9 @@ std::vector<Violation> check_stale_cache(const History& h) {
   std::optional<Violation> first;
   int64_t count = 0;
   for (const auto& e : h.events) {
-    if (e.type != EventType::Truth && e.f == "db-write" && e.value.is_string())
+    if (e.type != EventType::Truth && f_is(e, "db-write") && e.value.is_string())
       db_write[{e.key, e.value.get<std::string>()}] = &e;
-    if (e.type == EventType::Ok && (e.f == "cache-fill" || e.f == "cache-write") && e.value.is_string())
+    if (e.type == EventType::Ok && (f_is(e, "cache-fill") || f_is(e, "cache-write")) && e.value.is_string())
       cache_writer[{e.key, e.value.get<std::string>()}] = &e;
     if (!is_truth(e, truth::kCacheFinal) || !e.value.is_object()) continue;
     const auto& v = e.value;

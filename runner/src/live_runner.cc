@@ -369,7 +369,8 @@ nlohmann::json checkable(const LiveRun& run) {
 
 reports::RunReport make_report(const Scenario& original, const LiveOptions& o, const checker::History& h,
                                const std::string& jsonl, const Scenario& as_run) {
-  reports::RunReport r = judge_run(original, as_run, h, jsonl);
+  reports::RunReport r = judge_run(original, as_run, h);
+  r.history_sha256 = reports::sha256_hex(jsonl);
   r.world = "live";
   const std::string path = o.replay_path.empty() ? original.file : o.replay_path;
   r.replay = replay_program() + " live " + (o.redis ? "--redis " + *o.redis + " " : std::string()) +

@@ -27,7 +27,7 @@ checker::History lock_operations(const checker::History& h, const std::string& l
   std::map<int64_t, std::pair<std::string, int64_t>> holding;
   std::set<int64_t> lost;  // processes whose next release ends a hold already lost
   for (const auto& e : h.events) {
-    if (e.type != checker::EventType::Truth && e.key == lock_key && e.f == "extend" && e.thread == 0) {
+    if (e.type != checker::EventType::Truth && e.key == lock_key && f_is(e, "extend") && e.thread == 0) {
       auto it = holding.find(e.process);
       const bool gave_up = e.type == checker::EventType::Fail || e.type == checker::EventType::Info;
       if (gave_up && it != holding.end()) {
@@ -53,7 +53,7 @@ checker::History lock_operations(const checker::History& h, const std::string& l
     }
     if (e.type == checker::EventType::Truth) {
       auto it = holding.find(e.process);
-      if (e.f == checker::truth::kCrash && e.process >= 0 && it != holding.end()) {
+      if (f_is(e, checker::truth::kCrash) && e.process >= 0 && it != holding.end()) {
         checker::Event release = e;
         release.type = checker::EventType::Invoke;
         release.f = it->second.first;
@@ -109,7 +109,7 @@ std::optional<checker::Violation> check_lock_linearizability(const LockSpec& loc
 }  // namespace
 
 reports::RunReport judge_run(const Scenario& s, const Scenario& played, const checker::History& h,
-                             const std::string& jsonl, bool verdict_only) {
+                             bool verdict_only) {
   reports::RunReport r;
   r.scenario = s.name;
   r.description = s.description;
@@ -137,20 +137,19 @@ reports::RunReport judge_run(const Scenario& s, const Scenario& played, const ch
   int64_t sales = 0, acquired = 0, attempts = 0, oom_errors = 0;
   nlohmann::json unfired = nlohmann::json::array();
   for (const auto& e : h.events) {
-    unknown = unknown || (e.type == checker::EventType::Truth && e.f == checker::truth::kRunaway);
+    unknown = unknown || (e.type == checker::EventType::Truth && f_is(e, checker::truth::kRunaway));
     // A fault that never struck means the run did not test what the scenario describes.
-    if (e.type == checker::EventType::Truth && e.f == checker::truth::kFaultUnfired) {
+    if (e.type == checker::EventType::Truth && f_is(e, checker::truth::kFaultUnfired)) {
       if (auto f = fault_from_record(e.value)) unfired.push_back(describe_fault(*f));
     }
-    if (e.type == checker::EventType::Ok && e.f == "write") ++sales;
+    if (e.type == checker::EventType::Ok && f_is(e, "write")) ++sales;
     if (e.type == checker::EventType::Ok && checker::is_acquire(e.f)) ++acquired;
     if (e.type == checker::EventType::Invoke && checker::is_acquire(e.f)) ++attempts;
-    if (e.type == checker::EventType::Truth && e.f == checker::truth::kOomRefused && e.value.is_number_integer())
+    if (e.type == checker::EventType::Truth && f_is(e, checker::truth::kOomRefused) && e.value.is_number_integer())
       oom_errors += e.value.get<int64_t>();
   }
   unknown = unknown || !unfired.empty();
   r.verdict = unknown ? reports::verdict::kUnknown : (r.violations.empty() ? reports::verdict::kSafe : reports::verdict::kViolation);
-  if (!verdict_only) r.history_sha256 = reports::sha256_hex(jsonl);
   r.stats = {{"events", h.events.size()}, {"acquisitions", acquired}, {"sales", sales}};
   if (!unfired.empty()) r.stats["faults_never_fired"] = unfired;
   // A full node under noeviction keeps the lock safe and makes it unavailable: said

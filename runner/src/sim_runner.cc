@@ -1,6 +1,7 @@
 #include "lockstep/runner/sim_runner.h"
 
 #include <algorithm>
+#include <future>
 #include <map>
 
 #include "lockstep/runner/lock_checks.h"
@@ -16,6 +17,10 @@ namespace {
 // A scenario that schedules more events than this is runaway (a retry loop without a
 // bound); the run stops and the verdict is unknown rather than spinning forever.
 constexpr uint64_t kEventCountMax = 200'000'000;
+
+// Below this many events a history is written and hashed in less time than a thread
+// takes to start (tens of microseconds).
+constexpr size_t kEventsWorthAThread = 4096;
 
 sim::Clock clock_for(const Scenario& s, const std::string& process) {
   for (const auto& c : s.clocks) {
@@ -208,9 +213,8 @@ class SimRun {
   Recorder rec_;
 };
 
-reports::RunReport make_report(const Scenario& s, uint64_t seed, const RunOptions& o, const checker::History& h,
-                               const std::string& jsonl) {
-  reports::RunReport r = judge_run(s, s, h, jsonl, o.verdict_only);
+reports::RunReport make_report(const Scenario& s, uint64_t seed, const RunOptions& o, const checker::History& h) {
+  reports::RunReport r = judge_run(s, s, h, o.verdict_only);
   r.seed = seed;
   const std::string path = o.replay_path.empty() ? s.file : o.replay_path;
   r.replay = replay_program() + " run --seed " + std::to_string(seed) + " " + path;
@@ -240,7 +244,8 @@ RunOutcome run_in_sim(const Scenario& scenario, const RunOptions& options) {
   const uint64_t seed = options.seed.value_or(scenario.seed);
   RunOutcome out;
   if (const std::string why = sim_unsupported(scenario); !why.empty()) {
-    out.report = make_report(scenario, seed, options, out.history, out.history_jsonl);
+    out.report = make_report(scenario, seed, options, out.history);
+    if (!options.verdict_only) out.report.history_sha256 = reports::sha256_hex(out.history_jsonl);
     out.report.verdict = reports::verdict::kUnknown;
     out.report.violations.clear();
     out.report.stats["error"] = "the simulator cannot run it: " + why;
@@ -250,8 +255,22 @@ RunOutcome run_in_sim(const Scenario& scenario, const RunOptions& options) {
     SimRun run(scenario, seed);
     out.history = run.run();
   }
-  if (!options.verdict_only) out.history_jsonl = checker::to_jsonl(out.history);
-  out.report = make_report(scenario, seed, options, out.history, out.history_jsonl);
+  // Writing the history as JSON lines and hashing them only read it, as judging it does,
+  // so a long history is written on a second thread meanwhile: the two took a third of a
+  // contended run's judgment. A short one is not worth starting a thread for.
+  std::string digest;
+  auto write = [&out, &digest] {
+    out.history_jsonl = checker::to_jsonl(out.history);
+    digest = reports::sha256_hex(out.history_jsonl);
+  };
+  std::future<void> writing;
+  if (!options.verdict_only) {
+    if (out.history.events.size() >= kEventsWorthAThread) writing = std::async(std::launch::async, write);
+    else write();
+  }
+  out.report = make_report(scenario, seed, options, out.history);
+  if (writing.valid()) writing.get();
+  if (!options.verdict_only) out.report.history_sha256 = std::move(digest);
   return out;
 }
 

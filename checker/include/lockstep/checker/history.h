@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -70,8 +71,13 @@ inline constexpr const char* kOomRefused = "oom-refused";  // value: how many OO
 
 // Lock operations: "acquire" / "release" of a mutex, and "acquire-read", "release-write"
 // and so on of a read-write lock's two sides.
-bool is_acquire(const std::string& f);
-bool is_release(const std::string& f);
+bool is_acquire(std::string_view f);
+bool is_release(std::string_view f);
+
+// Whether an event is the operation or truth kind `name`. A name given as a string view
+// compares lengths first: the checks ask this of every event several times over, and
+// most events are not the kind asked for.
+inline bool f_is(const Event& e, std::string_view name) { return e.f == name; }
 
 nlohmann::ordered_json to_json(const Event& e);
 // Parses one lockstep JSON object; on failure returns false and says why in `error`.

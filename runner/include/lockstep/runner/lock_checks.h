@@ -12,13 +12,13 @@ namespace lockstep::runner {
 
 // The report of a recorded run: the invariants, then the linearizability of the lock
 // operations; the verdict (unknown when the check ran out of its limits or the run out of
-// its event bound); the history's digest; the scenario, its faults and the counts in
-// stats. `played` is the scenario as run, whose key names the history carries (live
-// under --redis they have a prefix); all else comes from `s`. The caller adds what
-// depends on the world: world, seed and replay. With `verdict_only` the report leaves
-// out the history's digest (`jsonl` is not read), the scenario's definition and its
+// its event bound); the scenario, its faults and the counts in stats. `played` is the
+// scenario as run, whose key names the history carries (live under --redis they have a
+// prefix); all else comes from `s`. The caller adds what depends on the world (world,
+// seed and replay) and the digest of the history's JSON lines, which it may write while
+// this runs. With `verdict_only` the report leaves out the scenario's definition and its
 // faults.
 reports::RunReport judge_run(const Scenario& s, const Scenario& played, const checker::History& h,
-                             const std::string& jsonl, bool verdict_only = false);
+                             bool verdict_only = false);
 
 }  // namespace lockstep::runner
