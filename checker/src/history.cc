@@ -15,8 +15,8 @@ const char* to_string(EventType t) {
   return "?";
 }
 
-bool is_acquire(std::string_view f) { return f.starts_with("acquire") && (f.size() == 7 || f[7] == '-'); }
-bool is_release(std::string_view f) { return f.starts_with("release") && (f.size() == 7 || f[7] == '-'); }
+bool is_acquire(std::string_view f) { return f == "acquire" || f.starts_with("acquire-"); }
+bool is_release(std::string_view f) { return f == "release" || f.starts_with("release-"); }
 
 bool parse_event_type(const std::string& s, EventType& out) {
   static const std::pair<const char*, EventType> kTypes[] = {
