@@ -76,6 +76,35 @@ TEST_F(LuaScriptingTest, KeysAndArgv) {
   EXPECT_EQ(eval("KEYS[1] = 1"), Reply::nil());
 }
 
+// Every script sees KEYS and ARGV as new tables holding exactly its own arguments,
+// whatever the script before it did to them.
+TEST_F(LuaScriptingTest, KeysAndArgvStartFreshAfterAScriptChangedThem) {
+  const std::string shape =
+      "return {#KEYS, #ARGV, tostring(getmetatable(KEYS)), tostring(getmetatable(ARGV)),"
+      " tostring(KEYS.extra), tostring(KEYS[3]), tostring(ARGV[2]), table.concat(KEYS, ','),"
+      " table.concat(ARGV, ',')}";
+  auto seen = [&](Args keys, Args args) {
+    const Reply r = eval(shape, std::move(keys), std::move(args));
+    std::vector<std::string> out;
+    for (const Reply& e : r.elements) out.push_back(e.type == Reply::Type::Integer ? std::to_string(e.integer) : e.str);
+    return out;
+  };
+  using V = std::vector<std::string>;
+  EXPECT_EQ(seen({"a", "b"}, {"x"}), (V{"2", "1", "nil", "nil", "nil", "nil", "nil", "a,b", "x"}));
+  // Grown, given a hash part and a metatable, then asked for fewer items.
+  eval("KEYS[3] = 'c'; KEYS.extra = 1; ARGV[2] = 'y';"
+       " setmetatable(KEYS, {__index = function() return 'meta' end}); setmetatable(ARGV, {})",
+       {"a", "b"}, {"x"});
+  EXPECT_EQ(seen({"k"}, {}), (V{"1", "0", "nil", "nil", "nil", "nil", "nil", "k", ""}));
+  // Only overwritten in place, then asked for more items.
+  eval("KEYS[1] = 'changed'; ARGV[1] = nil", {"a"}, {"x"});
+  EXPECT_EQ(seen({"p", "q", "r"}, {"s", "t"}), (V{"3", "2", "nil", "nil", "nil", "r", "t", "p,q,r", "s,t"}));
+  // Emptied from the front, so that only the hash part is left.
+  eval("for i = 1, #KEYS do KEYS[i] = nil end; KEYS.z = 'z'", {"a", "b", "c"}, {});
+  EXPECT_EQ(seen({}, {}), (V{"0", "0", "nil", "nil", "nil", "nil", "nil", "", ""}));
+  EXPECT_EQ(eval("local n = 0; for _ in pairs(KEYS) do n = n + 1 end; return n", {"a"}), num(1));
+}
+
 TEST_F(LuaScriptingTest, EvalArgumentErrors) {
   EXPECT_EQ(run({"EVAL", "return 1", "-1"}), err("ERR Number of keys can't be negative"));
   EXPECT_EQ(run({"EVAL", "return 1", "2", "a"}),

@@ -80,8 +80,16 @@ class LuaEngine {
   lua_State* L_ = nullptr;
   int globals_ref_ = 0;  // the real globals table, behind the readonly proxy
   int handler_ref_ = 0;  // __redis__err__handler
-  int keys_name_ref_ = 0;
-  int argv_name_ref_ = 0;
+  // KEYS and ARGV of the last run, refilled by the next (see LuaEngine::run), and how
+  // many items each was given.
+  struct ArrayGlobal {
+    int name_ref = 0;
+    int table_ref = 0;
+    int size = 0;
+  };
+  ArrayGlobal keys_;
+  ArrayGlobal argv_;
+  void set_array(ArrayGlobal& array, std::span<const std::string> items);
   std::deque<Args> args_stack_;  // deque: a lease's buffer stays put when another is added
   size_t args_depth_ = 0;
   std::map<std::string, Script> scripts_;  // by SHA-1

@@ -250,6 +250,15 @@ struct NodeCore {
   // Runs one command (from a client, EXEC or a script) and propagates its effect.
   Reply call(ClientState& c, const Command& cmd, const Args& argv);
   const Command* find(const std::string& name) const;
+  // The last names find() resolved, spelled as the client sent them: a lock workload
+  // sends the same few names over and over, and comparing a short name is cheaper than
+  // lowercasing and hashing it. Direct-mapped on length and first letter.
+  struct FoundName {
+    char name[16];
+    size_t size = 0;
+    const Command* cmd = nullptr;
+  };
+  mutable FoundName found_names[16];
   const Command* find_sub(const Command& container, const std::string& sub) const;
   void flush_propagation();
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <string_view>
 
 #include "lua_bridge.h"
@@ -82,11 +83,22 @@ bool append_lower(char* buf, size_t& n, std::string_view s) {
 
 // Every command goes through here: no allocation, one hash of a short name.
 const Command* NodeCore::find(const std::string& name) const {
+  FoundName* slot = nullptr;
+  if (!name.empty() && name.size() < sizeof(FoundName::name)) {
+    slot = &found_names[(name.size() * 7 + static_cast<unsigned char>(name[0])) & 15];
+    if (slot->size == name.size() && std::memcmp(slot->name, name.data(), name.size()) == 0) return slot->cmd;
+  }
   char buf[kNameMax];
   size_t n = 0;
   if (!append_lower(buf, n, name)) return nullptr;
   auto it = commands.find(std::string_view(buf, n));
-  return it == commands.end() ? nullptr : it->second;
+  const Command* cmd = it == commands.end() ? nullptr : it->second;
+  if (slot && cmd) {
+    std::memcpy(slot->name, name.data(), name.size());
+    slot->size = name.size();
+    slot->cmd = cmd;
+  }
+  return cmd;
 }
 
 const Command* NodeCore::find_sub(const Command& container,
@@ -381,14 +393,15 @@ RedisNode::~RedisNode() = default;
 Reply RedisNode::execute(ClientState& client, const std::vector<std::string>& argv,
                          int64_t now_ms) {
   impl_->now = now_ms;
-  Reply r;
-  try {
-    r = impl_->process(client, argv);
-  } catch (const std::exception& e) {
-    r = Reply::error(std::string("ERR internal error: ") + e.what());
-  } catch (...) {
-    r = Reply::error("ERR internal error");
-  }
+  Reply r = [&] {
+    try {
+      return impl_->process(client, argv);
+    } catch (const std::exception& e) {
+      return Reply::error(std::string("ERR internal error: ") + e.what());
+    } catch (...) {
+      return Reply::error("ERR internal error");
+    }
+  }();
   impl_->flush_propagation();
   if (r.is_error() && r.str.rfind("OOM ", 0) == 0) ++impl_->oom_errors;
   return r;

@@ -337,7 +337,7 @@ void World::execute_on_node(const RequestRef& req) {
 // keeps the delivery event small enough to need no allocation of its own. A reply that
 // arrives before the deadline always beats the timeout (a pause of the client holds both
 // in order), so the timeout is only scheduled when it might not.
-void World::reply_to_client(const RequestRef& req, Reply reply, int64_t send_ns) {
+void World::reply_to_client(const RequestRef& req, Reply&& reply, int64_t send_ns) {
   auto arrival = net_.transit(req->node_pid, req->client_pid, send_ns);
   if (!arrival || *arrival >= req->deadline_ns) arm_timeout(req);
   if (!arrival) return;

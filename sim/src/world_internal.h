@@ -33,7 +33,7 @@ struct PendingCall {
   Scheduler* scheduler = nullptr;  // set together with timeout
   Scheduler::EventId timeout;
 
-  void finish(Reply r) {
+  void finish(Reply&& r) {
     if (done) return;
     done = true;
     if (scheduler) scheduler->cancel(timeout);
@@ -48,7 +48,8 @@ struct PendingAwaiter {
   PendingCall* call;
   bool await_ready() const noexcept { return call->done; }
   void await_suspend(std::coroutine_handle<> h) noexcept { call->waiter = h; }
-  Reply await_resume() { return std::move(call->reply); }
+  // A reference: the caller moves the reply once, straight to where it goes.
+  Reply&& await_resume() { return std::move(call->reply); }
 };
 
 // One command in flight. It is shared by the caller's frame and the events that carry

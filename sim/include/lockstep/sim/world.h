@@ -199,7 +199,7 @@ class World {
   // Puts the request on the network; whether it will reach the node before its deadline.
   bool transmit(const RequestRef& req);
   void deliver(const RequestRef& req);
-  void reply_to_client(const RequestRef& req, Reply reply, int64_t send_ns);
+  void reply_to_client(const RequestRef& req, Reply&& reply, int64_t send_ns);
   // Puts the request's timeout on the schedule, at the place send_request took for it:
   // called as soon as the reply may not arrive before the deadline (lost, late, held by
   // a pause, waiting on replicas, held behind a fault its own send started). A reply
