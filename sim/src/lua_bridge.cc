@@ -31,11 +31,12 @@ bool lua_args(lua_State* L, Args& out) {
   out.resize(static_cast<size_t>(argc));
   for (int j = 1; j <= argc; ++j) {
     std::string& arg = out[static_cast<size_t>(j - 1)];
-    if (lua_type(L, j) == LUA_TNUMBER) {
+    const int type = lua_type(L, j);
+    if (type == LUA_TNUMBER) {
       char buf[64];
       const int n = std::snprintf(buf, sizeof buf, "%.17g", static_cast<double>(lua_tonumber(L, j)));
       arg.assign(buf, static_cast<size_t>(n));
-    } else if (lua_type(L, j) == LUA_TSTRING) {
+    } else if (type == LUA_TSTRING) {
       size_t len = 0;
       const char* s = lua_tolstring(L, j, &len);
       arg.assign(s, len);

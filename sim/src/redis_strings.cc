@@ -1,6 +1,7 @@
 // String commands: SET with all its options, SETNX, GET, the INCR/DECR family, STRLEN,
 // MGET/MSET, following t_string.c of Redis 7.0.
 #include <limits>
+#include <optional>
 #include <string_view>
 
 #include "redis_impl.h"
@@ -91,19 +92,21 @@ Reply cmd_set(Impl& m, ClientState&, const Args& a) {
   const std::string* expire_arg = nullptr;
   if (!parse_set_options(a, flags, expire_arg)) return err_syntax();
   int64_t when = 0;
-  Reply err;
-  if (expire_arg && !expire_to_ms(m, *expire_arg, flags, when, err)) return err;
-  Reply old;
+  if (expire_arg) {
+    Reply err;
+    if (!expire_to_ms(m, *expire_arg, flags, when, err)) return err;
+  }
+  // The GET reply is made only for SET ... GET, and moved out rather than copied.
+  std::optional<Reply> old;
   if (flags & kGet) {
     old = get_reply(m, a[1]);
-    if (old.is_error()) return old;
+    if (old->is_error()) return std::move(*old);
   }
   const bool found = m.lookup(a[1]) != nullptr;
-  if (((flags & kNX) && found) || ((flags & kXX) && !found))
-    return (flags & kGet) ? old : Reply::nil();
+  if (((flags & kNX) && found) || ((flags & kXX) && !found)) return old ? std::move(*old) : Reply::nil();
   Entry& e = m.set_string(a[1], a[2], flags & kKeepTtl);
   if (expire_arg) e.expire = when;
-  if (!m.propagating()) return (flags & kGet) ? old : Reply::ok();
+  if (!m.propagating()) return old ? std::move(*old) : Reply::ok();
   Args prop;
   prop.reserve(5);
   prop.emplace_back("SET");
@@ -117,7 +120,7 @@ Reply cmd_set(Impl& m, ClientState&, const Args& a) {
     prop.emplace_back("KEEPTTL");
   }
   m.rewritten = std::move(prop);
-  return (flags & kGet) ? old : Reply::ok();
+  return old ? std::move(*old) : Reply::ok();
 }
 
 Reply cmd_setnx(Impl& m, ClientState&, const Args& a) {
