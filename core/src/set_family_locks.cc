@@ -66,6 +66,10 @@ class SetFamilyLock : public Lock {
   Task<Reply> call(std::vector<std::string> argv) {
     return env_.node(0).call(std::move(argv), p_.command_timeout);
   }
+  // For the commands a lock sends the same on every attempt (its key, token and lease
+  // never change): built once, on first use, and never changed after, so the
+  // connection may read them in place (Connection::call_kept).
+  Task<Reply> call_kept(const Argv& argv) { return env_.node(0).call_kept(argv, p_.command_timeout); }
 
   // Maps a SET NX / SETNX reply: set, not set, or we cannot tell. A refused or reset
   // connection means the command never ran, so it is worth another try; a timeout
@@ -82,13 +86,16 @@ class SetFamilyLock : public Lock {
   }
 
   Task<ReleaseOutcome> plain_del() {
-    Argv del = make_argv("DEL", p_.key);
-    co_return outcome_of_del(co_await call(std::move(del)));
+    if (del_argv_.empty()) del_argv_ = make_argv("DEL", p_.key);
+    co_return outcome_of_del(co_await call_kept(del_argv_));
   }
 
   Env& env_;
   LockParams p_;
   std::string token_;
+
+ private:
+  Argv del_argv_;
 };
 
 class SetnxLock : public SetFamilyLock {
@@ -98,9 +105,12 @@ class SetnxLock : public SetFamilyLock {
 
  protected:
   Task<AcquireOutcome> try_once() override {
-    Argv setnx = make_argv("SETNX", p_.key, token_);
-    co_return outcome_of_set(co_await call(std::move(setnx)));
+    if (setnx_argv_.empty()) setnx_argv_ = make_argv("SETNX", p_.key, token_);
+    co_return outcome_of_set(co_await call_kept(setnx_argv_));
   }
+
+ private:
+  Argv setnx_argv_;
 };
 
 class SetnxExpireLock : public SetnxLock {
@@ -125,9 +135,12 @@ class SetPxDelLock : public SetFamilyLock {
 
  protected:
   Task<AcquireOutcome> try_once() override {
-    Argv set = make_argv("SET", p_.key, token_, "NX", "PX", ms_string(p_.lease));
-    co_return outcome_of_set(co_await call(std::move(set)));
+    if (set_argv_.empty()) set_argv_ = make_argv("SET", p_.key, token_, "NX", "PX", ms_string(p_.lease));
+    co_return outcome_of_set(co_await call_kept(set_argv_));
   }
+
+ private:
+  Argv set_argv_;
 };
 
 class SetPxGetDelLock : public SetPxDelLock {
@@ -148,9 +161,12 @@ class SetPxLuaLock : public SetPxDelLock {
  public:
   using SetPxDelLock::SetPxDelLock;
   Task<ReleaseOutcome> release() override {
-    Argv eval = make_argv("EVAL", script("unlock_if_owner"), "1", p_.key, token_);
-    co_return outcome_of_del(co_await call(std::move(eval)));
+    if (unlock_argv_.empty()) unlock_argv_ = make_argv("EVAL", script("unlock_if_owner"), "1", p_.key, token_);
+    co_return outcome_of_del(co_await call_kept(unlock_argv_));
   }
+
+ private:
+  Argv unlock_argv_;
 };
 
 // The flash-sale controller's transaction unlock, bounded: an aborted EXEC means the key

@@ -486,8 +486,9 @@ const LuaEngine::Script* LuaEngine::find(const std::string& sha) const {
 // A script cannot tell the difference: the table is reset to what a new one would be
 // (no metatable, nothing but 1..n, so # and next() answer as on a new one), and one it
 // changed beyond that is replaced by a new table. Seeing the reuse would take keeping a
-// reference to KEYS in a table that outlives the run, which the readonly globals are
-// there to prevent.
+// reference to KEYS past the run, which Redis's readonly globals forbid; only a script
+// that goes around the simulator's readonly proxy (rawset on what getfenv returns) could
+// keep one, and on a real server that script fails.
 void LuaEngine::set_array(ArrayGlobal& array, std::span<const std::string> items) {
   lua_State* L = L_;
   const int n = static_cast<int>(items.size());

@@ -3,6 +3,7 @@
 // faults reach lock code exactly where a real process would feel them.
 #include <deque>
 #include <map>
+#include <type_traits>
 
 #include "lockstep/cluster_client.h"
 #include "lockstep/cluster_slot.h"
@@ -76,6 +77,11 @@ class SimConnection : public Connection {
     co_return co_await PendingAwaiter{&req->pending};
   }
 
+  Task<Reply> call_kept(const std::vector<std::string>& argv, Nanos timeout) override {
+    RequestRef req = issue(conn_, argv, timeout);
+    co_return co_await PendingAwaiter{&req->pending};
+  }
+
   Task<std::unique_ptr<Subscription>> subscribe(std::string channel) override {
     // Like Redisson, subscriptions use a connection of their own: a subscribed
     // connection cannot send ordinary commands.
@@ -111,8 +117,10 @@ class SimConnection : public Connection {
 
   // Sends one command and arms the caller's timeout; the reply or the timeout completes
   // the request's PendingCall.
-  RequestRef issue(const std::shared_ptr<ConnState>& conn, std::vector<std::string> argv, Nanos timeout) {
-    RequestRef req(new World::Request);
+  // The argv is moved in, or copied into the buffers a reused request kept.
+  template <typename Argv>
+  RequestRef issue(const std::shared_ptr<ConnState>& conn, Argv&& argv, Nanos timeout) {
+    RequestRef req(World::Request::make());
     req->client_pid = client_pid_;
     req->client_epoch = world_.process(client_pid_).epoch;
     if (conn->node_pid != world_.node_process(shard_)) {
@@ -121,7 +129,12 @@ class SimConnection : public Connection {
       *conn = *new_conn();
     }
     req->node_pid = conn->node_pid;
-    req->argv = std::move(argv);
+    if constexpr (std::is_lvalue_reference_v<Argv>) {
+      req->argv.resize(argv.size());
+      for (size_t i = 0; i < argv.size(); ++i) req->argv[i].assign(argv[i]);
+    } else {
+      req->argv = std::move(argv);
+    }
     req->conn = conn;
     req->deadline_ns = std::max(world_.now(), world_.now() + timeout.count());
     world_.send_request(req);
@@ -175,7 +188,7 @@ class ClusterConnection : public Connection, private ClusterRouter {
       conn->node_pid = pid;
       conn->node_epoch = world_.process(pid).epoch;
     }
-    RequestRef req(new World::Request);
+    RequestRef req(World::Request::make());
     req->client_pid = client_pid_;
     req->client_epoch = world_.process(client_pid_).epoch;
     req->node_pid = pid;

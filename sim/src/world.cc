@@ -270,7 +270,63 @@ void World::schedule_active_expire(int pid) {
 }
 
 [[gnu::noinline]] void RequestRef::release(World::Request* r) {
-  if (--r->refs == 0) delete r;
+  if (--r->refs == 0) World::Request::finished(r);
+}
+
+namespace {
+// Finished requests kept for reuse, per thread (worlds run on many threads in a fuzz
+// campaign, never one world on two). Bounded: a burst of concurrent commands beyond it
+// is freed as usual.
+struct RequestList {
+  static constexpr size_t kKept = 1024;
+  std::vector<World::Request*> free;
+  RequestList() = default;
+  RequestList(const RequestList&) = delete;
+  RequestList& operator=(const RequestList&) = delete;
+  ~RequestList() {
+    for (World::Request* r : free) delete r;
+  }
+};
+#if !defined(__SANITIZE_ADDRESS__)
+RequestList& request_list() {
+  thread_local RequestList list;
+  return list;
+}
+#endif
+}  // namespace
+
+World::Request* World::Request::make() {
+#if !defined(__SANITIZE_ADDRESS__)
+  RequestList& list = request_list();
+  if (!list.free.empty()) {
+    Request* r = list.free.back();
+    list.free.pop_back();
+    return r;
+  }
+#endif
+  return new Request;
+}
+
+void World::Request::finished(Request* r) {
+#if !defined(__SANITIZE_ADDRESS__)
+  RequestList& list = request_list();
+  if (list.free.size() < RequestList::kKept) {
+    // Everything back to a new request's state but argv, whose strings keep their
+    // buffers for the next command (the next sender overwrites or replaces them).
+    r->client_pid = 0;
+    r->client_epoch = 0;
+    r->node_pid = 0;
+    r->conn.reset();
+    r->pending.reset();
+    clear_keeping_buffers(r->answer);
+    r->deadline_ns = 0;
+    r->timeout_ticket = Scheduler::Ticket{};
+    r->timeout_armed = false;
+    list.free.push_back(r);
+    return;
+  }
+#endif
+  delete r;
 }
 
 void World::send_request(const RequestRef& req) {

@@ -23,6 +23,14 @@ struct ConnState {
   uint64_t node_epoch = 0;
 };
 
+// A Nil reply that keeps the string and element buffers it had.
+inline void clear_keeping_buffers(Reply& r) {
+  r.type = Reply::Type::Nil;
+  r.integer = 0;
+  r.str.clear();
+  r.elements.clear();
+}
+
 // Completed by whichever comes first: the reply, or the caller's timeout. An answered
 // call drops its timeout event, so the scheduler does not carry one stale event per call
 // until the timeout would have passed.
@@ -32,6 +40,15 @@ struct PendingCall {
   std::coroutine_handle<> waiter;
   Scheduler* scheduler = nullptr;  // set together with timeout
   Scheduler::EventId timeout;
+
+  // Back to a new call's state, the reply's buffers kept (a reused request's).
+  void reset() {
+    done = false;
+    clear_keeping_buffers(reply);
+    waiter = {};
+    scheduler = nullptr;
+    timeout = {};
+  }
 
   void finish(Reply&& r) {
     if (done) return;
@@ -54,8 +71,9 @@ struct PendingAwaiter {
 
 // One command in flight. It is shared by the caller's frame and the events that carry
 // it (arrival, reply, timeout, a WAIT), through RequestRef: a count in the request
-// itself, not a separate atomic control block, and memory from the per-thread pool
-// coroutine frames use, since every command makes and frees one.
+// itself, not a separate atomic control block. Every command makes one and frees it, so
+// a finished request goes back to a per-thread list (World::Request::make) with its
+// argv's buffers, which the next command sent with Connection::call_kept fills in place.
 struct World::Request {
   int client_pid = 0;
   uint64_t client_epoch = 0;
@@ -71,8 +89,11 @@ struct World::Request {
   bool timeout_armed = false;
   uint32_t refs = 0;
 
-  static void* operator new(std::size_t n) { return lockstep::detail::FramePool::allocate(n); }
-  static void operator delete(void* p, std::size_t n) noexcept { lockstep::detail::FramePool::release(p, n); }
+  // A request as new, apart from its argv (which the caller sets), from the list or the
+  // heap; finished() hands it back. Under AddressSanitizer every request is a new
+  // allocation, so that a use after the last reference is still caught.
+  static Request* make();
+  static void finished(Request* r);
 };
 
 class RequestRef {
