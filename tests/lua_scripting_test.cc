@@ -195,6 +195,28 @@ TEST_F(LuaScriptingTest, ReadonlyGlobals) {
   EXPECT_EQ(eval("local t = {} t.x = 1 return t.x"), num(1));
 }
 
+// A script that assigns no global reads its globals from the real table rather than
+// through the readonly proxy; every way to write one is still refused, as redis-server
+// 7.0.15 refuses it (which has no getfenv, setfenv or newproxy either), and refusing it
+// leaves the globals as they were for the next script.
+TEST_F(LuaScriptingTest, GlobalsStayReadonlyWhateverTheWayIn) {
+  auto fails_with = [&](const std::string& script, const std::string& text) {
+    const Reply r = eval(script);
+    return r.is_error() && r.str.find(text) != std::string::npos;
+  };
+  const std::string readonly = "Attempt to modify a readonly table";
+  EXPECT_TRUE(fails_with("local function f() y = 2 end f()", readonly));
+  EXPECT_TRUE(fails_with("return (function() return function() KEYS = nil end end)()()", readonly));
+  EXPECT_TRUE(fails_with("_G.redis = nil", readonly));
+  for (const std::string name : {"getfenv", "setfenv", "newproxy"}) {
+    EXPECT_TRUE(fails_with(name + "(1)", "nonexistent global variable '" + name + "'")) << name;
+  }
+  EXPECT_EQ(eval("return {type(redis), type(KEYS), tostring(rawget(_G, 'y')), tostring(rawget(_G, 'z'))}"),
+            Reply::array({bulk("table"), bulk("table"), bulk("nil"), bulk("nil")}));
+  EXPECT_EQ(eval("return redis.call('set', KEYS[1], ARGV[1])", {"k"}, {"v"}), Reply::status("OK"));
+  EXPECT_EQ(eval("local n = 0 for i = 1, 3 do n = n + #KEYS end return n", {"a", "b"}), num(6));
+}
+
 TEST_F(LuaScriptingTest, RedisApi) {
   EXPECT_EQ(eval("return redis.error_reply('My err')"), err("My err"));
   EXPECT_EQ(eval("return redis.error_reply('-My err')"), err("My err"));

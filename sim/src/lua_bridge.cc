@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <string_view>
 
 #include "lauxlib.h"
 #include "lua.h"
@@ -288,7 +290,10 @@ void open_redis_table(lua_State* L, LuaEngine* e) {
 // The globals proxy reads through to the real table with a table __index, which the VM
 // follows without calling any function; only a miss reaches the real table's own
 // __index, which raises Redis's error. (A function on the proxy cost a Lua call for
-// every KEYS, ARGV and redis a script touched.)
+// every KEYS, ARGV and redis a script touched.) The real table refuses new names too
+// (existing ones it cannot protect: stock Lua calls __newindex only for absent keys),
+// and a script has no getfenv to reach it by, so a script that assigns no global may run
+// with the real table as its environment (see LuaEngine::load).
 const char* kInitChunk = R"lua(
 local dbg, real = debug, _G
 local setmetatable, rawget, error, tostring, type = setmetatable, rawget, error, tostring, type
@@ -317,6 +322,7 @@ setmetatable(real, {
   __index = function(_, n)
     error("Script attempted to access nonexistent global variable '" .. tostring(n) .. "'", 2)
   end,
+  __newindex = deny,
   __metatable = false,
 })
 return handler, proxy, real
@@ -352,6 +358,97 @@ const std::string& init_chunk_bytecode() {
 struct CompiledScript {
   std::string sha;
   std::string code;
+  bool direct_globals = false;  // see reads_globals_only
+};
+
+// Reads the functions of a chunk as lua_dump writes them (Lua 5.1's format, checked
+// against this build's header) and tells whether the chunk may read its globals straight
+// from the real table rather than through the readonly proxy: it must assign no global
+// (no SETGLOBAL in any of its functions). Anything it cannot follow answers false, which
+// keeps the proxy.
+class ChunkReader {
+ public:
+  explicit ChunkReader(std::string_view dump) : d_(dump) {}
+
+  bool reads_globals_only() {
+    // ESC "Lua", version 5.1, official format, little-endian, and the sizes of int,
+    // size_t, Instruction and lua_Number this reader assumes; numbers not integral.
+    static constexpr unsigned char kHeader[] = {0x1b, 'L', 'u', 'a', 0x51, 0, 1, 4, 8, 4, 8, 0};
+    if (d_.size() < sizeof kHeader || std::memcmp(d_.data(), kHeader, sizeof kHeader) != 0) return false;
+    at_ = sizeof kHeader;
+    return function(0) && at_ == d_.size() && !writes_;
+  }
+
+ private:
+  static constexpr int kOpSetGlobal = 7;  // lopcodes.h: the opcode is the low 6 bits
+  static constexpr int kDepthMax = 200;   // Lua's own limit on nested functions is lower
+
+  bool function(int depth) {
+    if (depth > kDepthMax || !string() || !skip(4 + 4 + 4)) return false;  // source, lines, sizes
+    int32_t n = 0;
+    if (!count(n)) return false;
+    for (int32_t i = 0; i < n; ++i) {
+      uint32_t instruction = 0;
+      if (!u32(instruction)) return false;
+      if ((instruction & 0x3f) == kOpSetGlobal) writes_ = true;
+    }
+    if (!count(n)) return false;
+    for (int32_t i = 0; i < n; ++i) {
+      if (at_ >= d_.size()) return false;
+      switch (d_[at_++]) {
+        case 0: break;                                // nil
+        case 1: if (!skip(1)) return false; break;   // boolean
+        case 3: if (!skip(8)) return false; break;   // number
+        case 4: if (!string()) return false; break;  // string
+        default: return false;
+      }
+    }
+    if (!count(n)) return false;
+    for (int32_t i = 0; i < n; ++i) {
+      if (!function(depth + 1)) return false;
+    }
+    if (!count(n) || !skip(static_cast<size_t>(n) * 4)) return false;  // line numbers
+    if (!count(n)) return false;
+    for (int32_t i = 0; i < n; ++i) {  // locals: name, first and last pc
+      if (!string() || !skip(8)) return false;
+    }
+    if (!count(n)) return false;
+    for (int32_t i = 0; i < n; ++i) {  // upvalue names
+      if (!string()) return false;
+    }
+    return true;
+  }
+
+  bool skip(size_t n) {
+    if (n > d_.size() - at_) return false;
+    at_ += n;
+    return true;
+  }
+  bool u32(uint32_t& v) {
+    if (4 > d_.size() - at_) return false;
+    v = 0;
+    for (int i = 3; i >= 0; --i) v = v << 8 | static_cast<unsigned char>(d_[at_ + static_cast<size_t>(i)]);
+    at_ += 4;
+    return true;
+  }
+  bool count(int32_t& n) {
+    uint32_t v = 0;
+    if (!u32(v) || v > d_.size()) return false;  // each item takes at least a byte
+    n = static_cast<int32_t>(v);
+    return true;
+  }
+  // A size_t length (0 for none), then that many bytes, the last a NUL.
+  bool string() {
+    if (8 > d_.size() - at_) return false;
+    uint64_t len = 0;
+    for (int i = 7; i >= 0; --i) len = len << 8 | static_cast<unsigned char>(d_[at_ + static_cast<size_t>(i)]);
+    at_ += 8;
+    return skip(len > d_.size() ? d_.size() + 1 : static_cast<size_t>(len));
+  }
+
+  std::string_view d_;
+  size_t at_ = 0;
+  bool writes_ = false;
 };
 using CompiledScripts = std::unordered_map<std::string, CompiledScript>;
 constexpr size_t kCompiledMax = 256;  // a workload of ever-new bodies stays bounded
@@ -374,8 +471,10 @@ void open_libs(lua_State* L) {
   }
   lua_pushcfunction(L, redis_lua_pcall);
   lua_setglobal(L, "pcall");
-  // Scripts must not reach the file system or the server's stdout.
-  for (const char* name : {"print", "dofile", "loadfile"}) {
+  // Scripts must not reach the file system or the server's stdout; and, as on Redis
+  // 7.0.15, they have no getfenv, setfenv or newproxy, through which a script could
+  // reach (and change) the real globals behind the readonly proxy.
+  for (const char* name : {"print", "dofile", "loadfile", "getfenv", "setfenv", "newproxy"}) {
     lua_pushnil(L);
     lua_setglobal(L, name);
   }
@@ -451,9 +550,11 @@ const LuaEngine::Script* LuaEngine::load(const std::string& body, Reply& err) {
   std::string sha = known != compiled.end() ? known->second.sha : sha1_hex(body);
   const Script* script = find(sha);
   if (!script) {
+    bool direct_globals = false;
     if (known != compiled.end()) {
       const std::string& code = known->second.code;
       luaL_loadbuffer(L_, code.data(), code.size(), "@user_script");
+      direct_globals = known->second.direct_globals;
     } else {
       if (luaL_loadbuffer(L_, body.data(), body.size(), "@user_script") != 0) {
         err = Reply::error(std::string("ERR Error compiling script (new function): ") +
@@ -463,8 +564,18 @@ const LuaEngine::Script* LuaEngine::load(const std::string& body, Reply& err) {
       }
       std::string code;
       lua_dump(L_, append_to_string, &code);
+      direct_globals = ChunkReader(code).reads_globals_only();
       if (compiled.size() >= kCompiledMax) compiled.clear();
-      compiled.emplace(body, CompiledScript{sha, std::move(code)});
+      compiled.emplace(body, CompiledScript{sha, std::move(code), direct_globals});
+    }
+    // A script that assigns no global reads them from the real table itself: each
+    // read was a miss in the proxy, a metatable lookup and a second table lookup (about
+    // 80 instructions; a lock script reads KEYS, ARGV and redis several times a run).
+    // Reading behaves the same either way (a missing name raises the same error from the
+    // real table's own __index), and the real table refuses new names as the proxy does.
+    if (direct_globals) {
+      lua_rawgeti(L_, LUA_REGISTRYINDEX, globals_ref_);
+      lua_setfenv(L_, -2);
     }
     const int ref = luaL_ref(L_, LUA_REGISTRYINDEX);
     script = &scripts_.emplace(sha, Script{sha, ref}).first->second;
