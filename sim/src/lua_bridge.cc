@@ -597,9 +597,10 @@ const LuaEngine::Script* LuaEngine::find(const std::string& sha) const {
 // A script cannot tell the difference: the table is reset to what a new one would be
 // (no metatable, nothing but 1..n, so # and next() answer as on a new one), and one it
 // changed beyond that is replaced by a new table. Seeing the reuse would take keeping a
-// reference to KEYS past the run, which Redis's readonly globals forbid; only a script
-// that goes around the simulator's readonly proxy (rawset on what getfenv returns) could
-// keep one, and on a real server that script fails.
+// reference to KEYS past the run, in a table that outlives it. On a real server every
+// such table is readonly (the globals, the libraries, the string metatable, rawset
+// included); stock Lua's proxies here leave a few ways in (rawset on a library table,
+// the string metatable's __index), but a script that takes one fails on a real server.
 void LuaEngine::set_array(ArrayGlobal& array, std::span<const std::string> items) {
   lua_State* L = L_;
   const int n = static_cast<int>(items.size());
