@@ -211,6 +211,19 @@ TEST_F(LuaScriptingTest, GlobalsStayReadonlyWhateverTheWayIn) {
   for (const std::string name : {"getfenv", "setfenv", "newproxy"}) {
     EXPECT_TRUE(fails_with(name + "(1)", "nonexistent global variable '" + name + "'")) << name;
   }
+  // rawset and setmetatable refuse readonly tables, real or proxy; strings' methods come
+  // from the readonly string library. Redis's own texts, without a position for rawset's.
+  const std::string raw_refused = "ERR Attempt to modify a readonly table script: ";
+  EXPECT_EQ(eval("rawset(_G, 'x', 1)").str.rfind(raw_refused, 0), 0u);
+  EXPECT_EQ(eval("rawset(string, 'x', 1)").str.rfind(raw_refused, 0), 0u);
+  EXPECT_EQ(eval("rawset(getmetatable('').__index, 'x', 1)").str.rfind(raw_refused, 0), 0u);
+  EXPECT_EQ(eval("setmetatable(string, nil)").str.rfind(raw_refused, 0), 0u);
+  EXPECT_EQ(eval("setmetatable(getmetatable(''), nil)").str.rfind(raw_refused, 0), 0u);
+  EXPECT_TRUE(fails_with("getmetatable('').__index.saved = 1", readonly));
+  EXPECT_TRUE(fails_with("getmetatable('').saved = 1", readonly));
+  EXPECT_EQ(eval("return rawequal(getmetatable('').__index, string)"), num(1));
+  EXPECT_EQ(eval("return ('abc'):upper() .. ('x'):rep(2)"), bulk("ABCxx"));
+  EXPECT_EQ(eval("local t = {} rawset(t, 'a', 1) return t.a + setmetatable({}, {__index = {b = 2}}).b"), num(3));
   EXPECT_EQ(eval("return {type(redis), type(KEYS), tostring(rawget(_G, 'y')), tostring(rawget(_G, 'z'))}"),
             Reply::array({bulk("table"), bulk("table"), bulk("nil"), bulk("nil")}));
   EXPECT_EQ(eval("return redis.call('set', KEYS[1], ARGV[1])", {"k"}, {"v"}), Reply::status("OK"));

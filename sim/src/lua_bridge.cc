@@ -290,7 +290,11 @@ void open_redis_table(lua_State* L, LuaEngine* e) {
 // The globals proxy reads through to the real table with a table __index, which the VM
 // follows without calling any function; only a miss reaches the real table's own
 // __index, which raises Redis's error. (A function on the proxy cost a Lua call for
-// every KEYS, ARGV and redis a script touched.) The real table refuses new names too
+// every KEYS, ARGV and redis a script touched.) Strings' methods are read through the
+// readonly string library, whose metatable refuses new fields, and rawset and
+// setmetatable refuse every readonly table, real or proxy, as Redis's patched rawset
+// and setmetatable do (an existing field of the strings' metatable stays writable:
+// stock Lua reads metamethods raw). The real table refuses new names too
 // (existing ones it cannot protect: stock Lua calls __newindex only for absent keys),
 // and a script has no getfenv to reach it by, so a script that assigns no global may run
 // with the real table as its environment (see LuaEngine::load).
@@ -312,12 +316,29 @@ local function handler(err)
   return err
 end
 real.debug = nil
+local readonly = {}
 local function deny() error("Attempt to modify a readonly table", 2) end
 for _, name in ipairs({"string", "math", "table", "redis", "coroutine"}) do
-  real[name] = setmetatable({}, {__index = real[name], __newindex = deny, __metatable = false})
+  local lib = real[name]
+  real[name] = setmetatable({}, {__index = lib, __newindex = deny, __metatable = false})
+  readonly[lib], readonly[real[name]] = true, true
 end
+local strings = getmetatable('')
+strings.__index = real.string
+setmetatable(strings, {__newindex = deny, __metatable = false})
+readonly[strings] = true
 local proxy = setmetatable({}, {__index = real, __newindex = deny, __metatable = false})
+readonly[proxy], readonly[real] = true, true
 real._G = proxy
+local rawset_of_lua = rawset
+real.rawset = function(t, k, v)
+  if readonly[t] then error("Attempt to modify a readonly table", 0) end
+  return rawset_of_lua(t, k, v)
+end
+real.setmetatable = function(t, mt)
+  if readonly[t] then error("Attempt to modify a readonly table", 0) end
+  return setmetatable(t, mt)
+end
 setmetatable(real, {
   __index = function(_, n)
     error("Script attempted to access nonexistent global variable '" .. tostring(n) .. "'", 2)
@@ -598,9 +619,10 @@ const LuaEngine::Script* LuaEngine::find(const std::string& sha) const {
 // (no metatable, nothing but 1..n, so # and next() answer as on a new one), and one it
 // changed beyond that is replaced by a new table. Seeing the reuse would take keeping a
 // reference to KEYS past the run, in a table that outlives it. On a real server every
-// such table is readonly (the globals, the libraries, the string metatable, rawset
-// included); stock Lua's proxies here leave a few ways in (rawset on a library table,
-// the string metatable's __index), but a script that takes one fails on a real server.
+// such table is readonly (the globals, the libraries, the strings' metatable, rawset
+// included); stock Lua's proxies here leave two ways in (table.insert into a library
+// table, assigning an existing field of the strings' metatable), and a script that
+// takes one fails on a real server.
 void LuaEngine::set_array(ArrayGlobal& array, std::span<const std::string> items) {
   lua_State* L = L_;
   const int n = static_cast<int>(items.size());
