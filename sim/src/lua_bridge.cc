@@ -626,28 +626,29 @@ const LuaEngine::Script* LuaEngine::find(const std::string& sha) const {
 void LuaEngine::set_array(ArrayGlobal& array, std::span<const std::string> items) {
   lua_State* L = L_;
   const int n = static_cast<int>(items.size());
+  auto fill = [&] {  // the table on top of the stack
+    for (int i = 0; i < n; ++i) {
+      lua_pushlstring(L, items[static_cast<size_t>(i)].data(), items[static_cast<size_t>(i)].size());
+      lua_rawseti(L, -2, i + 1);
+    }
+  };
   lua_rawgeti(L, LUA_REGISTRYINDEX, array.name_ref);
   lua_rawgeti(L, LUA_REGISTRYINDEX, array.table_ref);
   lua_pushnil(L);
   lua_setmetatable(L, -2);
-  for (int i = 0; i < n; ++i) {
-    lua_pushlstring(L, items[static_cast<size_t>(i)].data(), items[static_cast<size_t>(i)].size());
-    lua_rawseti(L, -2, i + 1);
-  }
+  fill();
   for (int i = n + 1; i <= array.size; ++i) {
     lua_pushnil(L);
     lua_rawseti(L, -2, i);
   }
-  // Anything after n in traversal order is a key the last script added.
+  // Anything after n in traversal order is a key the last script added. (Asked once
+  // 1..n are filled: next() fails on a key the table does not hold.)
   if (n == 0) lua_pushnil(L);
   else lua_pushinteger(L, n);
   if (lua_next(L, -2) != 0) {
     lua_pop(L, 3);
     lua_createtable(L, n, 0);
-    for (int i = 0; i < n; ++i) {
-      lua_pushlstring(L, items[static_cast<size_t>(i)].data(), items[static_cast<size_t>(i)].size());
-      lua_rawseti(L, -2, i + 1);
-    }
+    fill();
     lua_pushvalue(L, -1);
     lua_rawseti(L, LUA_REGISTRYINDEX, array.table_ref);
   }

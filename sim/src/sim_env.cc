@@ -3,7 +3,7 @@
 // faults reach lock code exactly where a real process would feel them.
 #include <deque>
 #include <map>
-#include <type_traits>
+#include <utility>
 
 #include "lockstep/cluster_client.h"
 #include "lockstep/cluster_slot.h"
@@ -129,12 +129,8 @@ class SimConnection : public Connection {
       *conn = *new_conn();
     }
     req->node_pid = conn->node_pid;
-    if constexpr (std::is_lvalue_reference_v<Argv>) {
-      req->argv.resize(argv.size());
-      for (size_t i = 0; i < argv.size(); ++i) req->argv[i].assign(argv[i]);
-    } else {
-      req->argv = std::move(argv);
-    }
+    // A copy assigns element by element, so each string reuses the buffer it kept.
+    req->argv = std::forward<Argv>(argv);
     req->conn = conn;
     req->deadline_ns = std::max(world_.now(), world_.now() + timeout.count());
     world_.send_request(req);

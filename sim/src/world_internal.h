@@ -90,7 +90,8 @@ struct World::Request {
   uint32_t refs = 0;
 
   // A request as new, apart from its argv (which the caller sets), from the list or the
-  // heap; finished() hands it back. Under AddressSanitizer every request is a new
+  // heap; finished() hands it back, resetting each field above by hand (assigning a new
+  // Request cost 3% of a lock cycle), so a field added here must be reset there too. Under AddressSanitizer every request is a new
   // allocation, so that a use after the last reference is still caught.
   static Request* make();
   static void finished(Request* r);
