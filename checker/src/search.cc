@@ -47,13 +47,15 @@ unsigned transition_bits(size_t ops) {
 
 class Searcher {
  public:
-  Searcher(const SearchInput& in, const SearchBudget& budget) : in_(in), budget_(budget) {
+  // `first_return_first`: see lift_first.
+  Searcher(const SearchInput& in, const SearchBudget& budget, bool first_return_first)
+      : in_(in), budget_(budget), after_reads_(first_return_first ? kFirst : kOk) {
     rules_out_ = in_.model->rules_out();
     build_list();
     has_optional_ = std::find(in_.must.begin(), in_.must.end(), uint8_t{0}) != in_.must.end();
     read_.resize(in_.steps.size());
     for (size_t i = 0; i < in_.steps.size(); ++i) read_[i] = in_.must[i] && in_.model->is_read(in_.steps[i]);
-    first_phase_ = std::find(read_.begin(), read_.end(), uint8_t{1}) != read_.end() ? kReads : kOk;
+    first_phase_ = std::find(read_.begin(), read_.end(), uint8_t{1}) != read_.end() ? kReads : after_reads_;
     find_twins();
     unsigned bits = transition_bits(in_.steps.size());
     transitions_.resize(size_t{1} << bits);
@@ -80,6 +82,10 @@ class Searcher {
       if ((iter_ & 63) == 0) {
         if (!within_limits()) return finish(Verdict::Unknown, limit_reason_);
         if (budget_.cancel != nullptr && budget_.cancel->load(std::memory_order_relaxed)) return false;
+      }
+      if (phase_ == kFirst) {
+        if (lift_first() == Lift::Full) return finish(Verdict::Unknown, "memory limit");
+        continue;
       }
       const Node& n = nodes_[entry_];
       if (n.call) {
@@ -145,13 +151,37 @@ class Searcher {
     return Lift::Lifted;
   }
 
+  // Before the other ok ops, a configuration tries the op of its first return on its own:
+  // that op must be linearized before its return, and where most ops wait on one another
+  // (clients queued on a lock) it is nearly always the one that lets the search go on, so
+  // the others are not lifted and given up one by one first. The scan of the ok phase
+  // still tries every candidate after it, so the search stays exhaustive; only the order
+  // changes, and with it which of several partial linearizations a failure reports (so
+  // PartitionSearch decides failures in the plain order).
+  Lift lift_first() {
+    int32_t ret = nodes_[0].next;
+    while (ret != -1 && nodes_[ret].call) ret = nodes_[ret].next;
+    Lift l = Lift::Skipped;
+    if (ret != -1 && nodes_[ret].must && !read_[nodes_[ret].op]) {
+      entry_ = nodes_[ret].match;
+      l = try_lift(nodes_[entry_]);
+    }
+    if (l != Lift::Lifted) to_ok_phase();
+    return l;
+  }
+  void to_ok_phase() {
+    phase_ = kOk;
+    entry_ = nodes_[0].next;
+  }
+
   // Each configuration scans the calls before its first return once per phase: reads
-  // first, then the other ok ops, then optional (info) ones. Trying optional ops only when
-  // the ok ones cannot get past the return keeps them from leading the search astray; the
-  // search stays exhaustive because the phases together try every candidate.
+  // first, then (after lift_first) the other ok ops, then optional (info) ones. Trying
+  // optional ops only when the ok ones cannot get past the return keeps them from leading
+  // the search astray; the search stays exhaustive because the phases together try every
+  // candidate.
   bool next_phase() {
     if (phase_ == kReads) {
-      phase_ = kOk;
+      phase_ = after_reads_;
       return true;
     }
     if (phase_ == kOk && has_optional_) {
@@ -209,6 +239,7 @@ class Searcher {
       unlift(f.node);
       remaining_ += nodes_[f.node].must;
       entry_ = nodes_[f.node].next;
+      if (phase_ == kFirst) to_ok_phase();  // the ok phase tries the rest
       low_water_ = std::min(low_water_, frames_.size());
       if (f.phase != kReads) return true;
     }
@@ -237,7 +268,7 @@ class Searcher {
   }
 
   bool candidate(const Node& n, int32_t phase) const {
-    if (n.must) return phase == (read_[n.op] ? kReads : kOk);
+    if (n.must) return read_[n.op] ? phase == kReads : (phase == kOk || phase == kFirst);
     return phase == kOptional && (twin_[n.op] < 0 || lifted_[twin_[n.op]]);
   }
 
@@ -453,8 +484,10 @@ class Searcher {
   static constexpr int32_t kReads = 0;     // scan phases, see next_phase
   static constexpr int32_t kOk = 1;
   static constexpr int32_t kOptional = 2;
+  static constexpr int32_t kFirst = 3;     // lift_first's
   int32_t phase_ = kOk;
   int32_t first_phase_ = kOk;
+  int32_t after_reads_ = kOk;  // kFirst when lift_first is used
   size_t remaining_ = 0;     // ok ops not yet linearized
   PooledVector<Node> nodes_;  // [0] is the head sentinel
   PooledVector<Frame> frames_;
@@ -486,13 +519,38 @@ class Searcher {
 };
 
 PartitionSearch::PartitionSearch(const SearchInput& in, const SearchBudget& budget)
-    : s_(std::make_unique<Searcher>(in, budget)) {}
+    : in_(in), budget_(budget), s_(std::make_unique<Searcher>(in, budget, true)) {}
 PartitionSearch::~PartitionSearch() = default;
-bool PartitionSearch::advance(uint64_t steps) { return s_->advance(steps); }
-SearchOutput PartitionSearch::take_output() { return s_->take_output(); }
+
+// A valid history is decided by the quick order (lift_first). A failure, or a limit met,
+// is decided again in the plain invocation order: the partial linearization a failure
+// reports (and so its explanation) is the one that order finds, whichever found the
+// failure first, and a history the quick order could not decide within the limits gets
+// the plain order's chance. Failures are rare next to valid runs, so the second search
+// costs little overall.
+bool PartitionSearch::advance(uint64_t steps) {
+  if (!s_->advance(steps)) return false;
+  if (quick_) {
+    quick_ = false;
+    quick_out_ = s_->take_output();
+    // Out of time, the plain order cannot get anywhere either.
+    if (quick_out_.verdict == Verdict::Valid || quick_out_.unknown_reason == "time limit") {
+      out_ = std::move(quick_out_);
+      return true;
+    }
+    s_.reset();  // gives its memory back first
+    s_ = std::make_unique<Searcher>(in_, budget_, false);
+    if (!s_->advance(steps)) return false;
+  }
+  out_ = s_->take_output();
+  // A failure the plain order did not reach within a limit is still a failure.
+  if (out_.verdict == Verdict::Unknown && quick_out_.verdict == Verdict::Invalid) out_ = std::move(quick_out_);
+  return true;
+}
+SearchOutput PartitionSearch::take_output() { return std::move(out_); }
 
 SearchOutput search(const SearchInput& in, const SearchBudget& budget) {
-  Searcher s(in, budget);
+  PartitionSearch s(in, budget);
   s.advance(UINT64_MAX);
   return s.take_output();
 }

@@ -83,7 +83,12 @@ class PartitionSearch {
   SearchOutput take_output();
 
  private:
+  const SearchInput& in_;
+  const SearchBudget& budget_;
+  bool quick_ = true;  // the search in s_ is the quick order's
   std::unique_ptr<Searcher> s_;
+  SearchOutput quick_out_;  // the quick order's outcome, when the plain order runs too
+  SearchOutput out_;
 };
 
 // Runs one search to its end.
