@@ -533,15 +533,21 @@ void LuaEngine::open() {
   lua_pushvalue(L_, -1);
   lua_setfield(L_, LUA_REGISTRYINDEX, "__redis__err__handler");
   handler_ref_ = luaL_ref(L_, LUA_REGISTRYINDEX);
-  // The names every run sets, kept referenced so that pushing them is an array read
-  // rather than hashing and interning the name again, and the tables runs refill.
+  // The tables runs refill, set as the globals KEYS and ARGV once: no script can assign a
+  // global (the globals are readonly and rawset refuses them), so they keep naming these
+  // tables until set_array replaces one. The names stay referenced for that.
+  lua_rawgeti(L_, LUA_REGISTRYINDEX, globals_ref_);
   for (auto [array, name] : {std::pair{&keys_, "KEYS"}, std::pair{&argv_, "ARGV"}}) {
     lua_pushstring(L_, name);
+    lua_pushvalue(L_, -1);
     array->name_ref = luaL_ref(L_, LUA_REGISTRYINDEX);
     lua_createtable(L_, 0, 0);
+    lua_pushvalue(L_, -1);
     array->table_ref = luaL_ref(L_, LUA_REGISTRYINDEX);
     array->size = 0;
+    lua_rawset(L_, -3);
   }
+  lua_pop(L_, 1);
   lua_gc(L_, LUA_GCRESTART, 0);
 }
 
@@ -612,7 +618,7 @@ const LuaEngine::Script* LuaEngine::find(const std::string& sha) const {
   return it == scripts_.end() ? nullptr : &it->second;
 }
 
-// Makes `array`'s table hold exactly `items` at 1..n and sets it as the global. Redis
+// Makes `array`'s table, the global's value, hold exactly `items` at 1..n. Redis
 // makes new KEYS and ARGV tables for every script; refilling the last run's tables
 // instead spares making two tables and collecting them again, a tenth of a lock's EVAL.
 // A script cannot tell the difference: the table is reset to what a new one would be
@@ -632,7 +638,6 @@ void LuaEngine::set_array(ArrayGlobal& array, std::span<const std::string> items
       lua_rawseti(L, -2, i + 1);
     }
   };
-  lua_rawgeti(L, LUA_REGISTRYINDEX, array.name_ref);
   lua_rawgeti(L, LUA_REGISTRYINDEX, array.table_ref);
   lua_pushnil(L);
   lua_setmetatable(L, -2);
@@ -641,28 +646,32 @@ void LuaEngine::set_array(ArrayGlobal& array, std::span<const std::string> items
     lua_pushnil(L);
     lua_rawseti(L, -2, i);
   }
+  array.size = n;
   // Anything after n in traversal order is a key the last script added. (Asked once
   // 1..n are filled: next() fails on a key the table does not hold.)
   if (n == 0) lua_pushnil(L);
   else lua_pushinteger(L, n);
-  if (lua_next(L, -2) != 0) {
-    lua_pop(L, 3);
-    lua_createtable(L, n, 0);
-    fill();
-    lua_pushvalue(L, -1);
-    lua_rawseti(L, LUA_REGISTRYINDEX, array.table_ref);
+  if (lua_next(L, -2) == 0) {
+    // The global still names this table: no script can assign a global (see open()).
+    lua_pop(L, 1);
+    return;
   }
-  array.size = n;
+  lua_pop(L, 3);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, globals_ref_);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, array.name_ref);
+  lua_createtable(L, n, 0);
+  fill();
+  lua_pushvalue(L, -1);
+  lua_rawseti(L, LUA_REGISTRYINDEX, array.table_ref);
   lua_rawset(L, -3);
+  lua_pop(L, 1);
 }
 
 Reply LuaEngine::run(const Script& script, ClientState& caller, std::span<const std::string> keys,
                      std::span<const std::string> argv) {
   lua_settop(L_, 0);
-  lua_rawgeti(L_, LUA_REGISTRYINDEX, globals_ref_);
   set_array(keys_, keys);
   set_array(argv_, argv);
-  lua_pop(L_, 1);
   lua_rawgeti(L_, LUA_REGISTRYINDEX, handler_ref_);
   lua_rawgeti(L_, LUA_REGISTRYINDEX, script.ref);
   ClientState* saved = caller_;
