@@ -155,7 +155,10 @@ class SimRun {
     if (c.kind == K::Set) {
       rec_.truth(checker::truth::kKeySet, c.writer, c.key, c.value, node);
     } else {
-      nlohmann::json extra = {{"owner", c.writer}};
+      // Built by emplace: an initializer list made this record cost as much as the
+      // DEL that caused it.
+      nlohmann::json extra(nlohmann::json::value_t::object);
+      extra.emplace("owner", c.writer);
       const char* kind = c.kind == K::Del      ? checker::truth::kKeyDel
                          : c.kind == K::Evict ? checker::truth::kKeyEvict
                                               : checker::truth::kKeyExpire;
