@@ -3,6 +3,7 @@
 // faults reach lock code exactly where a real process would feel them.
 #include <deque>
 #include <map>
+#include <type_traits>
 #include <utility>
 
 #include "lockstep/cluster_client.h"
@@ -77,9 +78,20 @@ class SimConnection : public Connection {
     co_return co_await PendingAwaiter{&req->pending};
   }
 
+  // The request reads the caller's argv in place. The caller keeps it unchanged until
+  // the call has finished, but the command may still be on its way then (a timeout came
+  // first) or the caller's frame may be destroyed mid-call (a crash): whenever this frame
+  // ends before the world has read the command for the last time, the request takes a
+  // copy, so nothing reads the caller's argv after the call.
   Task<Reply> call_kept(const std::vector<std::string>& argv, Nanos timeout) override {
-    RequestRef req = issue(conn_, argv, timeout);
-    co_return co_await PendingAwaiter{&req->pending};
+    struct KeptArgv {
+      RequestRef req;
+      ~KeptArgv() {
+        if (req->borrowed && !req->argv_read) req->argv = *req->borrowed;
+        req->borrowed = nullptr;
+      }
+    } kept{issue(conn_, &argv, timeout)};
+    co_return co_await PendingAwaiter{&kept.req->pending};
   }
 
   Task<std::unique_ptr<Subscription>> subscribe(std::string channel) override {
@@ -117,7 +129,7 @@ class SimConnection : public Connection {
 
   // Sends one command and arms the caller's timeout; the reply or the timeout completes
   // the request's PendingCall.
-  // The argv is moved in, or copied into the buffers a reused request kept.
+  // The argv is moved in, or borrowed (a pointer: call_kept).
   template <typename Argv>
   RequestRef issue(const std::shared_ptr<ConnState>& conn, Argv&& argv, Nanos timeout) {
     RequestRef req(World::Request::make());
@@ -129,8 +141,8 @@ class SimConnection : public Connection {
       *conn = *new_conn();
     }
     req->node_pid = conn->node_pid;
-    // A copy assigns element by element, so each string reuses the buffer it kept.
-    req->argv = std::forward<Argv>(argv);
+    if constexpr (std::is_pointer_v<std::remove_reference_t<Argv>>) req->borrowed = argv;
+    else req->argv = std::forward<Argv>(argv);
     req->conn = conn;
     req->deadline_ns = std::max(world_.now(), world_.now() + timeout.count());
     world_.send_request(req);

@@ -316,6 +316,8 @@ void World::Request::finished(Request* r) {
     r->client_pid = 0;
     r->client_epoch = 0;
     r->node_pid = 0;
+    r->borrowed = nullptr;
+    r->argv_read = false;
     r->conn.reset();
     r->pending.reset();
     clear_keeping_buffers(r->answer);
@@ -330,7 +332,7 @@ void World::Request::finished(Request* r) {
 }
 
 void World::send_request(const RequestRef& req) {
-  if (on_command && on_command(req->client_pid, req->argv, false)) {
+  if (on_command && on_command(req->client_pid, req->args(), false)) {
     // A fault this send starts acts first: the message leaves in the client's next turn,
     // which a pause may hold past the deadline.
     post(req->client_pid, sched_.now(), [this, r = RequestRef(req)] { transmit(r); });
@@ -385,7 +387,7 @@ void World::execute_on_node(const RequestRef& req) {
     return;
   }
   if (try_wait(req) || refuse_write(req)) return;
-  Reply reply = node.redis->execute(conn.state, req->argv, node_wall_ms(req->node_pid));
+  Reply reply = node.redis->execute(conn.state, req->args(), node_wall_ms(req->node_pid));
   reply_to_client(req, std::move(reply), sched_.now());
 }
 
@@ -402,7 +404,9 @@ void World::reply_to_client(const RequestRef& req, Reply&& reply, int64_t send_n
 }
 
 void World::deliver(const RequestRef& req) {
-  if (on_command && on_command(req->client_pid, req->argv, true)) {
+  const bool fault = on_command && on_command(req->client_pid, req->args(), true);
+  req->argv_read = true;
+  if (fault) {
     // A fault this reply starts acts before the client sees the reply.
     post_epoch(req->client_pid, req->client_epoch, sched_.now(), [r = req] { r->pending.finish(std::move(r->answer)); });
     return;
@@ -472,8 +476,9 @@ bool is_wait(const std::vector<std::string>& argv) {
 bool World::try_wait(const RequestRef& req) {
   Process& m = *procs_[req->node_pid];
   int64_t replicas_min = 0, timeout_ms = 0;
-  if (!is_wait(req->argv) || req->conn->state.in_multi || m.redis->is_replica()) return false;
-  if (!parse_i64(req->argv[1], replicas_min) || !parse_i64(req->argv[2], timeout_ms) || timeout_ms < 0) return false;
+  const std::vector<std::string>& argv = req->args();
+  if (!is_wait(argv) || req->conn->state.in_multi || m.redis->is_replica()) return false;
+  if (!parse_i64(argv[1], replicas_min) || !parse_i64(argv[2], timeout_ms) || timeout_ms < 0) return false;
   auto w = std::make_shared<Waiter>(Waiter{req, replicas_min, m.repl_offset});
   arm_timeout(req);  // answered when replicas confirm: maybe after the caller's deadline
   waiters_[req->node_pid].push_back(w);
@@ -526,7 +531,7 @@ bool is_write(const std::vector<std::string>& argv) {
 bool World::refuse_write(const RequestRef& req) {
   Process& m = *procs_[req->node_pid];
   if (options_.min_replicas_to_write <= 0 || m.redis->is_replica() || req->conn->state.in_multi) return false;
-  if (!is_write(req->argv)) return false;
+  if (!is_write(req->args())) return false;
   int good = 0;
   for (int r : shards_[m.shard].members) {
     const Process& rp = *procs_[r];

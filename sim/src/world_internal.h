@@ -73,12 +73,16 @@ struct PendingAwaiter {
 // it (arrival, reply, timeout, a WAIT), through RequestRef: a count in the request
 // itself, not a separate atomic control block. Every command makes one and frees it, so
 // a finished request goes back to a per-thread list (World::Request::make) with its
-// argv's buffers, which the next command sent with Connection::call_kept fills in place.
+// argv's buffers. A command sent with Connection::call_kept is not copied at all: the
+// request borrows the caller's argv while the call is in progress (see KeptArgv).
 struct World::Request {
   int client_pid = 0;
   uint64_t client_epoch = 0;
   int node_pid = 0;
   std::vector<std::string> argv;
+  const std::vector<std::string>* borrowed = nullptr;  // the caller's, in place of argv
+  bool argv_read = false;  // deliver() has made the last read of the command
+  const std::vector<std::string>& args() const { return borrowed ? *borrowed : argv; }
   std::shared_ptr<ConnState> conn;
   PendingCall pending;
   Reply answer;  // the node's reply while it travels back to the client
