@@ -58,8 +58,8 @@ class Connection {
   virtual Task<Reply> call(std::vector<std::string> argv, Nanos timeout) = 0;
   // The same, for an argv the caller keeps unchanged until the returned task has
   // finished: a lock that sends the same command on every attempt builds it once, and
-  // the simulator copies it into a request that kept its buffers from the last command
-  // instead of allocating. By default it is copied and sent with call().
+  // the simulator reads it in place (copying it only if the command is still on its way
+  // when the task ends). By default it is copied and sent with call().
   virtual Task<Reply> call_kept(const std::vector<std::string>& argv, Nanos timeout) { return call(argv, timeout); }
   virtual Task<std::unique_ptr<Subscription>> subscribe(std::string channel) = 0;
 };
