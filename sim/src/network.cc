@@ -7,21 +7,26 @@ namespace lockstep::sim {
 Network::Network(uint64_t root_seed, Latency latency, double loss)
     : rng_(root_seed, "network"), latency_(latency), loss_(loss) {}
 
-Network::Link& Network::link(int from, int to) {
+// Every message looks its link up: the table read is inlined into transit, the rest
+// (widening, the sparse map) is not.
+inline Network::Link& Network::link(int from, int to) {
   const auto f = static_cast<size_t>(from), t = static_cast<size_t>(to);
-  if (f >= stride_ || t >= stride_) {
-    if (f >= kDenseMax || t >= kDenseMax) return sparse_[static_cast<uint64_t>(f) << 32 | t];
-    // Re-laid out wider; rare, since processes are added before a run starts.
-    size_t stride = std::max<size_t>(stride_, 8);
-    while (stride <= std::max(f, t)) stride *= 2;
-    std::vector<Link> wider(stride * stride);
-    for (size_t i = 0; i < stride_; ++i) {
-      std::copy_n(dense_.begin() + static_cast<ptrdiff_t>(i * stride_), stride_,
-                  wider.begin() + static_cast<ptrdiff_t>(i * stride));
-    }
-    dense_ = std::move(wider);
-    stride_ = stride;
+  if (f < stride_ && t < stride_) [[likely]] return dense_[f * stride_ + t];
+  return link_slow(f, t);
+}
+
+Network::Link& Network::link_slow(size_t f, size_t t) {
+  if (f >= kDenseMax || t >= kDenseMax) return sparse_[static_cast<uint64_t>(f) << 32 | t];
+  // Re-laid out wider; rare, since processes are added before a run starts.
+  size_t stride = std::max<size_t>(stride_, 8);
+  while (stride <= std::max(f, t)) stride *= 2;
+  std::vector<Link> wider(stride * stride);
+  for (size_t i = 0; i < stride_; ++i) {
+    std::copy_n(dense_.begin() + static_cast<ptrdiff_t>(i * stride_), stride_,
+                wider.begin() + static_cast<ptrdiff_t>(i * stride));
   }
+  dense_ = std::move(wider);
+  stride_ = stride;
   return dense_[f * stride_ + t];
 }
 
@@ -49,7 +54,7 @@ void Network::block(int from, int to, int delta) {
   l.blocks = std::max(0, l.blocks + delta);
 }
 
-int64_t Network::draw_delay(int from, int to) {
+inline int64_t Network::draw_delay(int from, int to) {
   const int64_t d = latency_.draw(rng_);
   return any_faults_ ? d + fault_delay(from, to) : d;
 }

@@ -47,6 +47,7 @@ class Network {
 
   int64_t draw_delay(int from, int to);
   Link& link(int from, int to);
+  Link& link_slow(size_t f, size_t t);
   int64_t fault_delay(int from, int to);
 
   Rng rng_;
