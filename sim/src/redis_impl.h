@@ -203,6 +203,7 @@ struct NodeCore {
   std::function<void(const KeyChange&)> observer;
   std::function<void(ClientState&, const std::string&, const std::string&)> publisher;
   std::function<void(const std::vector<std::string>&)> propagator;
+  std::function<void(size_t)> placeholder_propagator;
   KeyChange change;  // reused for every observer call: its strings keep their capacity
   std::map<std::string, std::vector<ClientState*>> subscribers;  // in subscription order
 
@@ -293,6 +294,7 @@ struct NodeCore {
   // placeholder when only the count matters (set_stream_contents(false)).
   void propagate(Args&& argv);
   void propagate(const Args& argv);
+  size_t pending_placeholders = 0;  // the current command's, without contents
   // Whether a handler's rewritten command would be read: when not, it need not build one.
   bool propagating() const { return propagator && stream_contents; }
   // The keys in the order the sorted keyspace had: for every walk whose order shows.

@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cstring>
 #include <string_view>
+#include <utility>
 
 #include "lua_bridge.h"
 #include "redis_impl.h"
@@ -199,11 +200,15 @@ Reply NodeCore::call(ClientState& c, const Command& cmd, const Args& argv) {
 }
 
 void NodeCore::propagate(Args&& argv) {
-  if (propagator) pending_propagation.push_back(stream_contents ? std::move(argv) : Args());
+  if (!propagator) return;
+  if (stream_contents) pending_propagation.push_back(std::move(argv));
+  else ++pending_placeholders;
 }
 
 void NodeCore::propagate(const Args& argv) {
-  if (propagator) pending_propagation.push_back(stream_contents ? argv : Args());
+  if (!propagator) return;
+  if (stream_contents) pending_propagation.push_back(argv);
+  else ++pending_placeholders;
 }
 
 std::vector<const std::string*> NodeCore::sorted_keys() const {
@@ -218,6 +223,18 @@ std::vector<const std::string*> NodeCore::sorted_keys() const {
 // MULTI/EXEC, as 7.0 does for scripts, transactions and expiries met on the way.
 // (The propagator never runs a command on this node, so the buffers are simply swapped.)
 void NodeCore::flush_propagation() {
+  if (pending_placeholders > 0) {
+    // Contents are off for the whole command (they only change between commands), so
+    // these are all it has: the same count of calls the contents would have made.
+    const size_t n = std::exchange(pending_placeholders, 0);
+    const size_t calls = n > 1 ? n + 2 : n;
+    if (placeholder_propagator) {
+      placeholder_propagator(calls);
+    } else if (propagator) {
+      static const Args kNone;
+      for (size_t i = 0; i < calls; ++i) propagator(kNone);
+    }
+  }
   if (pending_propagation.empty()) return;
   flushing.swap(pending_propagation);
   if (propagator) {
@@ -483,6 +500,10 @@ void RedisNode::set_stream_contents(bool contents) { impl_->stream_contents = co
 
 void RedisNode::set_propagator(std::function<void(const std::vector<std::string>&)> p) {
   impl_->propagator = std::move(p);
+}
+
+void RedisNode::set_placeholder_propagator(std::function<void(size_t)> p) {
+  impl_->placeholder_propagator = std::move(p);
 }
 
 Snapshot RedisNode::snapshot() const {

@@ -46,6 +46,7 @@ int World::add_redis(const std::string& name, Clock clock, Persistence persisten
     publish(pid, target, channel, msg);
   });
   p->redis->set_propagator([this, pid](const std::vector<std::string>& argv) { replicate(pid, argv); });
+  p->redis->set_placeholder_propagator([this, pid](size_t n) { replicate_placeholders(pid, n); });
   // Until its shard has a replica, no one could apply what a node streams: it streams
   // placeholders, which keep the offsets (and a lagging buffer's sends) as they were.
   // Anything streamed before a replica joins is in the copy the replica starts from.
@@ -194,6 +195,18 @@ void World::replicate(int master_pid, const std::vector<std::string>& argv) {
   // crashes within it takes the write with it, which is how a failover loses a lock.
   post(master_pid, sched_.now() + options_.replication_lag_ns,
        [this, master_pid, offset, argv] { send_replicated(master_pid, offset, argv); });
+}
+
+// Placeholders come from a master whose shard has no replica (add_redis): without a lag
+// each only moves the offset, as send_replicated would find no one to send it to; with
+// one, each still takes its turn in the master's buffer, as a write with contents does.
+void World::replicate_placeholders(int master_pid, size_t n) {
+  if (options_.replication_lag_ns <= 0) {
+    procs_[master_pid]->repl_offset += n;
+    return;
+  }
+  static const std::vector<std::string> kNone;
+  for (size_t i = 0; i < n; ++i) replicate(master_pid, kNone);
 }
 
 void World::send_replicated(int master_pid, uint64_t offset, const std::vector<std::string>& argv) {

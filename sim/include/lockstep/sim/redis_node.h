@@ -118,6 +118,9 @@ class RedisNode {
   // stream offset counts the same), but with an empty argv: for a master that has no
   // replica to apply the contents, building them was most of the cost of a write.
   void set_stream_contents(bool contents);
+  // Without contents, takes a command's placeholders as one count instead of calling the
+  // propagator once for each (MULTI and EXEC included when the command had several).
+  void set_placeholder_propagator(std::function<void(size_t)> propagator);
 
   // Cluster mode (cluster-enabled yes): `self` indexes layout.members. Commands with keys
   // in another node's slots answer MOVED, keys of several slots CROSSSLOT, and CLUSTER

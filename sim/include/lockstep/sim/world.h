@@ -210,6 +210,7 @@ class World {
   std::unique_ptr<Process> new_process(const std::string& name, Clock clock) const;
   int add_redis(const std::string& name, Clock clock, Persistence persistence, int shard);
   void replicate(int master_pid, const std::vector<std::string>& argv);
+  void replicate_placeholders(int master_pid, size_t n);
   void send_replicated(int master_pid, uint64_t offset, const std::vector<std::string>& argv);
   void apply_replicated(int replica_pid, int master_pid, uint64_t offset, const std::vector<std::string>& argv);
   void resync(int replica_pid, int master_pid);
