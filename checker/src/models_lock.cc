@@ -56,6 +56,7 @@ enum MutexCode : int32_t { kAcquire = 0, kRelease = 1 };
 // State: empty when free, else [owner].
 class Mutex final : public Model {
  public:
+  bool completion_order_first() const override { return true; }
   const char* name() const override { return "mutex"; }
   State initial() const override { return {}; }
   bool prepare(const Operation& op, Interner&, Step& out, bool&, std::string& error) const override {
@@ -116,6 +117,7 @@ class Mutex final : public Model {
 // State: empty when free, else [owner, count].
 class ReentrantMutex final : public Model {
  public:
+  bool completion_order_first() const override { return true; }
   const char* name() const override { return "reentrant-mutex"; }
   State initial() const override { return {}; }
   bool prepare(const Operation& op, Interner& v, Step& out, bool& d, std::string& error) const override {
@@ -158,6 +160,7 @@ enum RwCode : int32_t { kAcquireRead, kReleaseRead, kAcquireWrite, kReleaseWrite
 // State: [writer or -1] then (process, count) pairs sorted by process, counts > 0.
 class RwLock final : public Model {
  public:
+  bool completion_order_first() const override { return true; }
   const char* name() const override { return "rw-lock"; }
   State initial() const override {
     State s;

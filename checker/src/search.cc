@@ -519,15 +519,19 @@ class Searcher {
 };
 
 PartitionSearch::PartitionSearch(const SearchInput& in, const SearchBudget& budget)
-    : in_(in), budget_(budget), s_(std::make_unique<Searcher>(in, budget, true)) {}
+    : in_(in),
+      budget_(budget),
+      quick_(in.model->completion_order_first()),
+      s_(std::make_unique<Searcher>(in, budget, quick_)) {}
 PartitionSearch::~PartitionSearch() = default;
 
-// A valid history is decided by the quick order (lift_first). A failure, or a limit met,
-// is decided again in the plain invocation order: the partial linearization a failure
-// reports (and so its explanation) is the one that order finds, whichever found the
-// failure first, and a history the quick order could not decide within the limits gets
-// the plain order's chance. Failures are rare next to valid runs, so the second search
-// costs little overall.
+// With a model that asks for it (Model::completion_order_first), a valid history is
+// decided by the quick order (lift_first). A failure, or a limit met, is decided again in
+// the plain invocation order: the partial linearization a failure reports (and so its
+// explanation) is the one that order finds, whichever found the failure first, and a
+// history the quick order could not decide within the limits gets the plain order's
+// chance. Failures are rare next to valid runs, so the second search costs little
+// overall.
 bool PartitionSearch::advance(uint64_t steps) {
   if (!s_->advance(steps)) return false;
   if (quick_) {

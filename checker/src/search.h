@@ -85,7 +85,7 @@ class PartitionSearch {
  private:
   const SearchInput& in_;
   const SearchBudget& budget_;
-  bool quick_ = true;  // the search in s_ is the quick order's
+  bool quick_;  // the search in s_ is the quick order's (lift_first)
   std::unique_ptr<Searcher> s_;
   SearchOutput quick_out_;  // the quick order's outcome, when the plain order runs too
   SearchOutput out_;

@@ -152,6 +152,12 @@ class Model {
   // leaves the state as it was (a read). The search linearizes an allowed read at once
   // and does not try orders without it there. Saying false is always safe.
   virtual bool is_read(const Step&) const { return false; }
+  // Optional, for speed: whether the search should try first, wherever it stands, the
+  // operation whose completion comes next. That pays where operations mostly wait on
+  // one another in turn (clients queued on a lock); elsewhere (a register whose reads
+  // follow concurrent writes) it mostly tries the wrong one first. Either way the search
+  // stays exhaustive and explains a failure as the plain order does.
+  virtual bool completion_order_first() const { return false; }
 };
 
 // How the kv model reads a key that was never written.
