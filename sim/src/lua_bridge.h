@@ -80,8 +80,8 @@ class LuaEngine {
   lua_State* L_ = nullptr;
   int globals_ref_ = 0;  // the real globals table, behind the readonly proxy
   int handler_ref_ = 0;  // __redis__err__handler
-  // KEYS and ARGV of the last run, refilled by the next (see LuaEngine::run), and how
-  // many items each was given.
+  // KEYS and ARGV of the last run, refilled by the next (see set_array), and how many
+  // items each was given.
   struct ArrayGlobal {
     int name_ref = 0;
     int table_ref = 0;

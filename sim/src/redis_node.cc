@@ -223,26 +223,26 @@ std::vector<const std::string*> NodeCore::sorted_keys() const {
 // MULTI/EXEC, as 7.0 does for scripts, transactions and expiries met on the way.
 // (The propagator never runs a command on this node, so the buffers are simply swapped.)
 void NodeCore::flush_propagation() {
+  static const Args kMulti{"MULTI"}, kExec{"EXEC"}, kNone;
+  // Contents are on or off for a whole command (they only change between commands), so
+  // a command has either placeholders or effects with contents, never both.
   if (pending_placeholders > 0) {
-    // Contents are off for the whole command (they only change between commands), so
-    // these are all it has: the same count of calls the contents would have made.
+    // The same count of calls the contents would have made.
     const size_t n = std::exchange(pending_placeholders, 0);
     const size_t calls = n > 1 ? n + 2 : n;
     if (placeholder_propagator) {
       placeholder_propagator(calls);
     } else if (propagator) {
-      static const Args kNone;
       for (size_t i = 0; i < calls; ++i) propagator(kNone);
     }
   }
   if (pending_propagation.empty()) return;
   flushing.swap(pending_propagation);
   if (propagator) {
-    static const Args kMulti{"MULTI"}, kExec{"EXEC"}, kNone;
     const bool wrap = flushing.size() > 1;
-    if (wrap) propagator(stream_contents ? kMulti : kNone);
+    if (wrap) propagator(kMulti);
     for (const auto& op : flushing) propagator(op);
-    if (wrap) propagator(stream_contents ? kExec : kNone);
+    if (wrap) propagator(kExec);
   }
   flushing.clear();
 }

@@ -324,8 +324,8 @@ void World::Request::finished(Request* r) {
 #if !defined(__SANITIZE_ADDRESS__)
   RequestList& list = request_list();
   if (list.free.size() < RequestList::kKept) {
-    // Everything back to a new request's state but argv, whose strings keep their
-    // buffers for the next command (the next sender overwrites or replaces them).
+    // Everything back to a new request's state but argv, which the next sender replaces
+    // or borrows around (its strings' buffers then serve a kept command's copy).
     r->client_pid = 0;
     r->client_epoch = 0;
     r->node_pid = 0;

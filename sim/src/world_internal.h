@@ -72,9 +72,9 @@ struct PendingAwaiter {
 // One command in flight. It is shared by the caller's frame and the events that carry
 // it (arrival, reply, timeout, a WAIT), through RequestRef: a count in the request
 // itself, not a separate atomic control block. Every command makes one and frees it, so
-// a finished request goes back to a per-thread list (World::Request::make) with its
-// argv's buffers. A command sent with Connection::call_kept is not copied at all: the
-// request borrows the caller's argv while the call is in progress (see KeptArgv).
+// a finished request goes back to a per-thread list (World::Request::make). A command
+// sent with Connection::call_kept is not copied at all: the request borrows the caller's
+// argv while the call is in progress (see KeptArgv in sim_env.cc).
 struct World::Request {
   int client_pid = 0;
   uint64_t client_epoch = 0;
@@ -93,10 +93,11 @@ struct World::Request {
   bool timeout_armed = false;
   uint32_t refs = 0;
 
-  // A request as new, apart from its argv (which the caller sets), from the list or the
-  // heap; finished() hands it back, resetting each field above by hand (assigning a new
-  // Request cost 3% of a lock cycle), so a field added here must be reset there too. Under AddressSanitizer every request is a new
-  // allocation, so that a use after the last reference is still caught.
+  // A request as new, apart from its argv (which the caller replaces or borrows around),
+  // from the list or the heap; finished() hands it back, resetting each field above by
+  // hand (assigning a new Request cost 3% of a lock cycle), so a field added here must be
+  // reset there too. Under AddressSanitizer every request is a new allocation, so that a
+  // use after the last reference is still caught.
   static Request* make();
   static void finished(Request* r);
 };
