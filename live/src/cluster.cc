@@ -406,10 +406,11 @@ Reply Cluster::keyed_command(const std::vector<std::string>& argv, Nanos timeout
 
 // The cluster as redis-cli --cluster create builds it, step by step and through the
 // proxy: every member announces the port of a proxy link to itself (which carries a
-// replica's stream with the scenario's lag, and which MOVED and CLUSTER SLOTS name), the
-// members meet, the masters take the simulator's slot ranges, the replicas follow their
-// masters. Clients start once every member agrees the cluster is ok and knows every
-// replica, and every replica is linked.
+// replica's stream with the scenario's lag, and which MOVED and CLUSTER SLOTS name), each
+// member takes a config epoch of its own, the members meet, the masters take the
+// simulator's slot ranges, the replicas follow their masters. Clients start once every
+// member agrees the cluster is ok, knows every replica and every epoch, and every replica
+// is linked.
 std::string Cluster::form_cluster() {
   std::vector<std::vector<RedisServer*>> shards(masters_.size());
   for (size_t n = 0; n < masters_.size(); ++n) shards[n].push_back(masters_[n]);
@@ -443,6 +444,14 @@ std::string Cluster::form_cluster() {
       member_servers_.push_back(sv);
       bus_ports_.push_back(bus.port);
     }
+  }
+  // A config epoch of its own for every member before they meet, as redis-cli does:
+  // left at 0, the members settle their collisions one bump at a time after the run has
+  // begun, and a replica told to take over with a current epoch not yet caught up could
+  // claim its master's slots with an epoch its master already had, and lose them back.
+  for (size_t i = 0; i < member_servers_.size(); ++i) {
+    Reply r = run(member_servers_[i], {"CLUSTER", "SET-CONFIG-EPOCH", std::to_string(i + 1)});
+    if (!r.is_ok()) return member_servers_[i]->config().name + ": CLUSTER SET-CONFIG-EPOCH: " + to_short_text(r);
   }
   RedisServer* first = member_servers_.front();
   for (size_t i = 1; i < member_servers_.size(); ++i) {
@@ -490,10 +499,12 @@ std::string Cluster::form_cluster() {
     Reply r = run(replica, {"CLUSTER", "REPLICATE", id.str});
     if (!r.is_ok()) return replica->config().name + ": CLUSTER REPLICATE: " + to_short_text(r);
   }
+  const std::string settled_epoch = "cluster_current_epoch:" + std::to_string(member_servers_.size()) + "\r\n";
   auto ready = [&] {
     for (auto* sv : member_servers_) {
       Reply info = run(sv, {"CLUSTER", "INFO"});
       if (info.str.rfind("cluster_state:ok", 0) != 0) return false;
+      if (info.str.find(settled_epoch) == std::string::npos) return false;  // every epoch heard of
       int known = 0, replicas = 0;
       census(sv, known, replicas);
       if (known < total || replicas < replica_count) return false;
