@@ -162,7 +162,7 @@ class SimRun {
       const char* kind = c.kind == K::Del      ? checker::truth::kKeyDel
                          : c.kind == K::Evict ? checker::truth::kKeyEvict
                                               : checker::truth::kKeyExpire;
-      rec_.truth(kind, c.by_process, c.key, c.value, node, extra);
+      rec_.truth(kind, c.by_process, c.key, c.value, node, std::move(extra));
     }
   }
 

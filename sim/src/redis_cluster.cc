@@ -207,8 +207,7 @@ Reply cmd_cluster_info(NodeCore& n, ClientState&, const Args&) {
 
 }  // namespace
 
-std::optional<Reply> NodeCore::cluster_redirect(const ClientState& c, const Command& cmd, const Args& argv) {
-  if (!cluster || c.is_master_link) return std::nullopt;
+std::optional<Reply> NodeCore::cluster_route(const ClientState& c, const Command& cmd, const Args& argv) {
   std::vector<const Args*> cmds;
   if (std::string_view(cmd.name) == "exec") {
     if (!c.in_multi) return std::nullopt;
@@ -230,8 +229,7 @@ std::optional<Reply> NodeCore::cluster_redirect(const ClientState& c, const Comm
   return std::nullopt;
 }
 
-std::string NodeCore::cluster_script_check(const Args& argv) {
-  if (!cluster || !client || client->is_master_link) return {};
+std::string NodeCore::cluster_script_route(const Args& argv) {
   const Route r = route(*cluster, cluster_self, *this, {&argv});
   // 7.0.15 lets a script touch undeclared keys of any slot this node serves: only keys
   // served elsewhere (or unserved) and a down cluster stop it.

@@ -214,10 +214,19 @@ struct NodeCore {
   std::optional<ClusterLayout> cluster;
   int cluster_self = -1;
   // getNodeByQuery: the error a command (EXEC: with everything it queued) gets instead of
-  // running here — MOVED, CROSSSLOT or CLUSTERDOWN — or nothing when it runs here.
-  std::optional<Reply> cluster_redirect(const ClientState& c, const Command& cmd, const Args& argv);
+  // running here — MOVED, CROSSSLOT or CLUSTERDOWN — or nothing when it runs here. Inline
+  // for the answer without a cluster, which every command of a plain node asks for.
+  std::optional<Reply> cluster_redirect(const ClientState& c, const Command& cmd, const Args& argv) {
+    if (!cluster || c.is_master_link) return std::nullopt;
+    return cluster_route(c, cmd, argv);
+  }
   // scriptVerifyClusterState: "" when a script may run argv here, else why not.
-  std::string cluster_script_check(const Args& argv);
+  std::string cluster_script_check(const Args& argv) {
+    if (!cluster || !client || client->is_master_link) return {};
+    return cluster_script_route(argv);
+  }
+  std::optional<Reply> cluster_route(const ClientState& c, const Command& cmd, const Args& argv);
+  std::string cluster_script_route(const Args& argv);
 
   // Memory and eviction (redis_memory.cc).
   MemoryConfig memory;
