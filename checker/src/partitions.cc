@@ -31,7 +31,7 @@ void run_slice(std::vector<std::unique_ptr<Partition>>& parts, size_t order, uin
     p.out = p.search->take_output();
   } catch (const std::bad_alloc&) {
     p.out = SearchOutput{};
-    p.out.unknown_reason = "memory limit";
+    p.out.unknown_reason = kMemoryLimit;
   }
   p.search.reset();  // gives its memory back for the partitions still searching
   p.decided = true;

@@ -69,7 +69,7 @@ class Searcher {
     if (!started_) {
       started_ = true;
       state_ = states_.intern(in_.model->initial(), room_);
-      if (state_ < 0) return finish(Verdict::Unknown, "memory limit");
+      if (state_ < 0) return finish(Verdict::Unknown, kMemoryLimit);
       remaining_ = static_cast<size_t>(std::count(in_.must.begin(), in_.must.end(), uint8_t{1}));
       entry_ = nodes_[0].next;
       phase_ = first_phase_;
@@ -84,13 +84,13 @@ class Searcher {
         if (budget_.cancel != nullptr && budget_.cancel->load(std::memory_order_relaxed)) return false;
       }
       if (phase_ == kFirst) {
-        if (lift_first() == Lift::Full) return finish(Verdict::Unknown, "memory limit");
+        if (lift_first() == Lift::Full) return finish(Verdict::Unknown, kMemoryLimit);
         continue;
       }
       const Node& n = nodes_[entry_];
       if (n.call) {
         Lift l = try_lift(n);
-        if (l == Lift::Full) return finish(Verdict::Unknown, "memory limit");
+        if (l == Lift::Full) return finish(Verdict::Unknown, kMemoryLimit);
         // A read allowed here whose configuration was already explored (or cannot get
         // further): this configuration can get no further either.
         if (l == Lift::Explored && phase_ == kReads && !backtrack()) return finish(Verdict::Invalid, "");
@@ -448,11 +448,11 @@ class Searcher {
     size_t bytes = bytes_held();
     out_.peak_bytes = std::max(out_.peak_bytes, bytes);
     if (!budget_.memory->resize(held_, bytes)) {
-      limit_reason_ = "memory limit";
+      limit_reason_ = kMemoryLimit;
       return false;
     }
     if (std::chrono::steady_clock::now() >= budget_.deadline) {
-      limit_reason_ = "time limit";
+      limit_reason_ = kTimeLimit;
       return false;
     }
     return true;
@@ -538,7 +538,7 @@ bool PartitionSearch::advance(uint64_t steps) {
     quick_ = false;
     quick_out_ = s_->take_output();
     // Out of time, the plain order cannot get anywhere either.
-    if (quick_out_.verdict == Verdict::Valid || quick_out_.unknown_reason == "time limit") {
+    if (quick_out_.verdict == Verdict::Valid || quick_out_.unknown_reason == kTimeLimit) {
       out_ = std::move(quick_out_);
       return true;
     }

@@ -53,6 +53,11 @@ struct SearchBudget {
   const std::atomic<bool>* cancel = nullptr;    // when set, the search pauses soon
 };
 
+// Why a search ended Unknown (SearchOutput::unknown_reason, LinResult::unknown_reason).
+// PartitionSearch decides by the reason whether another search order is worth running.
+inline constexpr const char* kTimeLimit = "time limit";
+inline constexpr const char* kMemoryLimit = "memory limit";
+
 struct SearchOutput {
   Verdict verdict = Verdict::Unknown;
   std::string unknown_reason;
