@@ -360,6 +360,32 @@ TEST_F(LuaScriptingTest, ValuesOfEverySizeSurviveGrowthAndFlush) {
   }
 }
 
+// KEYS, ARGV and redis.call's string replies reach scripts through a small cache of
+// recently pushed strings. Many more distinct strings than it holds, sharing their
+// first and last bytes, empty ones and ones too long to cache, in turns that make them
+// push each other out, must each arrive as exactly the string that was sent.
+TEST_F(LuaScriptingTest, EveryStringArrivesAsSentWhateverTheCacheHeld) {
+  const char* script =
+      "redis.call('set', KEYS[1], ARGV[2]) "
+      "return {KEYS[1], ARGV[1], ARGV[2], redis.call('get', KEYS[1]), #ARGV[2]}";
+  std::vector<std::string> values{"", "a", std::string(128, 'x'), std::string(129, 'x'), std::string(500, 'q')};
+  for (int i = 0; i < 700; ++i) {
+    values.push_back("token-" + std::to_string(i) + "-end");
+    values.push_back(std::string(8, 'p') + std::to_string(i % 37) + std::string(8, 's'));
+  }
+  for (int round = 0; round < 3; ++round) {
+    for (size_t i = 0; i < values.size(); ++i) {
+      const std::string& key = values[(i * 7 + static_cast<size_t>(round)) % values.size()];
+      const std::string& a = values[i];
+      const std::string& b = values[(i * 13 + 5) % values.size()];
+      const Reply want = Reply::array(
+          {Reply::bulk(key), Reply::bulk(a), Reply::bulk(b), Reply::bulk(b), num(static_cast<int64_t>(b.size()))});
+      ASSERT_EQ(eval(script, {key}, {a, b}), want) << "round " << round << ", case " << i;
+    }
+    EXPECT_EQ(run({"SCRIPT", "FLUSH"}), Reply::ok());
+  }
+}
+
 TEST_F(LuaScriptingTest, ScriptEffectsPropagateAsCommands) {
   std::vector<Args> stream;
   node.set_propagator([&](const Args& a) { stream.push_back(a); });

@@ -73,7 +73,8 @@ int call_generic(lua_State* L, bool raise) {
     lua_settable(L, -3);
     return raise ? lua_error(L) : 1;
   }
-  push_reply(L, r);
+  if (r.type == Reply::Type::Bulk) e.push_string(L, lua_upvalueindex(2), r.str.data(), r.str.size());
+  else push_reply(L, r);
   return (raise && r.is_error()) ? lua_error(L) : 1;
 }
 
@@ -253,10 +254,18 @@ void set_num(lua_State* L, const char* name, lua_Number v) {
   lua_settable(L, -3);
 }
 
-void open_redis_table(lua_State* L, LuaEngine* e) {
+// redis.call and redis.pcall also hold the engine's strings table (see
+// LuaEngine::push_string), given here at `strings`.
+void open_redis_table(lua_State* L, LuaEngine* e, int strings) {
   lua_createtable(L, 0, kRedisTableSize);
-  set_fn(L, e, "call", redis_call);
-  set_fn(L, e, "pcall", redis_pcall);
+  using Entry = std::pair<const char*, lua_CFunction>;
+  for (auto [name, f] : {Entry{"call", redis_call}, Entry{"pcall", redis_pcall}}) {
+    lua_pushstring(L, name);
+    lua_pushlightuserdata(L, e);
+    lua_pushvalue(L, strings);
+    lua_pushcclosure(L, f, 2);
+    lua_settable(L, -3);
+  }
   set_fn(L, e, "sha1hex", redis_sha1hex);
   set_fn(L, e, "error_reply", redis_error_reply);
   set_fn(L, e, "status_reply", redis_status_reply);
@@ -524,7 +533,13 @@ void LuaEngine::open() {
   set_fn(L_, this, "random", math_random);
   set_fn(L_, this, "randomseed", math_randomseed);
   lua_pop(L_, 1);
-  open_redis_table(L_, this);
+  lua_createtable(L_, static_cast<int>(kStringSlots), 0);
+  held_.assign(kStringSlots, std::string());
+  held_used_.assign(kStringSlots / 2, 0);
+  lua_pushvalue(L_, -1);
+  strings_ref_ = luaL_ref(L_, LUA_REGISTRYINDEX);
+  open_redis_table(L_, this, lua_gettop(L_));
+  lua_pop(L_, 1);
   const std::string& init = init_chunk_bytecode();
   luaL_loadbuffer(L_, init.data(), init.size(), "=lockstep");
   lua_call(L_, 0, 3);
@@ -555,6 +570,7 @@ void LuaEngine::close() {
   if (L_) lua_close(L_);
   L_ = nullptr;
   by_body_.clear();
+  held_.clear();
   last_ = nullptr;
   scripts_.clear();
 }
@@ -632,9 +648,9 @@ const LuaEngine::Script* LuaEngine::find(const std::string& sha) const {
 void LuaEngine::set_array(ArrayGlobal& array, std::span<const std::string> items) {
   lua_State* L = L_;
   const int n = static_cast<int>(items.size());
-  auto fill = [&] {  // the table on top of the stack
+  auto fill = [&] {  // the table on top of the stack; the strings' table at 1 (see run)
     for (int i = 0; i < n; ++i) {
-      lua_pushlstring(L, items[static_cast<size_t>(i)].data(), items[static_cast<size_t>(i)].size());
+      push_string(L, 1, items[static_cast<size_t>(i)].data(), items[static_cast<size_t>(i)].size());
       lua_rawseti(L, -2, i + 1);
     }
   };
@@ -667,11 +683,49 @@ void LuaEngine::set_array(ArrayGlobal& array, std::span<const std::string> items
   lua_pop(L, 1);
 }
 
+void LuaEngine::push_string(lua_State* L, int cache, const char* s, size_t n) {
+  if (n == 0 || n > kStringMax) {  // an empty held_ slot holds nothing to match
+    lua_pushlstring(L, s, n);
+    return;
+  }
+  // The first and last eight bytes pick the slot: tokens and key names differ there.
+  uint64_t a = n, b = 0;
+  if (n >= 8) {
+    std::memcpy(&a, s, 8);
+    std::memcpy(&b, s + n - 8, 8);
+  } else {
+    for (size_t i = 0; i < n; ++i) a = a << 8 | static_cast<unsigned char>(s[i]);
+  }
+  // Two ways a set, the one used less lately replaced: with one, two strings a workload
+  // alternates between could share a slot and push each other out on every run.
+  static_assert(kStringSlots == 256, "128 sets: the set is the hash's top seven bits");
+  uint64_t h = a ^ (b + n) * 0x9E3779B97F4A7C15ULL;  // then MurmurHash3's finaliser
+  h = (h ^ h >> 33) * 0xFF51AFD7ED558CCDULL;
+  h = (h ^ h >> 33) * 0xC4CEB9FE1A85EC53ULL;
+  const size_t set = static_cast<size_t>((h ^ h >> 33) >> 57);
+  for (size_t way = 0; way < 2; ++way) {
+    const std::string& held = held_[2 * set + way];
+    if (held.size() == n && std::memcmp(held.data(), s, n) == 0) {
+      held_used_[set] = static_cast<uint8_t>(way);
+      lua_rawgeti(L, cache, static_cast<int>(2 * set + way) + 1);
+      return;
+    }
+  }
+  const size_t way = held_used_[set] ^ 1u;
+  held_used_[set] = static_cast<uint8_t>(way);
+  lua_pushlstring(L, s, n);
+  lua_pushvalue(L, -1);
+  lua_rawseti(L, cache, static_cast<int>(2 * set + way) + 1);  // `cache` is absolute or a pseudo-index
+  held_[2 * set + way].assign(s, n);
+}
+
 Reply LuaEngine::run(const Script& script, ClientState& caller, std::span<const std::string> keys,
                      std::span<const std::string> argv) {
   lua_settop(L_, 0);
+  lua_rawgeti(L_, LUA_REGISTRYINDEX, strings_ref_);
   set_array(keys_, keys);
   set_array(argv_, argv);
+  lua_settop(L_, 0);
   lua_rawgeti(L_, LUA_REGISTRYINDEX, handler_ref_);
   lua_rawgeti(L_, LUA_REGISTRYINDEX, script.ref);
   ClientState* saved = caller_;

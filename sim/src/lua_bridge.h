@@ -68,6 +68,10 @@ class LuaEngine {
     LuaEngine& e_;
     Args* args_;
   };
+  // Pushes `s` as a Lua string: the copy this engine pushed before, if it still holds
+  // one (see held_). `cache` is an absolute stack index or a pseudo-index of the cached
+  // strings' table (run() keeps it at 1; redis.call has it as its second upvalue).
+  void push_string(lua_State* L, int cache, const char* s, size_t n);
   uint64_t& rand48_state() { return rand48_; }
   int64_t charge(int64_t instructions) { return instructions_ += instructions; }
 
@@ -90,6 +94,19 @@ class LuaEngine {
   ArrayGlobal keys_;
   ArrayGlobal argv_;
   void set_array(ArrayGlobal& array, std::span<const std::string> items);
+  // The strings run() and redis.call pushed lately, by a cheap hash of their bytes: a
+  // lock's key and token reach the interpreter on every EVAL, as KEYS, ARGV and the
+  // token GET returns, and each push hashed the whole string to find it in Lua's string
+  // table (about 200 instructions, three times in a lock's EVAL). A hit is one table
+  // read. Slot i of the Lua table (registry slot strings_ref_) holds the string held_[i]
+  // names, once held_[i] is not empty; slots 2k and 2k+1 form set k. Strings are values in Lua
+  // 5.1, so which copy a script gets is invisible to it, and the interpreter's memory is
+  // no part of the node's.
+  static constexpr size_t kStringSlots = 256;
+  static constexpr size_t kStringMax = 128;  // longer ones, and "", are pushed as they are
+  int strings_ref_ = 0;
+  std::vector<std::string> held_;
+  std::vector<uint8_t> held_used_;  // per set of two slots: the way used last
   std::deque<Args> args_stack_;  // deque: a lease's buffer stays put when another is added
   size_t args_depth_ = 0;
   std::map<std::string, Script> scripts_;  // by SHA-1

@@ -141,6 +141,9 @@ void push_reply(lua_State* L, const Reply& r) {
 // stack, as the recursive walk of luaReplyToRedisReply does, so the stack limit is met at
 // the same depth.
 Reply lua_to_reply(lua_State* L) {
+  // A script's usual result, a number, a string or nil, needs none of the walk below;
+  // the room the walk asks for is always there for the value a call just returned.
+  if (lua_type(L, -1) != LUA_TTABLE) return scalar_to_reply(L);
   struct Level {
     std::vector<Reply> items;
     int next = 1;  // the Lua index read next
