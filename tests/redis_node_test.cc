@@ -202,6 +202,33 @@ TEST_F(RedisNodeTest, ConnectionAndServerCommands) {
   EXPECT_EQ(run({"DBSIZE"}), num(0));
 }
 
+// An observer with a gate sees exactly the changes made while the gate is open, and the
+// one it sees after a closed stretch describes that change, not an earlier one.
+TEST_F(RedisNodeTest, ObserverGateDecidesWhichChangesAreDescribed) {
+  std::vector<KeyChange> events;
+  bool open = false;
+  node.set_observer([&](const KeyChange& c) { events.push_back(c); }, [&] { return open; });
+  ClientState p1;
+  p1.process = 1;
+  run_as(p1, {"SET", "a", "1"}, 1000);
+  run_as(p1, {"DEL", "a"}, 1000);
+  EXPECT_TRUE(events.empty());
+  open = true;
+  run_as(p1, {"SET", "b", "2"}, 1000);
+  open = false;
+  run_as(p1, {"SET", "c", "3"}, 1000);
+  open = true;
+  run_as(p1, {"DEL", "c"}, 1000);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].kind, KeyChange::Kind::Set);
+  EXPECT_EQ(events[0].key, "b");
+  EXPECT_EQ(events[0].value, "2");
+  EXPECT_EQ(events[1].kind, KeyChange::Kind::Del);
+  EXPECT_EQ(events[1].key, "c");
+  EXPECT_EQ(events[1].value, "3");
+  EXPECT_EQ(events[1].by_process, 1);
+}
+
 TEST_F(RedisNodeTest, UnknownCommand) {
   EXPECT_EQ(run({"foo", "a", "b"}),
             err("ERR unknown command 'foo', with args beginning with: 'a' 'b' "));

@@ -201,6 +201,7 @@ struct NodeCore {
   const CommandTable& commands;
 
   std::function<void(const KeyChange&)> observer;
+  std::function<bool()> observer_wanted;  // empty: always
   std::function<void(ClientState&, const std::string&, const std::string&)> publisher;
   std::function<void(const std::vector<std::string>&)> propagator;
   std::function<void(size_t)> placeholder_propagator;

@@ -390,7 +390,7 @@ void NodeCore::touch(const std::string& key) {
 
 void NodeCore::notify(KeyChange::Kind kind, const std::string& key, const Entry& e,
                              int64_t by) {
-  if (!observer) return;
+  if (!observer || (observer_wanted && !observer_wanted())) return;
   change.kind = kind;
   change.key = key;
   if (e.v.type == VType::String) change.value = e.v.str;
@@ -465,8 +465,9 @@ void RedisNode::flush_all() {
   impl_->lua->restart();
 }
 
-void RedisNode::set_observer(std::function<void(const KeyChange&)> observer) {
+void RedisNode::set_observer(std::function<void(const KeyChange&)> observer, std::function<bool()> wanted) {
   impl_->observer = std::move(observer);
+  impl_->observer_wanted = std::move(wanted);
 }
 
 void RedisNode::set_publisher(std::function<void(ClientState&, const std::string&,

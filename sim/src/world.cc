@@ -39,9 +39,9 @@ int World::add_redis(const std::string& name, Clock clock, Persistence persisten
   p->master_link.is_master_link = true;
   const int index = p->node_index;
   const int pid = p->id;
-  p->redis->set_observer([this, index](const KeyChange& c) {
-    if (on_key_change) on_key_change(index, c);
-  });
+  // Asked first, so that a world nobody watches copies no key and value per change.
+  p->redis->set_observer([this, index](const KeyChange& c) { on_key_change(index, c); },
+                         [this] { return static_cast<bool>(on_key_change); });
   p->redis->set_publisher([this, pid](ClientState& target, const std::string& channel, const std::string& msg) {
     publish(pid, target, channel, msg);
   });

@@ -137,7 +137,9 @@ class RedisNode {
   // Called on every key set / delete / expiry, for ground truth. Any change to a value
   // (SET, INCR, HSET, LPUSH...) is a Set and makes the command's process the writer;
   // a command that empties a hash/list/zset deletes the key (Del). EXPIRE changes no value.
-  void set_observer(std::function<void(const KeyChange&)> observer);
+  // `wanted`, if given, is asked first: while it answers false the change is not even
+  // described (its key and value copied) for the observer.
+  void set_observer(std::function<void(const KeyChange&)> observer, std::function<bool()> wanted = nullptr);
 
   // Called for every PUBLISH receiver, in the order the connections subscribed: the
   // caller delivers the message over its network. (SUBSCRIBE/UNSUBSCRIBE of several
