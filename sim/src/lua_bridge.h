@@ -4,8 +4,8 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <map>
+#include <memory>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -56,8 +56,8 @@ class LuaEngine {
   class ArgsLease {
    public:
     explicit ArgsLease(LuaEngine& e) : e_(e) {
-      if (e_.args_depth_ == e_.args_stack_.size()) e_.args_stack_.emplace_back();
-      args_ = &e_.args_stack_[e_.args_depth_++];
+      if (e_.args_depth_ == e_.args_stack_.size()) e_.args_stack_.push_back(std::make_unique<Args>());
+      args_ = e_.args_stack_[e_.args_depth_++].get();
     }
     ~ArgsLease() { --e_.args_depth_; }
     ArgsLease(const ArgsLease&) = delete;
@@ -107,7 +107,7 @@ class LuaEngine {
   int strings_ref_ = 0;
   std::vector<std::string> held_;
   std::vector<uint8_t> held_used_;  // per set of two slots: the way used last
-  std::deque<Args> args_stack_;  // deque: a lease's buffer stays put when another is added
+  std::vector<std::unique_ptr<Args>> args_stack_;  // a lease's buffer stays put when another is added
   size_t args_depth_ = 0;
   std::map<std::string, Script> scripts_;  // by SHA-1
   // EVAL sends the whole body every time; hashing it each time was most of the cost of
