@@ -99,6 +99,9 @@ TEST_F(LuaScriptingTest, KeysAndArgvStartFreshAfterAScriptChangedThem) {
   // Only overwritten in place, then asked for more items.
   eval("KEYS[1] = 'changed'; ARGV[1] = nil", {"a"}, {"x"});
   EXPECT_EQ(seen({"p", "q", "r"}, {"s", "t"}), (V{"3", "2", "nil", "nil", "nil", "r", "t", "p,q,r", "s,t"}));
+  // Given a metatable and nothing else: the next run's table has none.
+  eval("setmetatable(KEYS, {__index = function() return 'meta' end})", {"a"}, {});
+  EXPECT_EQ(seen({"b"}, {}), (V{"1", "0", "nil", "nil", "nil", "nil", "nil", "b", ""}));
   // Emptied from the front, so that only the hash part is left.
   eval("for i = 1, #KEYS do KEYS[i] = nil end; KEYS.z = 'z'", {"a", "b", "c"}, {});
   EXPECT_EQ(seen({}, {}), (V{"0", "0", "nil", "nil", "nil", "nil", "nil", "", ""}));

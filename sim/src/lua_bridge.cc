@@ -655,8 +655,11 @@ void LuaEngine::set_array(ArrayGlobal& array, std::span<const std::string> items
     }
   };
   lua_rawgeti(L, LUA_REGISTRYINDEX, array.table_ref);
-  lua_pushnil(L);
-  lua_setmetatable(L, -2);
+  if (lua_getmetatable(L, -1)) {  // pushes one only if there is one
+    lua_pop(L, 1);
+    lua_pushnil(L);
+    lua_setmetatable(L, -2);
+  }
   fill();
   for (int i = n + 1; i <= array.size; ++i) {
     lua_pushnil(L);
@@ -699,10 +702,10 @@ void LuaEngine::push_string(lua_State* L, int cache, const char* s, size_t n) {
   // Two ways a set, the one used less lately replaced: with one, two strings a workload
   // alternates between could share a slot and push each other out on every run.
   static_assert(kStringSlots == 256, "128 sets: the set is the hash's top seven bits");
-  uint64_t h = a ^ (b + n) * 0x9E3779B97F4A7C15ULL;  // then MurmurHash3's finaliser
-  h = (h ^ h >> 33) * 0xFF51AFD7ED558CCDULL;
-  h = (h ^ h >> 33) * 0xC4CEB9FE1A85EC53ULL;
-  const size_t set = static_cast<size_t>((h ^ h >> 33) >> 57);
+  // Fibonacci hashing of the two words: a product's top bits depend on every bit below
+  // them, so keys that differ only in their last byte still land far apart.
+  const uint64_t h = (a ^ (b << 32 | b >> 32) ^ n) * 0x9E3779B97F4A7C15ULL;
+  const size_t set = static_cast<size_t>(h >> 57);
   for (size_t way = 0; way < 2; ++way) {
     const std::string& held = held_[2 * set + way];
     if (held.size() == n && std::memcmp(held.data(), s, n) == 0) {
