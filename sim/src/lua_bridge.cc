@@ -241,10 +241,13 @@ int redis_lua_pcall(lua_State* L) {
 constexpr int kRedisTableSize = 32;
 constexpr int kGlobalsSize = 64;
 
-void set_fn(lua_State* L, LuaEngine* e, const char* name, lua_CFunction f) {
+// The engine is the function's first upvalue; `second`, an absolute stack index when
+// given, becomes its second.
+void set_fn(lua_State* L, LuaEngine* e, const char* name, lua_CFunction f, int second = 0) {
   lua_pushstring(L, name);
   lua_pushlightuserdata(L, e);
-  lua_pushcclosure(L, f, 1);
+  if (second != 0) lua_pushvalue(L, second);
+  lua_pushcclosure(L, f, second != 0 ? 2 : 1);
   lua_settable(L, -3);
 }
 
@@ -258,14 +261,8 @@ void set_num(lua_State* L, const char* name, lua_Number v) {
 // LuaEngine::push_string), given here at `strings`.
 void open_redis_table(lua_State* L, LuaEngine* e, int strings) {
   lua_createtable(L, 0, kRedisTableSize);
-  using Entry = std::pair<const char*, lua_CFunction>;
-  for (auto [name, f] : {Entry{"call", redis_call}, Entry{"pcall", redis_pcall}}) {
-    lua_pushstring(L, name);
-    lua_pushlightuserdata(L, e);
-    lua_pushvalue(L, strings);
-    lua_pushcclosure(L, f, 2);
-    lua_settable(L, -3);
-  }
+  set_fn(L, e, "call", redis_call, strings);
+  set_fn(L, e, "pcall", redis_pcall, strings);
   set_fn(L, e, "sha1hex", redis_sha1hex);
   set_fn(L, e, "error_reply", redis_error_reply);
   set_fn(L, e, "status_reply", redis_status_reply);

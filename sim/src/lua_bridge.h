@@ -99,9 +99,9 @@ class LuaEngine {
   // token GET returns, and each push hashed the whole string to find it in Lua's string
   // table (about 200 instructions, three times in a lock's EVAL). A hit is one table
   // read. Slot i of the Lua table (registry slot strings_ref_) holds the string held_[i]
-  // names, once held_[i] is not empty; slots 2k and 2k+1 form set k. Strings are values in Lua
-  // 5.1, so which copy a script gets is invisible to it, and the interpreter's memory is
-  // no part of the node's.
+  // names, once held_[i] is not empty; slots 2k and 2k+1 form set k. Strings are values
+  // in Lua 5.1, so which copy a script gets is invisible to it, and the interpreter's
+  // memory is no part of the node's.
   static constexpr size_t kStringSlots = 256;
   static constexpr size_t kStringMax = 128;  // longer ones, and "", are pushed as they are
   int strings_ref_ = 0;
