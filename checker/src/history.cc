@@ -140,43 +140,45 @@ bool extra_overrides_a_field(const Event& e) {
 
 // Writes each event directly, in exactly the bytes to_json(e).dump() gives: building an
 // ordered_json per event was most of the cost of recording a run.
+void append_jsonl(std::string& out, const Event& e) {
+  if (extra_overrides_a_field(e)) {
+    out += to_json(e).dump();
+    out += '\n';
+    return;
+  }
+  out += "{\"type\":\"";
+  out += to_string(e.type);
+  out += "\",\"process\":";
+  append_int(out, e.process);
+  out += ",\"thread\":";
+  append_int(out, e.thread);
+  out += ",\"f\":";
+  append_string(out, e.f);
+  out += ",\"key\":";
+  append_string(out, e.key);
+  out += ",\"value\":";
+  append_value(out, e.value);
+  out += ",\"time_ns\":";
+  append_int(out, e.time_ns);
+  if (e.node >= 0) {
+    out += ",\"node\":";
+    append_int(out, e.node);
+  }
+  if (e.extra.is_object()) {
+    for (auto it = e.extra.begin(); it != e.extra.end(); ++it) {
+      out += ',';
+      append_string(out, it.key());
+      out += ':';
+      append_value(out, it.value());
+    }
+  }
+  out += "}\n";
+}
+
 std::string to_jsonl(const History& h) {
   std::string out;
   out.reserve(h.events.size() * 160);  // a typical line: fewer copies of a growing history
-  for (const auto& e : h.events) {
-    if (extra_overrides_a_field(e)) {
-      out += to_json(e).dump();
-      out += '\n';
-      continue;
-    }
-    out += "{\"type\":\"";
-    out += to_string(e.type);
-    out += "\",\"process\":";
-    append_int(out, e.process);
-    out += ",\"thread\":";
-    append_int(out, e.thread);
-    out += ",\"f\":";
-    append_string(out, e.f);
-    out += ",\"key\":";
-    append_string(out, e.key);
-    out += ",\"value\":";
-    append_value(out, e.value);
-    out += ",\"time_ns\":";
-    append_int(out, e.time_ns);
-    if (e.node >= 0) {
-      out += ",\"node\":";
-      append_int(out, e.node);
-    }
-    if (e.extra.is_object()) {
-      for (auto it = e.extra.begin(); it != e.extra.end(); ++it) {
-        out += ',';
-        append_string(out, it.key());
-        out += ':';
-        append_value(out, it.value());
-      }
-    }
-    out += "}\n";
-  }
+  for (const auto& e : h.events) append_jsonl(out, e);
   return out;
 }
 

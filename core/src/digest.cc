@@ -8,29 +8,41 @@
 #include <memory>
 
 namespace lockstep {
+namespace {
 
-std::string digest_hex(const char* algorithm, std::string_view data) {
-  // Each digest is fetched from its provider once per thread, and each thread reuses one
-  // context: EVP_Digest with an implicit fetch did both on every call, which cost more
-  // than hashing a short script.
+[[noreturn]] void digest_failed(const char* algorithm) {
+  std::fprintf(stderr, "lockstep: libcrypto failed to compute a %s digest\n", algorithm);
+  std::abort();
+}
+
+// Each digest is fetched from its provider once per thread: EVP_Digest with an implicit
+// fetch did that on every call, which cost more than hashing a short script.
+EVP_MD* fetched(const char* algorithm) {
   struct Fetched {
     std::map<std::string, EVP_MD*, std::less<>> md;
     ~Fetched() {
       for (auto& [name, md_type] : md) EVP_MD_free(md_type);
     }
   };
-  thread_local Fetched fetched;
-  thread_local std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
-  auto it = fetched.md.find(std::string_view(algorithm));
-  if (it == fetched.md.end()) it = fetched.md.emplace(algorithm, EVP_MD_fetch(nullptr, algorithm, nullptr)).first;
-  EVP_MD* md_type = it->second;
+  thread_local Fetched cache;
+  auto it = cache.md.find(std::string_view(algorithm));
+  if (it == cache.md.end()) it = cache.md.emplace(algorithm, EVP_MD_fetch(nullptr, algorithm, nullptr)).first;
+  if (it->second == nullptr) digest_failed(algorithm);
+  return it->second;
+}
+
+void begin(EVP_MD_CTX* ctx, const char* algorithm) {
+  if (ctx == nullptr || EVP_DigestInit_ex(ctx, fetched(algorithm), nullptr) != 1) digest_failed(algorithm);
+}
+
+void feed(EVP_MD_CTX* ctx, const char* algorithm, std::string_view data) {
+  if (EVP_DigestUpdate(ctx, data.data(), data.size()) != 1) digest_failed(algorithm);
+}
+
+std::string finish(EVP_MD_CTX* ctx, const char* algorithm) {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int n = 0;
-  if (md_type == nullptr || ctx == nullptr || EVP_DigestInit_ex(ctx.get(), md_type, nullptr) != 1 ||
-      EVP_DigestUpdate(ctx.get(), data.data(), data.size()) != 1 || EVP_DigestFinal_ex(ctx.get(), md, &n) != 1) {
-    std::fprintf(stderr, "lockstep: libcrypto failed to compute a %s digest\n", algorithm);
-    std::abort();
-  }
+  if (EVP_DigestFinal_ex(ctx, md, &n) != 1) digest_failed(algorithm);
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out(2 * n, '0');
   for (unsigned int i = 0; i < n; ++i) {
@@ -39,5 +51,29 @@ std::string digest_hex(const char* algorithm, std::string_view data) {
   }
   return out;
 }
+
+}  // namespace
+
+std::string digest_hex(const char* algorithm, std::string_view data) {
+  // Each thread reuses one context: allocating one per call cost as much as the fetch.
+  thread_local std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+  begin(ctx.get(), algorithm);
+  feed(ctx.get(), algorithm, data);
+  return finish(ctx.get(), algorithm);
+}
+
+struct DigestStream::Context {
+  std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx{EVP_MD_CTX_new(), EVP_MD_CTX_free};
+};
+
+DigestStream::DigestStream(const char* algorithm) : ctx_(std::make_unique<Context>()), algorithm_(algorithm) {
+  begin(ctx_->ctx.get(), algorithm_);
+}
+
+DigestStream::~DigestStream() = default;
+
+void DigestStream::update(std::string_view data) { feed(ctx_->ctx.get(), algorithm_, data); }
+
+std::string DigestStream::hex() { return finish(ctx_->ctx.get(), algorithm_); }
 
 }  // namespace lockstep

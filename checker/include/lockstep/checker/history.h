@@ -85,5 +85,7 @@ bool from_json(const nlohmann::json& j, Event& out, std::string& error);
 
 // One JSON object per line, keys in a fixed order so equal histories are equal bytes.
 std::string to_jsonl(const History& h);
+// Appends one event's line (with its newline) as to_jsonl writes it.
+void append_jsonl(std::string& out, const Event& e);
 
 }  // namespace lockstep::checker
