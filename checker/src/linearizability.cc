@@ -28,21 +28,25 @@ std::string where(size_t i, const Event& e) {
 }  // namespace
 
 bool collect_operations(const History& history, std::vector<Operation>& out, std::string& error) {
+  constexpr size_t kNone = static_cast<size_t>(-1);
   out.clear();
   out.reserve(history.events.size() / 2 + 1);
-  std::map<std::pair<int64_t, int64_t>, size_t> open;  // (process, thread) -> op
+  // (process, thread) -> its pending op, or kNone. A slot stays once made: a history has
+  // few threads and many operations, and erasing it on each completion cost an allocation
+  // per operation.
+  std::map<std::pair<int64_t, int64_t>, size_t> open;
   for (size_t i = 0; i < history.events.size(); ++i) {
     const Event& e = history.events[i];
     if (e.type == EventType::Truth) continue;
-    auto who = std::make_pair(e.process, e.thread);
-    auto it = open.find(who);
+    size_t& pending = open.try_emplace(std::make_pair(e.process, e.thread), kNone).first->second;
     if (e.type == EventType::Invoke) {
-      if (it != open.end()) {
-        error = where(i, e) + " invoked " + e.f + " while its " + out[it->second].f + " (event " +
-                std::to_string(out[it->second].invoke_index + 1) + ") was still pending";
+      if (pending != kNone) {
+        error = where(i, e) + " invoked " + e.f + " while its " + out[pending].f + " (event " +
+                std::to_string(out[pending].invoke_index + 1) + ") was still pending";
         return false;
       }
-      Operation op;
+      pending = out.size();
+      Operation& op = out.emplace_back();
       op.process = e.process;
       op.thread = e.thread;
       op.f = e.f;
@@ -51,16 +55,14 @@ bool collect_operations(const History& history, std::vector<Operation>& out, std
       op.pending = true;
       op.invoke_index = op.complete_index = i;
       op.invoke_ns = op.complete_ns = e.time_ns;
-      open.emplace(who, out.size());
-      out.push_back(std::move(op));
       continue;
     }
-    if (it == open.end()) {
+    if (pending == kNone) {
       error = where(i, e) + " completed (" + to_string(e.type) + ") with no pending invocation";
       return false;
     }
-    Operation& op = out[it->second];
-    open.erase(it);
+    Operation& op = out[pending];
+    pending = kNone;
     op.pending = false;
     op.outcome = e.type;
     op.complete_index = i;
