@@ -120,7 +120,7 @@ Task<void> profile_stock_client(Env& env, Recorder& rec, int64_t process, const 
     e.key = key;
     if (!n.begin) e.value = n.detail;
     e.time_ns = rec.now();
-    rec.history().events.push_back(std::move(e));
+    rec.record(std::move(e));
   };
   Client c{env, rec, process, lock, w, *l, Millis(lock.command_timeout_ms)};
   for (int attempt = 0; attempt < w.attempts_per_client; ++attempt) {

@@ -2,10 +2,24 @@
 
 namespace lockstep::runner {
 
+checker::Event& Recorder::next_event() {
+  auto& events = history_.events;
+  if (stream_ && events.size() == events.capacity()) {
+    auto hold = stream_->hold_events();
+    return events.emplace_back();
+  }
+  return events.emplace_back();
+}
+
+void Recorder::record(checker::Event e) {
+  next_event() = std::move(e);
+  recorded();
+}
+
 // Events are built in place at the end of the history rather than built and moved in.
 void Recorder::op(checker::EventType type, int64_t process, const std::string& f, const std::string& key,
                   nlohmann::json value, int64_t thread) {
-  checker::Event& e = history_.events.emplace_back();
+  checker::Event& e = next_event();
   e.type = type;
   e.process = process;
   e.thread = thread;
@@ -13,12 +27,12 @@ void Recorder::op(checker::EventType type, int64_t process, const std::string& f
   e.key = key;
   e.value = std::move(value);
   e.time_ns = clock_();
-  note_size();
+  recorded();
 }
 
 void Recorder::truth(const std::string& f, int64_t process, const std::string& key, nlohmann::json value,
                      int64_t node, nlohmann::json extra) {
-  checker::Event& e = history_.events.emplace_back();
+  checker::Event& e = next_event();
   e.type = checker::EventType::Truth;
   e.process = process;
   e.f = f;
@@ -27,7 +41,7 @@ void Recorder::truth(const std::string& f, int64_t process, const std::string& k
   e.time_ns = clock_();
   e.node = node;
   e.extra = std::move(extra);
-  note_size();
+  recorded();
   if (on_truth) on_truth(history_.events.back());
 }
 

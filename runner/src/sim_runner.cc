@@ -1,7 +1,7 @@
 #include "lockstep/runner/sim_runner.h"
 
 #include <algorithm>
-#include <future>
+#include <memory>
 #include <map>
 
 #include "lockstep/runner/lock_checks.h"
@@ -18,10 +18,6 @@ namespace {
 // bound); the run stops and the verdict is unknown rather than spinning forever.
 constexpr uint64_t kEventCountMax = 200'000'000;
 
-// Below this many events a history is written and hashed in less time than a thread
-// takes to start (tens of microseconds).
-constexpr size_t kEventsWorthAThread = 4096;
-
 sim::Clock clock_for(const Scenario& s, const std::string& process) {
   for (const auto& c : s.clocks) {
     if (c.process == process) return sim::Clock(c.offset_ms * kNsPerMs, c.drift_ppm);
@@ -32,8 +28,17 @@ sim::Clock clock_for(const Scenario& s, const std::string& process) {
 // One simulated run: owns the world, its control and the recorder.
 class SimRun {
  public:
-  SimRun(const Scenario& s, uint64_t seed)
-      : s_(s), world_(options(s, seed)), control_(world_), rec_([this] { return world_.now(); }) {}
+  // `stream`: the history is also written as JSON lines, and hashed, as it is recorded.
+  SimRun(const Scenario& s, uint64_t seed, bool stream)
+      : s_(s), world_(options(s, seed)), control_(world_), rec_([this] { return world_.now(); }) {
+    if (stream) {
+      stream_ = std::make_unique<HistoryStream>(rec_.history().events);
+      rec_.stream_to(stream_.get());
+    }
+  }
+
+  // After run(): the stream of its history, closed (null if none was asked for).
+  std::unique_ptr<HistoryStream> take_stream() { return std::move(stream_); }
 
   checker::History run() {
     build();
@@ -46,6 +51,10 @@ class SimRun {
     record_resource();
     record_cache_aside();
     record_oom_errors();
+    if (stream_) {
+      rec_.stream_to(nullptr);
+      stream_->close();
+    }
     return std::move(rec_.history());
   }
 
@@ -214,6 +223,9 @@ class SimRun {
   sim::World world_;
   sim::Control control_;
   Recorder rec_;
+  // Declared after the recorder: if the run throws, the writer stops before the events
+  // it reads are destroyed.
+  std::unique_ptr<HistoryStream> stream_;
 };
 
 reports::RunReport make_report(const Scenario& s, uint64_t seed, const RunOptions& o, const checker::History& h) {
@@ -254,26 +266,19 @@ RunOutcome run_in_sim(const Scenario& scenario, const RunOptions& options) {
     out.report.stats["error"] = "the simulator cannot run it: " + why;
     return out;
   }
+  std::unique_ptr<HistoryStream> stream;
   {
-    SimRun run(scenario, seed);
+    SimRun run(scenario, seed, !options.verdict_only);
     out.history = run.run();
+    stream = run.take_stream();
   }
-  // Writing the history as JSON lines and hashing them only read it, as judging it does,
-  // so a long history is written on a second thread meanwhile: the two took a third of a
-  // contended run's judgment. A short one is not worth starting a thread for.
-  std::string digest;
-  auto write = [&out, &digest] {
-    out.history_jsonl = checker::to_jsonl(out.history);
-    digest = reports::sha256_hex(out.history_jsonl);
-  };
-  std::future<void> writing;
-  if (!options.verdict_only) {
-    if (out.history.events.size() >= kEventsWorthAThread) writing = std::async(std::launch::async, write);
-    else write();
-  }
+  // The world is gone and the history's last lines are being written meanwhile.
   out.report = make_report(scenario, seed, options, out.history);
-  if (writing.valid()) writing.get();
-  if (!options.verdict_only) out.report.history_sha256 = std::move(digest);
+  if (stream) {
+    HistoryStream::Written w = stream->take();
+    out.history_jsonl = std::move(w.jsonl);
+    out.report.history_sha256 = std::move(w.sha256);
+  }
   return out;
 }
 

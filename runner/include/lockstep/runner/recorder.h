@@ -9,6 +9,7 @@
 #include <string>
 
 #include "lockstep/checker/history.h"
+#include "lockstep/runner/history_stream.h"
 
 namespace lockstep::runner {
 
@@ -29,11 +30,20 @@ class Recorder {
   void truth(const std::string& f, int64_t process, const std::string& key, nlohmann::json value = nullptr,
              int64_t node = -1, nlohmann::json extra = nullptr);
 
+  // An event built elsewhere (a library's background renewal), recorded as is.
+  void record(checker::Event e);
+
+  // Every event recorded from now on is also handed to `stream` (null: none), which
+  // must have been built over history().events.
+  void stream_to(HistoryStream* stream) { stream_ = stream; }
+
   // Sees every truth record as it is written (the runner raises critical-section events
   // for event-triggered faults from it).
   std::function<void(const checker::Event&)> on_truth;
 
   const checker::History& history() const { return history_; }
+  // Changing events already recorded is for a recorder that streams to nobody (the live
+  // runner places late truth records among them).
   checker::History& history() { return history_; }
   int64_t now() const { return clock_(); }
 
@@ -42,13 +52,16 @@ class Recorder {
     static thread_local size_t n = 0;
     return n;
   }
-  void note_size() {
+  checker::Event& next_event();
+  void recorded() {
     if (history_.events.size() > size_hint()) size_hint() = std::min(history_.events.size(), kHintMax);
+    if (stream_) stream_->appended(history_.events.size());
   }
   static constexpr size_t kHintMax = size_t{1} << 20;
 
   std::function<int64_t()> clock_;
   checker::History history_;
+  HistoryStream* stream_ = nullptr;
 };
 
 }  // namespace lockstep::runner

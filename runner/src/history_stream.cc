@@ -1,0 +1,88 @@
+#include "lockstep/runner/history_stream.h"
+
+#include <algorithm>
+#include <string_view>
+
+namespace lockstep::runner {
+
+HistoryStream::HistoryStream(const std::vector<checker::Event>& events, size_t start_at)
+    : events_(&events), start_at_(std::max<size_t>(start_at, 1)) {}
+
+HistoryStream::~HistoryStream() {
+  if (!writer_.joinable()) return;
+  state_.fetch_or(kAbandoned, std::memory_order_release);
+  state_.notify_one();
+  writer_.join();
+}
+
+void HistoryStream::appended(size_t n) {
+  if (!writer_.joinable()) {
+    if (n < start_at_) return;
+    told_ = n;
+    state_.store(n, std::memory_order_release);
+    writer_ = std::thread([this] { write(); });
+    return;
+  }
+  if (n - told_ < kWakeEvery) return;
+  told_ = n;
+  state_.store(n, std::memory_order_release);
+  state_.notify_one();
+}
+
+void HistoryStream::close() {
+  {
+    std::lock_guard<std::mutex> hold(moving_);
+    closed_base_ = events_->data();
+    closed_count_ = events_->size();
+    events_ = nullptr;
+  }
+  if (!writer_.joinable()) return;
+  state_.store(closed_count_ | kClosed, std::memory_order_release);
+  state_.notify_one();
+}
+
+void HistoryStream::write_lines(const checker::Event* base, size_t from, size_t to) {
+  const size_t start = jsonl_.size();
+  for (size_t i = from; i < to; ++i) checker::append_jsonl(jsonl_, base[i]);
+  digest_.update(std::string_view(jsonl_).substr(start));
+}
+
+void HistoryStream::write() {
+  try {
+    size_t done = 0;
+    for (;;) {
+      const uint64_t word = state_.load(std::memory_order_acquire);
+      if (word & kAbandoned) return;
+      const size_t n = word & kCount;
+      if (n == done) {
+        if (word & kClosed) return;
+        state_.wait(word, std::memory_order_acquire);
+        continue;
+      }
+      const size_t to = std::min(n, done + kBatchMax);
+      std::lock_guard<std::mutex> hold(moving_);
+      const checker::Event* base = events_ ? events_->data() : closed_base_;
+      if (done == 0) jsonl_.reserve((events_ ? events_->capacity() : closed_count_) * 128);
+      write_lines(base, done, to);
+      done = to;
+    }
+  } catch (...) {
+    error_ = std::current_exception();
+  }
+}
+
+HistoryStream::Written HistoryStream::take() {
+  if (writer_.joinable()) {
+    writer_.join();
+    if (error_) std::rethrow_exception(error_);
+  } else {
+    jsonl_.reserve(closed_count_ * 128);
+    write_lines(closed_base_, 0, closed_count_);
+  }
+  Written w;
+  w.jsonl = std::move(jsonl_);
+  w.sha256 = digest_.hex();
+  return w;
+}
+
+}  // namespace lockstep::runner
