@@ -43,7 +43,10 @@ void HistoryStream::close() {
 
 void HistoryStream::write_lines(const checker::Event* base, size_t from, size_t to) {
   const size_t start = jsonl_.size();
-  for (size_t i = from; i < to; ++i) checker::append_jsonl(jsonl_, base[i]);
+  for (size_t i = from; i < to; ++i) {
+    checker::append_jsonl(jsonl_, base[i]);
+    if (follow_) follow_(base[i]);
+  }
   digest_.update(std::string_view(jsonl_).substr(start));
 }
 

@@ -11,7 +11,6 @@
 #include "lockstep/runner/history_stream.h"
 
 namespace lockstep::runner {
-namespace {
 
 // The lock operations of a history, as the linearizability checker should see them.
 // A process that crashed while holding the lock never releases it, yet its lease runs
@@ -23,58 +22,54 @@ namespace {
 // no operation on a lock it holds. If the extension did take effect, the keys it left
 // keep everyone else out until they expire, so no overlap hides behind this release.
 // Background renewals (threads above 0) are not the client's word.
-checker::History lock_operations(const checker::History& h, const std::string& lock_key) {
-  checker::History out;
-  // process -> the release its hold awaits, on the thread that holds
-  std::map<int64_t, std::pair<std::string, int64_t>> holding;
-  std::set<int64_t> lost;  // processes whose next release ends a hold already lost
-  for (const auto& e : h.events) {
-    if (e.type != checker::EventType::Truth && e.key == lock_key && f_is(e, "extend") && e.thread == 0) {
-      auto it = holding.find(e.process);
-      const bool gave_up = e.type == checker::EventType::Fail || e.type == checker::EventType::Info;
-      if (gave_up && it != holding.end()) {
-        checker::Event release = e;
-        release.f = it->second.first;
-        release.thread = it->second.second;
-        release.value = "lost";
-        release.type = checker::EventType::Invoke;
-        out.events.push_back(release);
-        release.type = checker::EventType::Ok;
-        out.events.push_back(std::move(release));
-        holding.erase(it);
-        lost.insert(e.process);
-      }
-      continue;
+void LockOperations::add(const checker::Event& e) {
+  const std::string& lock_key = lock_key_;
+  if (e.type != checker::EventType::Truth && e.key == lock_key && f_is(e, "extend") && e.thread == 0) {
+    auto it = holding_.find(e.process);
+    const bool gave_up = e.type == checker::EventType::Fail || e.type == checker::EventType::Info;
+    if (gave_up && it != holding_.end()) {
+      checker::Event release = e;
+      release.f = it->second.first;
+      release.thread = it->second.second;
+      release.value = "lost";
+      release.type = checker::EventType::Invoke;
+      out_.events.push_back(release);
+      release.type = checker::EventType::Ok;
+      out_.events.push_back(std::move(release));
+      holding_.erase(it);
+      lost_.insert(e.process);
     }
-    if (!lost.empty() && e.type != checker::EventType::Truth && e.key == lock_key && lost.count(e.process)) {
-      if (checker::is_acquire(e.f)) lost.erase(e.process);  // a new hold: its release counts
-      if (checker::is_release(e.f)) {
-        if (e.type != checker::EventType::Invoke) lost.erase(e.process);
-        continue;
-      }
-    }
-    if (e.type == checker::EventType::Truth) {
-      if (!f_is(e, checker::truth::kCrash) || e.process < 0) continue;
-      auto it = holding.find(e.process);
-      if (it != holding.end()) {
-        checker::Event release = e;
-        release.type = checker::EventType::Invoke;
-        release.f = it->second.first;
-        release.thread = it->second.second;
-        release.key = lock_key;
-        release.value = nullptr;
-        out.events.push_back(std::move(release));
-        holding.erase(it);
-      }
-      continue;
-    }
-    if (e.key != lock_key || (!checker::is_acquire(e.f) && !checker::is_release(e.f))) continue;
-    if (e.type == checker::EventType::Ok && checker::is_acquire(e.f)) holding[e.process] = {"release" + e.f.substr(7), e.thread};
-    if (e.type == checker::EventType::Invoke && checker::is_release(e.f)) holding.erase(e.process);
-    out.events.push_back(e);
+    return;
   }
-  return out;
+  if (!lost_.empty() && e.type != checker::EventType::Truth && e.key == lock_key && lost_.count(e.process)) {
+    if (checker::is_acquire(e.f)) lost_.erase(e.process);  // a new hold: its release counts
+    if (checker::is_release(e.f)) {
+      if (e.type != checker::EventType::Invoke) lost_.erase(e.process);
+      return;
+    }
+  }
+  if (e.type == checker::EventType::Truth) {
+    if (!f_is(e, checker::truth::kCrash) || e.process < 0) return;
+    auto it = holding_.find(e.process);
+    if (it != holding_.end()) {
+      checker::Event release = e;
+      release.type = checker::EventType::Invoke;
+      release.f = it->second.first;
+      release.thread = it->second.second;
+      release.key = lock_key;
+      release.value = nullptr;
+      out_.events.push_back(std::move(release));
+      holding_.erase(it);
+    }
+    return;
+  }
+  if (e.key != lock_key || (!checker::is_acquire(e.f) && !checker::is_release(e.f))) return;
+  if (e.type == checker::EventType::Ok && checker::is_acquire(e.f)) holding_[e.process] = {"release" + e.f.substr(7), e.thread};
+  if (e.type == checker::EventType::Invoke && checker::is_release(e.f)) holding_.erase(e.process);
+  out_.events.push_back(e);
 }
+
+namespace {
 
 std::string lock_model(const LockSpec& lock) {
   if (!lock.profile.empty()) {
@@ -87,16 +82,15 @@ std::string lock_model(const LockSpec& lock) {
   return "mutex";
 }
 
-// Checks the acquire/release operations on the lock key against the algorithm's model
-// (mutex, reentrant mutex or read-write lock). Returns the violation, if any; sets
-// `unknown` when the search ran out of its time or memory limit.
-std::optional<checker::Violation> check_lock_linearizability(const LockSpec& lock, const std::string& lock_key,
-                                                             const checker::History& h, bool& unknown) {
+// Checks the acquire/release operations on the lock key (`ops`, from LockOperations)
+// against the algorithm's model (mutex, reentrant mutex or read-write lock). Returns the
+// violation, if any; sets `unknown` when the search ran out of its time or memory limit.
+std::optional<checker::Violation> check_lock_linearizability(const LockSpec& lock, const checker::History& ops,
+                                                             bool& unknown) {
   auto model = checker::make_model(lock_model(lock));
   checker::Limits limits;
   limits.time_limit_s = 5.0;
   limits.memory_limit_bytes = size_t{512} << 20;
-  const checker::History ops = lock_operations(h, lock_key);
   checker::LinResult r = checker::check_linearizable(ops, *model, limits);
   unknown = r.verdict == checker::Verdict::Unknown;
   if (r.verdict != checker::Verdict::Invalid) return std::nullopt;
@@ -112,7 +106,7 @@ std::optional<checker::Violation> check_lock_linearizability(const LockSpec& loc
 }  // namespace
 
 reports::RunReport judge_run(const Scenario& s, const Scenario& played, const checker::History& h,
-                             bool verdict_only) {
+                             bool verdict_only, const std::function<checker::History()>& lock_ops) {
   reports::RunReport r;
   r.scenario = s.name;
   r.description = s.description;
@@ -133,10 +127,18 @@ reports::RunReport judge_run(const Scenario& s, const Scenario& played, const ch
     lock.profile.clear();
   }
   // The two checks only read the history, and each takes about half of judging a long
-  // one, so such a history is checked for linearizability on a second thread meanwhile.
+  // one, so such a history is checked for linearizability on a second thread meanwhile
+  // (which first waits for the simulator's drawing of the lock operations, if any).
   // The violations keep their order: the invariants', then the lock's.
   bool unknown = false;
-  auto linearizability = [&] { return check_lock_linearizability(lock, played.lock.key, h, unknown); };
+  // The operations are freed where they were checked: on a second thread that is off
+  // the run's path.
+  auto linearizability = [&] {
+    if (lock_ops) return check_lock_linearizability(lock, lock_ops(), unknown);
+    LockOperations drawn(played.lock.key);
+    for (const auto& e : h.events) drawn.add(e);
+    return check_lock_linearizability(lock, drawn.take(), unknown);
+  };
   std::future<std::optional<checker::Violation>> lin;
   if (h.events.size() >= kEventsWorthAThread) lin = std::async(std::launch::async, linearizability);
   r.violations = checker::check_invariants(h, io);

@@ -1,7 +1,9 @@
 #include "lockstep/runner/sim_runner.h"
 
 #include <algorithm>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <map>
 
 #include "lockstep/runner/lock_checks.h"
@@ -28,11 +30,13 @@ sim::Clock clock_for(const Scenario& s, const std::string& process) {
 // One simulated run: owns the world, its control and the recorder.
 class SimRun {
  public:
-  // `stream`: the history is also written as JSON lines, and hashed, as it is recorded.
-  SimRun(const Scenario& s, uint64_t seed, bool stream)
+  // With `lock_ops`, the history is also written as JSON lines, hashed, and its lock
+  // operations drawn into `lock_ops`, as it is recorded.
+  SimRun(const Scenario& s, uint64_t seed, LockOperations* lock_ops)
       : s_(s), world_(options(s, seed)), control_(world_), rec_([this] { return world_.now(); }) {
-    if (stream) {
+    if (lock_ops) {
       stream_ = std::make_unique<HistoryStream>(rec_.history().events);
+      stream_->also([lock_ops](const checker::Event& e) { lock_ops->add(e); });
       rec_.stream_to(stream_.get());
     }
   }
@@ -228,8 +232,9 @@ class SimRun {
   std::unique_ptr<HistoryStream> stream_;
 };
 
-reports::RunReport make_report(const Scenario& s, uint64_t seed, const RunOptions& o, const checker::History& h) {
-  reports::RunReport r = judge_run(s, s, h, o.verdict_only);
+reports::RunReport make_report(const Scenario& s, uint64_t seed, const RunOptions& o, const checker::History& h,
+                               const std::function<checker::History()>& lock_ops = nullptr) {
+  reports::RunReport r = judge_run(s, s, h, o.verdict_only, lock_ops);
   r.seed = seed;
   const std::string path = o.replay_path.empty() ? s.file : o.replay_path;
   r.replay = replay_program() + " run --seed " + std::to_string(seed) + " " + path;
@@ -266,18 +271,32 @@ RunOutcome run_in_sim(const Scenario& scenario, const RunOptions& options) {
     out.report.stats["error"] = "the simulator cannot run it: " + why;
     return out;
   }
+  // Declared first: the stream's writer adds to it until take().
+  std::optional<LockOperations> lock_ops;
+  if (!options.verdict_only) lock_ops.emplace(scenario.lock.key);
   std::unique_ptr<HistoryStream> stream;
   {
-    SimRun run(scenario, seed, !options.verdict_only);
+    SimRun run(scenario, seed, lock_ops ? &*lock_ops : nullptr);
     out.history = run.run();
     stream = run.take_stream();
   }
-  // The world is gone and the history's last lines are being written meanwhile.
-  out.report = make_report(scenario, seed, options, out.history);
+  // The writer kept up with the run, but still has its last thousand events or so to
+  // write: the linearizability check waits for them on its thread, the invariants don't.
+  HistoryStream::Written written;
+  bool taken = false;
+  std::function<checker::History()> drawn;
   if (stream) {
-    HistoryStream::Written w = stream->take();
-    out.history_jsonl = std::move(w.jsonl);
-    out.report.history_sha256 = std::move(w.sha256);
+    drawn = [&] {
+      written = stream->take();
+      taken = true;
+      return lock_ops->take();
+    };
+  }
+  out.report = make_report(scenario, seed, options, out.history, drawn);
+  if (stream) {
+    if (!taken) written = stream->take();
+    out.history_jsonl = std::move(written.jsonl);
+    out.report.history_sha256 = std::move(written.sha256);
   }
   return out;
 }

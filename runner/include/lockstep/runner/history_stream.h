@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -31,6 +32,11 @@ class HistoryStream {
   HistoryStream(const HistoryStream&) = delete;
   HistoryStream& operator=(const HistoryStream&) = delete;
 
+  // Also hands each event, in order, to `follow`, on the writer's thread (or in take()
+  // for a short history): other work that reads the events one by one is done there
+  // while the run goes on. Set before the first event is appended.
+  void also(std::function<void(const checker::Event&)> follow) { follow_ = std::move(follow); }
+
   // The first `n` events are complete and will not change again.
   void appended(size_t n);
   // Held by the recorder while an append moves the events to a larger buffer, so the
@@ -54,7 +60,7 @@ class HistoryStream {
   static constexpr uint64_t kAbandoned = uint64_t{1} << 63;
   static constexpr uint64_t kCount = kClosed - 1;
   // The writer is woken once per this many events: each wake is a system call.
-  static constexpr size_t kWakeEvery = 1024;
+  static constexpr size_t kWakeEvery = 256;
   // At most this many events are written per hold of moving_, so a growth of the
   // history waits at most that long.
   static constexpr size_t kBatchMax = 2048;
@@ -71,6 +77,7 @@ class HistoryStream {
   std::mutex moving_;
   std::thread writer_;
   std::exception_ptr error_;
+  std::function<void(const checker::Event&)> follow_;
   std::string jsonl_;
   DigestStream digest_{"SHA256"};
 };
