@@ -117,6 +117,38 @@ TEST(HistoryStream, ASimulatedRunReportsTheDigestOfItsOwnLines) {
   }
 }
 
+std::string describe(const reports::RunReport& r) {
+  std::string out = r.verdict + " " + r.stats.dump() + "\n";
+  for (const auto& v : r.violations) {
+    out += v.property + " at " + std::to_string(v.at_ns) + " x" + std::to_string(v.count) + ": " + v.explanation + " [";
+    for (int64_t p : v.processes) out += std::to_string(p) + " ";
+    out += "]\n";
+  }
+  return out;
+}
+
+// The simulator draws a long run's lock operations as it records and checks them on a
+// second thread; judging the finished history from scratch, on one thread or for the
+// verdict only, must find exactly the same.
+TEST(HistoryStream, LockOperationsDrawnDuringTheRunJudgeAsTheFinishedHistoryDoes) {
+  Scenario unsafe = contended(1000);
+  unsafe.lock.algorithm = "set-px-del";  // its unlock deletes whoever's key is there
+  unsafe.lock.lease_ms = 1;              // and every hold outlasts its lease
+  unsafe.workload.hold_ms = 2;
+  for (const Scenario& s : {contended(1000), contended(20), unsafe}) {
+    const RunOutcome out = run_in_sim(s);
+    const std::string got = describe(out.report);
+    EXPECT_EQ(got, describe(judge_run(s, s, out.history))) << s.lock.algorithm;
+    RunOptions quick;
+    quick.verdict_only = true;
+    EXPECT_EQ(got, describe(run_in_sim(s, quick).report)) << s.lock.algorithm;
+  }
+  const RunOutcome bad = run_in_sim(unsafe);
+  EXPECT_GE(bad.history.events.size(), kEventsWorthAThread);
+  EXPECT_TRUE(bad.report.found_violations().count("linearizability")) << describe(bad.report);
+  EXPECT_TRUE(bad.report.found_violations().count("mutual-exclusion")) << describe(bad.report);
+}
+
 // A long history is checked for linearizability on a second thread; the report lists
 // what it found after the invariants, as for a short one.
 TEST(JudgeRun, ALongHistoryListsTheInvariantsThenTheLinearizabilityViolation) {
