@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
-#include <map>
 
 #include "lockstep/runner/lock_checks.h"
 #include "lockstep/runner/recorder.h"
@@ -280,7 +280,7 @@ RunOutcome run_in_sim(const Scenario& scenario, const RunOptions& options) {
     out.history = run.run();
     stream = run.take_stream();
   }
-  // The writer kept up with the run, but still has its last thousand events or so to
+  // The writer kept up with the run, but may still have its last few hundred events to
   // write: the linearizability check waits for them on its thread, the invariants don't.
   HistoryStream::Written written;
   bool taken = false;
