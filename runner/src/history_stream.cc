@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string_view>
+#include <system_error>
 
 namespace lockstep::runner {
 
@@ -20,7 +21,11 @@ void HistoryStream::appended(size_t n) {
     if (n < start_at_) return;
     told_ = n;
     state_.store(n, std::memory_order_release);
-    writer_ = std::thread([this] { write(); });
+    try {
+      writer_ = std::thread([this] { write(); });
+    } catch (const std::system_error&) {
+      start_at_ = static_cast<size_t>(-1);  // no thread to be had: take() writes it all
+    }
     return;
   }
   if (n - told_ < kWakeEvery) return;

@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <system_error>
 
 #include "lockstep/checker/invariants.h"
 #include "lockstep/checker/linearizability.h"
@@ -140,7 +141,13 @@ reports::RunReport judge_run(const Scenario& s, const Scenario& played, const ch
     return check_lock_linearizability(lock, drawn.take(), unknown);
   };
   std::future<std::optional<checker::Violation>> lin;
-  if (h.events.size() >= kEventsWorthAThread) lin = std::async(std::launch::async, linearizability);
+  if (h.events.size() >= kEventsWorthAThread) {
+    try {
+      lin = std::async(std::launch::async, linearizability);
+    } catch (const std::system_error&) {
+      // No thread to be had: checked on this one below.
+    }
+  }
   r.violations = checker::check_invariants(h, io);
   if (auto v = lin.valid() ? lin.get() : linearizability()) r.violations.push_back(std::move(*v));
   int64_t sales = 0, acquired = 0, attempts = 0, oom_errors = 0;

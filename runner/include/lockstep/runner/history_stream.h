@@ -25,7 +25,8 @@ inline constexpr size_t kEventsWorthAThread = 4096;
 class HistoryStream {
  public:
   // `events` is the vector a Recorder appends to. No thread starts until it holds
-  // `start_at` events: a short history is written by take() instead.
+  // `start_at` events: a short history is written by take() instead, as is any history
+  // when the system refuses a thread.
   explicit HistoryStream(const std::vector<checker::Event>& events, size_t start_at = kEventsWorthAThread);
   // Stops the writer without finishing, as when the run threw.
   ~HistoryStream();
@@ -69,7 +70,7 @@ class HistoryStream {
   void write_lines(const checker::Event* base, size_t from, size_t to);
 
   const std::vector<checker::Event>* events_;  // null once closed
-  const size_t start_at_;
+  size_t start_at_;
   const checker::Event* closed_base_ = nullptr;
   size_t closed_count_ = 0;
   size_t told_ = 0;  // the count the writer was last woken for
