@@ -108,6 +108,40 @@ TEST_F(LuaScriptingTest, KeysAndArgvStartFreshAfterAScriptChangedThem) {
   EXPECT_EQ(eval("local n = 0; for _ in pairs(KEYS) do n = n + 1 end; return n", {"a"}), num(1));
 }
 
+// A script that can change no table (no field assignment, no rawset, setmetatable or
+// table library in reach) leaves KEYS and ARGV as it found them, and the next run only
+// sets their items; any other script may have changed them, and the next run, whichever
+// kind it is, still sees exactly its own arguments.
+TEST_F(LuaScriptingTest, KeysAndArgvExactAfterScriptsOfEitherKind) {
+  const std::string plain =
+      "return {#KEYS, #ARGV, tostring(KEYS[1]), tostring(KEYS[2]), tostring(KEYS[3]),"
+      " tostring(KEYS.extra), tostring(ARGV[1]), tostring(ARGV[2])}";
+  auto seen = [&](Args keys, Args args) {
+    const Reply r = eval(plain, std::move(keys), std::move(args));
+    std::vector<std::string> out;
+    for (const Reply& e : r.elements) out.push_back(e.type == Reply::Type::Integer ? std::to_string(e.integer) : e.str);
+    return out;
+  };
+  using V = std::vector<std::string>;
+  EXPECT_EQ(seen({"a", "b", "c"}, {"x", "y"}), (V{"3", "2", "a", "b", "c", "nil", "x", "y"}));
+  EXPECT_EQ(seen({"d"}, {}), (V{"1", "0", "d", "nil", "nil", "nil", "nil", "nil"}));
+  EXPECT_EQ(seen({"e", "f"}, {"z"}), (V{"2", "1", "e", "f", "nil", "nil", "z", "nil"}));
+  // Changed by assignment and given a metatable.
+  eval("KEYS[3] = 'c'; KEYS.extra = 1; setmetatable(ARGV, {__index = function() return 'meta' end})",
+       {"a", "b"}, {"x"});
+  EXPECT_EQ(seen({"k"}, {}), (V{"1", "0", "k", "nil", "nil", "nil", "nil", "nil"}));
+  // Changed only through library functions, with no assignment in the script.
+  eval("table.insert(KEYS, 'z'); rawset(ARGV, 'extra', 1); table.insert(ARGV, 'w')", {"a"}, {"x"});
+  EXPECT_EQ(seen({"k"}, {"v"}), (V{"1", "1", "k", "nil", "nil", "nil", "v", "nil"}));
+  eval("local t = table; t.insert(KEYS, 'z')", {"a"}, {});
+  EXPECT_EQ(seen({"k"}, {}), (V{"1", "0", "k", "nil", "nil", "nil", "nil", "nil"}));
+  eval("local set = setmetatable; set(KEYS, {__index = function() return 'meta' end})", {"a"}, {});
+  EXPECT_EQ(seen({"k"}, {}), (V{"1", "0", "k", "nil", "nil", "nil", "nil", "nil"}));
+  // Through a function the script defines.
+  eval("local function put(t) t.extra = 'e' end put(KEYS)", {"a"}, {});
+  EXPECT_EQ(seen({"k"}, {}), (V{"1", "0", "k", "nil", "nil", "nil", "nil", "nil"}));
+}
+
 TEST_F(LuaScriptingTest, EvalArgumentErrors) {
   EXPECT_EQ(run({"EVAL", "return 1", "-1"}), err("ERR Number of keys can't be negative"));
   EXPECT_EQ(run({"EVAL", "return 1", "2", "a"}),

@@ -386,6 +386,7 @@ struct CompiledScript {
   std::string sha;
   std::string code;
   bool direct_globals = false;  // see reads_globals_only
+  bool keeps_tables = false;    // see keeps_tables
 };
 
 // Reads the functions of a chunk as lua_dump writes them (Lua 5.1's format, checked
@@ -397,38 +398,71 @@ class ChunkReader {
  public:
   explicit ChunkReader(std::string_view dump) : d_(dump) {}
 
-  bool reads_globals_only() {
+  bool reads_globals_only() { return read() && !writes_; }
+
+  // Whether the chunk can change no table that outlives it: it has no SETTABLE and no
+  // SETGLOBAL in any of its functions, and the only globals it reads are names in
+  // kHarmless, none of which hands a script a way to change a table (rawset,
+  // setmetatable, table.insert and the like are not among them, nor _G). Such a script
+  // leaves KEYS and ARGV as it found them (see LuaEngine::set_array). Call after
+  // reads_globals_only().
+  bool keeps_tables() const { return read_ok_ && !writes_ && !sets_fields_ && !reads_other_; }
+
+ private:
+  static constexpr int kOpGetGlobal = 5;  // lopcodes.h: the opcode is the low 6 bits,
+  static constexpr int kOpSetGlobal = 7;  // Bx the top 18
+  static constexpr int kOpSetTable = 9;
+  static constexpr int kDepthMax = 200;   // Lua's own limit on nested functions is lower
+
+  bool read() {
     // ESC "Lua", version 5.1, official format, little-endian, and the sizes of int,
     // size_t, Instruction and lua_Number this reader assumes; numbers not integral.
     static constexpr unsigned char kHeader[] = {0x1b, 'L', 'u', 'a', 0x51, 0, 1, 4, 8, 4, 8, 0};
     if (d_.size() < sizeof kHeader || std::memcmp(d_.data(), kHeader, sizeof kHeader) != 0) return false;
     at_ = sizeof kHeader;
-    return function(0) && at_ == d_.size() && !writes_;
+    return read_ok_ = function(0) && at_ == d_.size();
   }
 
- private:
-  static constexpr int kOpSetGlobal = 7;  // lopcodes.h: the opcode is the low 6 bits
-  static constexpr int kDepthMax = 200;   // Lua's own limit on nested functions is lower
+  static bool harmless(std::string_view name) {
+    static constexpr std::string_view kHarmless[] = {
+        "KEYS", "ARGV", "redis", "tonumber", "tostring", "type", "string", "math",
+        "error", "assert", "unpack", "select", "ipairs", "pcall", "_VERSION",
+    };
+    for (std::string_view h : kHarmless) {
+      if (name == h) return true;
+    }
+    return false;
+  }
 
   bool function(int depth) {
     if (depth > kDepthMax || !string() || !skip(4 + 4 + 4)) return false;  // source, lines, sizes
     int32_t n = 0;
     if (!count(n)) return false;
+    std::vector<uint32_t> names;  // the constants GETGLOBAL reads by
     for (int32_t i = 0; i < n; ++i) {
       uint32_t instruction = 0;
       if (!u32(instruction)) return false;
-      if ((instruction & 0x3f) == kOpSetGlobal) writes_ = true;
+      switch (instruction & 0x3f) {
+        case kOpGetGlobal: names.push_back(instruction >> 14); break;
+        case kOpSetGlobal: writes_ = true; break;
+        case kOpSetTable: sets_fields_ = true; break;
+        default: break;
+      }
     }
     if (!count(n)) return false;
+    std::vector<std::string_view> strings(static_cast<size_t>(n));  // "" where not a string
     for (int32_t i = 0; i < n; ++i) {
       if (at_ >= d_.size()) return false;
       switch (d_[at_++]) {
         case 0: break;                                // nil
         case 1: if (!skip(1)) return false; break;   // boolean
         case 3: if (!skip(8)) return false; break;   // number
-        case 4: if (!string()) return false; break;  // string
+        case 4: if (!string(&strings[static_cast<size_t>(i)])) return false; break;
         default: return false;
       }
+    }
+    for (uint32_t k : names) {
+      if (k >= strings.size() || !harmless(strings[k])) reads_other_ = true;
     }
     if (!count(n)) return false;
     for (int32_t i = 0; i < n; ++i) {
@@ -464,18 +498,25 @@ class ChunkReader {
     n = static_cast<int32_t>(v);
     return true;
   }
-  // A size_t length (0 for none), then that many bytes, the last a NUL.
-  bool string() {
+  // A size_t length (0 for none), then that many bytes, the last a NUL; `text`, when
+  // given, gets the bytes before it.
+  bool string(std::string_view* text = nullptr) {
     if (8 > d_.size() - at_) return false;
     uint64_t len = 0;
     for (int i = 7; i >= 0; --i) len = len << 8 | static_cast<unsigned char>(d_[at_ + static_cast<size_t>(i)]);
     at_ += 8;
-    return skip(len > d_.size() ? d_.size() + 1 : static_cast<size_t>(len));
+    const size_t start = at_;
+    if (!skip(len > d_.size() ? d_.size() + 1 : static_cast<size_t>(len))) return false;
+    if (text && len > 0) *text = d_.substr(start, static_cast<size_t>(len) - 1);
+    return true;
   }
 
   std::string_view d_;
   size_t at_ = 0;
+  bool read_ok_ = false;
   bool writes_ = false;
+  bool sets_fields_ = false;
+  bool reads_other_ = false;
 };
 using CompiledScripts = std::unordered_map<std::string, CompiledScript>;
 constexpr size_t kCompiledMax = 256;  // a workload of ever-new bodies stays bounded
@@ -557,6 +598,7 @@ void LuaEngine::open() {
     lua_pushvalue(L_, -1);
     array->table_ref = luaL_ref(L_, LUA_REGISTRYINDEX);
     array->size = 0;
+    array->as_left = true;
     lua_rawset(L_, -3);
   }
   lua_pop(L_, 1);
@@ -591,10 +633,12 @@ const LuaEngine::Script* LuaEngine::load(const std::string& body, Reply& err) {
   const Script* script = find(sha);
   if (!script) {
     bool direct_globals = false;
+    bool keeps_tables = false;
     if (known != compiled.end()) {
       const std::string& code = known->second.code;
       luaL_loadbuffer(L_, code.data(), code.size(), "@user_script");
       direct_globals = known->second.direct_globals;
+      keeps_tables = known->second.keeps_tables;
     } else {
       if (luaL_loadbuffer(L_, body.data(), body.size(), "@user_script") != 0) {
         err = Reply::error(std::string("ERR Error compiling script (new function): ") +
@@ -604,9 +648,11 @@ const LuaEngine::Script* LuaEngine::load(const std::string& body, Reply& err) {
       }
       std::string code;
       lua_dump(L_, append_to_string, &code);
-      direct_globals = ChunkReader(code).reads_globals_only();
+      ChunkReader reader(code);
+      direct_globals = reader.reads_globals_only();
+      keeps_tables = reader.keeps_tables();
       if (compiled.size() >= kCompiledMax) compiled.clear();
-      compiled.emplace(body, CompiledScript{sha, std::move(code), direct_globals});
+      compiled.emplace(body, CompiledScript{sha, std::move(code), direct_globals, keeps_tables});
     }
     // A script that assigns no global reads them from the real table itself: each
     // read was a miss in the proxy, a metatable lookup and a second table lookup (about
@@ -618,7 +664,7 @@ const LuaEngine::Script* LuaEngine::load(const std::string& body, Reply& err) {
       lua_setfenv(L_, -2);
     }
     const int ref = luaL_ref(L_, LUA_REGISTRYINDEX);
-    script = &scripts_.emplace(sha, Script{sha, ref}).first->second;
+    script = &scripts_.emplace(sha, Script{sha, ref, keeps_tables}).first->second;
   }
   if (by_body_.size() >= kBodyCacheMax) by_body_.clear();
   by_body_.emplace(body, script);
@@ -641,7 +687,8 @@ const LuaEngine::Script* LuaEngine::find(const std::string& sha) const {
 // such table is readonly (the globals, the libraries, the strings' metatable, rawset
 // included); stock Lua's proxies here leave two ways in (table.insert into a library
 // table, assigning an existing field of the strings' metatable), and a script that
-// takes one fails on a real server.
+// takes one fails on a real server. After runs of scripts that change no table (most
+// lock scripts), the table is known to be as this left it, and only its items are set.
 void LuaEngine::set_array(ArrayGlobal& array, std::span<const std::string> items) {
   lua_State* L = L_;
   const int n = static_cast<int>(items.size());
@@ -652,6 +699,17 @@ void LuaEngine::set_array(ArrayGlobal& array, std::span<const std::string> items
     }
   };
   lua_rawgeti(L, LUA_REGISTRYINDEX, array.table_ref);
+  if (array.as_left) {  // holds 1..size and nothing else, as set_array left it
+    fill();
+    for (int i = n + 1; i <= array.size; ++i) {
+      lua_pushnil(L);
+      lua_rawseti(L, -2, i);
+    }
+    array.size = n;
+    lua_pop(L, 1);
+    return;
+  }
+  array.as_left = true;
   if (lua_getmetatable(L, -1)) {  // pushes one only if there is one
     lua_pop(L, 1);
     lua_pushnil(L);
@@ -735,6 +793,7 @@ Reply LuaEngine::run(const Script& script, ClientState& caller, std::span<const 
   const bool saved_in_script = node_.in_script;
   node_.in_script = true;
   const int status = lua_pcall(L_, 0, 1, 1);
+  if (!script.keeps_tables) keys_.as_left = argv_.as_left = false;
   node_.in_script = saved_in_script;
   caller_ = saved;
   Reply r = status == 0 ? lua_to_reply(L_) : script_error_reply(L_, script.sha);

@@ -25,10 +25,13 @@ class LuaEngine {
   LuaEngine(const LuaEngine&) = delete;
   LuaEngine& operator=(const LuaEngine&) = delete;
 
-  // A compiled script: its SHA-1 (lowercase hex) and its function's registry slot.
+  // A compiled script: its SHA-1 (lowercase hex), its function's registry slot, and
+  // whether it provably changes no table it did not make (so no run of it can touch KEYS
+  // or ARGV; see ChunkReader::keeps_tables).
   struct Script {
     std::string sha;
     int ref = 0;
+    bool keeps_tables = false;
   };
 
   // Compiles a script body once and caches it under its SHA-1. On a compile error
@@ -90,6 +93,9 @@ class LuaEngine {
     int name_ref = 0;
     int table_ref = 0;
     int size = 0;
+    // The table holds 1..size and nothing else, no metatable either: true from when
+    // set_array fills it until a script that may change tables runs.
+    bool as_left = false;
   };
   ArrayGlobal keys_;
   ArrayGlobal argv_;
