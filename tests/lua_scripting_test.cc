@@ -140,6 +140,10 @@ TEST_F(LuaScriptingTest, KeysAndArgvExactAfterScriptsOfEitherKind) {
   // Through a function the script defines.
   eval("local function put(t) t.extra = 'e' end put(KEYS)", {"a"}, {});
   EXPECT_EQ(seen({"k"}, {}), (V{"1", "0", "k", "nil", "nil", "nil", "nil", "nil"}));
+  // Raised as the error: the error handler tags the table with the script's line.
+  eval("error(KEYS)", {"a"}, {});
+  EXPECT_EQ(eval("return {tostring(KEYS.source), tostring(KEYS.line), #KEYS}", {"k"}, {}),
+            Reply::array({bulk("nil"), bulk("nil"), num(1)}));
 }
 
 TEST_F(LuaScriptingTest, EvalArgumentErrors) {

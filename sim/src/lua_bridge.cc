@@ -793,7 +793,9 @@ Reply LuaEngine::run(const Script& script, ClientState& caller, std::span<const 
   const bool saved_in_script = node_.in_script;
   node_.in_script = true;
   const int status = lua_pcall(L_, 0, 1, 1);
-  if (!script.keeps_tables) keys_.as_left = argv_.as_left = false;
+  // A failed run went through the error handler, which writes `source` and `line` into
+  // a table raised as the error (error(KEYS) included).
+  if (!script.keeps_tables || status != 0) keys_.as_left = argv_.as_left = false;
   node_.in_script = saved_in_script;
   caller_ = saved;
   Reply r = status == 0 ? lua_to_reply(L_) : script_error_reply(L_, script.sha);
