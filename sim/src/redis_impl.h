@@ -278,19 +278,34 @@ struct NodeCore {
   // Deletes the key if logically expired (never on a replica); true if it is expired.
   bool expire_if_needed(const std::string& key);
   bool expire_found(Keyspace::iterator it);
-  Entry* lookup(const std::string& key);
+  Entry* lookup(const std::string& key) {
+    auto it = lookup_at(key);
+    return it == db.end() ? nullptr : &it->second;
+  }
+  // lookup's answer as a place in the keyspace (db.end() for none), for a command that
+  // then writes the key without looking it up again.
+  Keyspace::iterator lookup_at(const std::string& key);
   // The value of a key of the given type; sets `wrong` when it holds another type.
   Entry* lookup_typed(const std::string& key, VType type, bool& wrong);
   // Stores a new value (creation or overwrite): clears expiry unless keep_ttl.
   Entry& set_value(const std::string& key, Value v, bool keep_ttl);
-  Entry& set_string(const std::string& key, const std::string& value, bool keep_ttl);
+  Entry& set_string(const std::string& key, const std::string& value, bool keep_ttl) {
+    return set_string_at(db.find(key), key, value, keep_ttl);
+  }
+  // set_string, given where `key` is (db.end() when it is not there).
+  Entry& set_string_at(Keyspace::iterator at, const std::string& key, const std::string& value, bool keep_ttl);
   // Marks an in-place modification of an existing value (writer, observer, WATCH).
   void modified(const std::string& key, Entry& e);
   bool remove(const std::string& key);  // DEL semantics; true if it existed
   // Erased keys keep their node, and a small string value its buffer, for the next new
   // key: a lock workload deletes and re-creates the same few keys all the time.
   void erase_entry(Keyspace::iterator it);
-  Keyspace::iterator emplace_key(const std::string& key, bool& inserted);
+  Keyspace::iterator emplace_key(const std::string& key, bool& inserted) {
+    auto it = db.find(key);
+    inserted = it == db.end();
+    return inserted ? insert_key(key) : it;
+  }
+  Keyspace::iterator insert_key(const std::string& key);  // one known to be absent
   Entry& stored(Keyspace::iterator it, bool inserted, bool keep_ttl);
   static constexpr size_t kSpareMax = 64;
   static constexpr size_t kSpareValueMax = 256;

@@ -286,10 +286,7 @@ void NodeCore::erase_entry(Keyspace::iterator it) {
   else db.erase(it);
 }
 
-Keyspace::iterator NodeCore::emplace_key(const std::string& key, bool& inserted) {
-  auto it = db.find(key);
-  inserted = it == db.end();
-  if (!inserted) return it;
+Keyspace::iterator NodeCore::insert_key(const std::string& key) {
   if (spare.empty()) return db.try_emplace(key).first;
   Keyspace::node_type node = std::move(spare.back());
   spare.pop_back();
@@ -303,12 +300,12 @@ Keyspace::iterator NodeCore::emplace_key(const std::string& key, bool& inserted)
   return db.insert(std::move(node)).position;
 }
 
-Entry* NodeCore::lookup(const std::string& key) {
+Keyspace::iterator NodeCore::lookup_at(const std::string& key) {
   auto it = db.find(key);
-  if (it == db.end() || expire_found(it)) return nullptr;
+  if (it == db.end() || expire_found(it)) return db.end();
   // Every lookup is an access for LRU/LFU (Redis's LOOKUP_NOTOUCH readers aside).
   touch_access(it->second, false);
-  return &it->second;
+  return it;
 }
 
 Entry* NodeCore::lookup_typed(const std::string& key, VType type, bool& wrong) {
@@ -325,9 +322,10 @@ Entry& NodeCore::set_value(const std::string& key, Value v, bool keep_ttl) {
 }
 
 // The string is copied into the entry's own buffer, which a re-created key brings along.
-Entry& NodeCore::set_string(const std::string& key, const std::string& value, bool keep_ttl) {
-  bool inserted = false;
-  auto it = emplace_key(key, inserted);
+Entry& NodeCore::set_string_at(Keyspace::iterator at, const std::string& key, const std::string& value,
+                               bool keep_ttl) {
+  const bool inserted = at == db.end();
+  auto it = inserted ? insert_key(key) : at;
   Value& v = it->second.v;
   if (v.type != VType::String) v = Value();
   v.str.assign(value);

@@ -102,9 +102,11 @@ Reply cmd_set(Impl& m, ClientState&, const Args& a) {
     old = get_reply(m, a[1]);
     if (old->is_error()) return std::move(*old);
   }
-  const bool found = m.lookup(a[1]) != nullptr;
+  // An expired key is gone once looked up, so `at` names the live key or nothing.
+  const auto at = m.lookup_at(a[1]);
+  const bool found = at != m.db.end();
   if (((flags & kNX) && found) || ((flags & kXX) && !found)) return old ? std::move(*old) : Reply::nil();
-  Entry& e = m.set_string(a[1], a[2], flags & kKeepTtl);
+  Entry& e = m.set_string_at(at, a[1], a[2], flags & kKeepTtl);
   if (expire_arg) e.expire = when;
   if (!m.propagating()) return old ? std::move(*old) : Reply::ok();
   Args prop;
