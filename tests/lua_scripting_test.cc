@@ -146,6 +146,25 @@ TEST_F(LuaScriptingTest, KeysAndArgvExactAfterScriptsOfEitherKind) {
             Reply::array({bulk("nil"), bulk("nil"), num(1)}));
 }
 
+// A script that can change no table reads the libraries without their readonly proxies;
+// what it reads is what any other script reads through them.
+TEST_F(LuaScriptingTest, ScriptsThatChangeNoTableReadTheSameGlobals) {
+  const std::string reads =
+      "return {type(redis.call), tostring(redis.nonexistent), redis.REDIS_VERSION,"
+      " string.format('%d', 5), math.floor(2.5), ('ab'):upper(), #redis, #string,"
+      " select('#', unpack(KEYS)), redis.call('set', KEYS[1], ARGV[1]).ok, redis.call('get', KEYS[1])}";
+  const Reply keeping = eval(reads, {"k", "l"}, {"v"});
+  const Reply changing = eval("local t = {} t.x = 1 " + reads, {"k", "l"}, {"v"});
+  EXPECT_EQ(keeping, changing);
+  EXPECT_EQ(keeping, Reply::array({bulk("function"), bulk("nil"), bulk("7.0.15"), bulk("5"), num(2), bulk("AB"),
+                                   num(0), num(0), num(2), bulk("OK"), bulk("v")}));
+  for (const std::string script : {"return redis.call('get', nope)", "local t = {} t.x = 1 return redis.call('get', nope)"}) {
+    const Reply missing = eval(script);
+    EXPECT_EQ(missing.str.rfind("ERR user_script:1: Script attempted to access nonexistent global variable 'nope'", 0), 0u)
+        << missing.str;
+  }
+}
+
 TEST_F(LuaScriptingTest, EvalArgumentErrors) {
   EXPECT_EQ(run({"EVAL", "return 1", "-1"}), err("ERR Number of keys can't be negative"));
   EXPECT_EQ(run({"EVAL", "return 1", "2", "a"}),

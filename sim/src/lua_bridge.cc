@@ -322,10 +322,11 @@ local function handler(err)
   return err
 end
 real.debug = nil
-local readonly = {}
+local readonly, libs = {}, {}
 local function deny() error("Attempt to modify a readonly table", 2) end
 for _, name in ipairs({"string", "math", "table", "redis", "coroutine"}) do
   local lib = real[name]
+  libs[name] = lib
   real[name] = setmetatable({}, {__index = lib, __newindex = deny, __metatable = false})
   readonly[lib], readonly[real[name]] = true, true
 end
@@ -345,14 +346,20 @@ real.setmetatable = function(t, mt)
   if readonly[t] then error("Attempt to modify a readonly table", 0) end
   return setmetatable(t, mt)
 end
-setmetatable(real, {
+local guard = {
   __index = function(_, n)
     error("Script attempted to access nonexistent global variable '" .. tostring(n) .. "'", 2)
   end,
   __newindex = deny,
   __metatable = false,
-})
-return handler, proxy, real
+}
+setmetatable(real, guard)
+local direct = {}
+for k, v in next, real do direct[k] = v end
+for name, lib in next, libs do direct[name] = lib end
+readonly[direct] = true
+setmetatable(direct, guard)
+return handler, proxy, real, direct
 )lua";
 
 int append_to_string(lua_State*, const void* p, size_t n, void* out) {
@@ -580,7 +587,8 @@ void LuaEngine::open() {
   lua_pop(L_, 1);
   const std::string& init = init_chunk_bytecode();
   luaL_loadbuffer(L_, init.data(), init.size(), "=lockstep");
-  lua_call(L_, 0, 3);
+  lua_call(L_, 0, 4);
+  direct_ref_ = luaL_ref(L_, LUA_REGISTRYINDEX);
   globals_ref_ = luaL_ref(L_, LUA_REGISTRYINDEX);
   lua_replace(L_, LUA_GLOBALSINDEX);
   lua_pushvalue(L_, -1);
@@ -589,19 +597,15 @@ void LuaEngine::open() {
   // The tables runs refill, set as the globals KEYS and ARGV once: no script can assign a
   // global (the globals are readonly and rawset refuses them), so they keep naming these
   // tables until set_array replaces one. The names stay referenced for that.
-  lua_rawgeti(L_, LUA_REGISTRYINDEX, globals_ref_);
   for (auto [array, name] : {std::pair{&keys_, "KEYS"}, std::pair{&argv_, "ARGV"}}) {
     lua_pushstring(L_, name);
-    lua_pushvalue(L_, -1);
     array->name_ref = luaL_ref(L_, LUA_REGISTRYINDEX);
     lua_createtable(L_, 0, 0);
-    lua_pushvalue(L_, -1);
     array->table_ref = luaL_ref(L_, LUA_REGISTRYINDEX);
     array->size = 0;
     array->as_left = true;
-    lua_rawset(L_, -3);
+    name_array(*array);
   }
-  lua_pop(L_, 1);
   lua_gc(L_, LUA_GCRESTART, 0);
 }
 
@@ -659,8 +663,12 @@ const LuaEngine::Script* LuaEngine::load(const std::string& body, Reply& err) {
     // 80 instructions; a lock script reads KEYS, ARGV and redis several times a run).
     // Reading behaves the same either way (a missing name raises the same error from the
     // real table's own __index), and the real table refuses new names as the proxy does.
+    // A script that can also change no table reads the libraries themselves (redis.call
+    // without the redis proxy's metatable and second lookup): the proxies only stop
+    // assignments, and such a script makes none. Nor can it tell a proxy from its library
+    // by reading: pairs, next, rawget and getmetatable are not in its reach.
     if (direct_globals) {
-      lua_rawgeti(L_, LUA_REGISTRYINDEX, globals_ref_);
+      lua_rawgeti(L_, LUA_REGISTRYINDEX, keeps_tables ? direct_ref_ : globals_ref_);
       lua_setfenv(L_, -2);
     }
     const int ref = luaL_ref(L_, LUA_REGISTRYINDEX);
@@ -731,14 +739,22 @@ void LuaEngine::set_array(ArrayGlobal& array, std::span<const std::string> items
     return;
   }
   lua_pop(L, 3);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, globals_ref_);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, array.name_ref);
   lua_createtable(L, n, 0);
   fill();
-  lua_pushvalue(L, -1);
   lua_rawseti(L, LUA_REGISTRYINDEX, array.table_ref);
-  lua_rawset(L, -3);
-  lua_pop(L, 1);
+  name_array(array);
+}
+
+// Both tables of globals (the real one and the one that names the libraries directly)
+// name `array`'s table.
+void LuaEngine::name_array(const ArrayGlobal& array) {
+  for (int globals : {globals_ref_, direct_ref_}) {
+    lua_rawgeti(L_, LUA_REGISTRYINDEX, globals);
+    lua_rawgeti(L_, LUA_REGISTRYINDEX, array.name_ref);
+    lua_rawgeti(L_, LUA_REGISTRYINDEX, array.table_ref);
+    lua_rawset(L_, -3);
+    lua_pop(L_, 1);
+  }
 }
 
 void LuaEngine::push_string(lua_State* L, int cache, const char* s, size_t n) {

@@ -86,6 +86,7 @@ class LuaEngine {
   LuaHeap heap_;  // before L_: the interpreter frees into it when it closes
   lua_State* L_ = nullptr;
   int globals_ref_ = 0;  // the real globals table, behind the readonly proxy
+  int direct_ref_ = 0;   // the same names, the libraries' own tables for their proxies
   int handler_ref_ = 0;  // __redis__err__handler
   // KEYS and ARGV of the last run, refilled by the next (see set_array), and how many
   // items each was given.
@@ -100,6 +101,7 @@ class LuaEngine {
   ArrayGlobal keys_;
   ArrayGlobal argv_;
   void set_array(ArrayGlobal& array, std::span<const std::string> items);
+  void name_array(const ArrayGlobal& array);
   // The strings run() and redis.call pushed lately, by a cheap hash of their bytes: a
   // lock's key and token reach the interpreter on every EVAL, as KEYS, ARGV and the
   // token GET returns, and each push hashed the whole string to find it in Lua's string
