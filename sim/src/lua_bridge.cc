@@ -394,6 +394,7 @@ struct CompiledScript {
   std::string code;
   bool direct_globals = false;  // see reads_globals_only
   bool keeps_tables = false;    // see keeps_tables
+  bool bounded = false;         // see runs_bounded
 };
 
 // Reads the functions of a chunk as lua_dump writes them (Lua 5.1's format, checked
@@ -415,10 +416,22 @@ class ChunkReader {
   // reads_globals_only().
   bool keeps_tables() const { return read_ok_ && !writes_ && !sets_fields_ && !reads_other_; }
 
+  // Whether the chunk runs each of its instructions at most once: no loop, no backward
+  // jump and no function of its own, and no global that could hand it a Lua function to
+  // call (loadstring, say: only kHarmless names, all C functions and their tables). Such a
+  // script cannot run away, so it runs without the instruction budget's hook (see
+  // LuaEngine::run).
+  bool runs_bounded() const { return read_ok_ && !reads_other_ && !loops_; }
+
  private:
   static constexpr int kOpGetGlobal = 5;  // lopcodes.h: the opcode is the low 6 bits,
   static constexpr int kOpSetGlobal = 7;  // Bx the top 18
   static constexpr int kOpSetTable = 9;
+  static constexpr int kOpJmp = 22;
+  static constexpr int kOpForLoop = 31;
+  static constexpr int kOpTForLoop = 33;
+  static constexpr int kOpClosure = 36;
+  static constexpr uint32_t kJmpZero = (1u << 18) / 2 - 1;  // sBx is Bx minus this
   static constexpr int kDepthMax = 200;   // Lua's own limit on nested functions is lower
 
   bool read() {
@@ -453,6 +466,12 @@ class ChunkReader {
         case kOpGetGlobal: names.push_back(instruction >> 14); break;
         case kOpSetGlobal: writes_ = true; break;
         case kOpSetTable: sets_fields_ = true; break;
+        case kOpForLoop:
+        case kOpTForLoop:
+        case kOpClosure: loops_ = true; break;
+        case kOpJmp:
+          if ((instruction >> 14) < kJmpZero) loops_ = true;
+          break;
         default: break;
       }
     }
@@ -524,6 +543,7 @@ class ChunkReader {
   bool writes_ = false;
   bool sets_fields_ = false;
   bool reads_other_ = false;
+  bool loops_ = false;
 };
 using CompiledScripts = std::unordered_map<std::string, CompiledScript>;
 constexpr size_t kCompiledMax = 256;  // a workload of ever-new bodies stays bounded
@@ -570,7 +590,6 @@ void LuaEngine::open() {
   lua_atpanic(L_, panic);
   lua_pushlightuserdata(L_, this);
   lua_setfield(L_, LUA_REGISTRYINDEX, "lockstep_engine");
-  lua_sethook(L_, budget_hook, LUA_MASKCOUNT, kHookEvery);
   lua_createtable(L_, 0, kGlobalsSize);
   lua_replace(L_, LUA_GLOBALSINDEX);
   open_libs(L_);
@@ -638,11 +657,13 @@ const LuaEngine::Script* LuaEngine::load(const std::string& body, Reply& err) {
   if (!script) {
     bool direct_globals = false;
     bool keeps_tables = false;
+    bool bounded = false;
     if (known != compiled.end()) {
       const std::string& code = known->second.code;
       luaL_loadbuffer(L_, code.data(), code.size(), "@user_script");
       direct_globals = known->second.direct_globals;
       keeps_tables = known->second.keeps_tables;
+      bounded = known->second.bounded;
     } else {
       if (luaL_loadbuffer(L_, body.data(), body.size(), "@user_script") != 0) {
         err = Reply::error(std::string("ERR Error compiling script (new function): ") +
@@ -655,8 +676,9 @@ const LuaEngine::Script* LuaEngine::load(const std::string& body, Reply& err) {
       ChunkReader reader(code);
       direct_globals = reader.reads_globals_only();
       keeps_tables = reader.keeps_tables();
+      bounded = reader.runs_bounded();
       if (compiled.size() >= kCompiledMax) compiled.clear();
-      compiled.emplace(body, CompiledScript{sha, std::move(code), direct_globals, keeps_tables});
+      compiled.emplace(body, CompiledScript{sha, std::move(code), direct_globals, keeps_tables, bounded});
     }
     // A script that assigns no global reads them from the real table itself: each
     // read was a miss in the proxy, a metatable lookup and a second table lookup (about
@@ -672,7 +694,7 @@ const LuaEngine::Script* LuaEngine::load(const std::string& body, Reply& err) {
       lua_setfenv(L_, -2);
     }
     const int ref = luaL_ref(L_, LUA_REGISTRYINDEX);
-    script = &scripts_.emplace(sha, Script{sha, ref, keeps_tables}).first->second;
+    script = &scripts_.emplace(sha, Script{sha, ref, keeps_tables, bounded}).first->second;
   }
   if (by_body_.size() >= kBodyCacheMax) by_body_.clear();
   by_body_.emplace(body, script);
@@ -806,6 +828,10 @@ Reply LuaEngine::run(const Script& script, ClientState& caller, std::span<const 
   caller_ = &caller;
   script_wrote_ = false;
   instructions_ = 0;
+  // Each script that could run away gets the whole budget: setting the hook restarts its
+  // count. The VM pays for the hook on every instruction, so one that cannot goes without.
+  if (!script.bounded) lua_sethook(L_, budget_hook, LUA_MASKCOUNT, kHookEvery);
+  else if (lua_gethookmask(L_) != 0) lua_sethook(L_, nullptr, 0, 0);
   const bool saved_in_script = node_.in_script;
   node_.in_script = true;
   const int status = lua_pcall(L_, 0, 1, 1);

@@ -32,6 +32,7 @@ class LuaEngine {
     std::string sha;
     int ref = 0;
     bool keeps_tables = false;
+    bool bounded = false;  // cannot run away: needs no instruction budget
   };
 
   // Compiles a script body once and caches it under its SHA-1. On a compile error
