@@ -195,6 +195,18 @@ TEST(CheckerFormat, JsonLinesAreExactlyTheEventObjects) {
   add(EventType::Info, "quo\"te", "tab\tkey", 0.1, 0, json::object());
   add(EventType::Truth, "fault-start", "", json{{"kind", "pause"}}, 1, json{{"node", 5}, {"type", "override"}});
   add(EventType::Fail, "read", "k", json::array(), -1, json{{"node", 9}});
+  // The kinds written in one piece: plain strings, integers at both ends, booleans, null.
+  add(EventType::Ok, "acquire", "lock:stock", "3f2c9a1e-0000-4000-8000-123456789abc", 0, nullptr);
+  add(EventType::Ok, "", "", INT64_MIN, INT64_MAX, json{{"owner", "plain"}});
+  add(EventType::Ok, "extend", "k", INT64_MAX, -1, nullptr);
+  add(EventType::Info, "a", "b", true, -1, nullptr);
+  add(EventType::Fail, "a", "b", false, 3, nullptr);
+  add(EventType::Truth, "finish", "", nullptr, -1, json::object());
+  add(EventType::Ok, "read", "k", json(uint64_t{18446744073709551615ULL}), -1, nullptr);
+  add(EventType::Ok, "read", "\x7f", "x", -1, nullptr);
+  h.events.back().process = INT64_MIN;
+  h.events.back().thread = INT64_MAX;
+  h.events.back().time_ns = INT64_MIN;
   std::string want;
   for (const auto& e : h.events) want += to_json(e).dump() + "\n";
   EXPECT_EQ(to_jsonl(h), want);
