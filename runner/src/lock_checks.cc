@@ -149,11 +149,12 @@ reports::RunReport judge_run(const Scenario& s, const Scenario& played, const ch
     }
   }
   r.violations = checker::check_invariants(h, io);
-  if (auto v = lin.valid() ? lin.get() : linearizability()) r.violations.push_back(std::move(*v));
+  // Counted while the second thread, if any, is still checking (it sets `unknown`).
+  bool runaway = false;
   int64_t sales = 0, acquired = 0, attempts = 0, oom_errors = 0;
   nlohmann::json unfired = nlohmann::json::array();
   for (const auto& e : h.events) {
-    unknown = unknown || (e.type == checker::EventType::Truth && f_is(e, checker::truth::kRunaway));
+    runaway = runaway || (e.type == checker::EventType::Truth && f_is(e, checker::truth::kRunaway));
     // A fault that never struck means the run did not test what the scenario describes.
     if (e.type == checker::EventType::Truth && f_is(e, checker::truth::kFaultUnfired)) {
       if (auto f = fault_from_record(e.value)) unfired.push_back(describe_fault(*f));
@@ -164,7 +165,9 @@ reports::RunReport judge_run(const Scenario& s, const Scenario& played, const ch
     if (e.type == checker::EventType::Truth && f_is(e, checker::truth::kOomRefused) && e.value.is_number_integer())
       oom_errors += e.value.get<int64_t>();
   }
-  unknown = unknown || !unfired.empty();
+  if (!verdict_only) r.scenario_json = to_report_json(s);
+  if (auto v = lin.valid() ? lin.get() : linearizability()) r.violations.push_back(std::move(*v));
+  unknown = unknown || runaway || !unfired.empty();
   r.verdict = unknown ? reports::verdict::kUnknown : (r.violations.empty() ? reports::verdict::kSafe : reports::verdict::kViolation);
   r.stats = {{"events", h.events.size()}, {"acquisitions", acquired}, {"sales", sales}};
   if (!unfired.empty()) r.stats["faults_never_fired"] = unfired;
@@ -176,7 +179,6 @@ reports::RunReport judge_run(const Scenario& s, const Scenario& played, const ch
                              " commands with OOM (used memory above maxmemory); " + std::to_string(acquired) + " of " +
                              std::to_string(attempts) + " acquisitions succeeded";
   }
-  if (!verdict_only) r.scenario_json = to_report_json(s);
   return r;
 }
 
