@@ -21,6 +21,13 @@ class LuaScriptingTest : public ::testing::Test {
     return node.execute(client, argv, now);
   }
   Reply run(const Args& argv, int64_t now = 1000) { return node.execute(client, argv, now); }
+  // A script's array reply as text: integers in decimal, strings as they are.
+  std::vector<std::string> eval_texts(const std::string& script, Args keys, Args args) {
+    const Reply r = eval(script, std::move(keys), std::move(args));
+    std::vector<std::string> out;
+    for (const Reply& e : r.elements) out.push_back(e.type == Reply::Type::Integer ? std::to_string(e.integer) : e.str);
+    return out;
+  }
 
   RedisNode node;
   ClientState client;
@@ -83,12 +90,7 @@ TEST_F(LuaScriptingTest, KeysAndArgvStartFreshAfterAScriptChangedThem) {
       "return {#KEYS, #ARGV, tostring(getmetatable(KEYS)), tostring(getmetatable(ARGV)),"
       " tostring(KEYS.extra), tostring(KEYS[3]), tostring(ARGV[2]), table.concat(KEYS, ','),"
       " table.concat(ARGV, ',')}";
-  auto seen = [&](Args keys, Args args) {
-    const Reply r = eval(shape, std::move(keys), std::move(args));
-    std::vector<std::string> out;
-    for (const Reply& e : r.elements) out.push_back(e.type == Reply::Type::Integer ? std::to_string(e.integer) : e.str);
-    return out;
-  };
+  auto seen = [&](Args keys, Args args) { return eval_texts(shape, std::move(keys), std::move(args)); };
   using V = std::vector<std::string>;
   EXPECT_EQ(seen({"a", "b"}, {"x"}), (V{"2", "1", "nil", "nil", "nil", "nil", "nil", "a,b", "x"}));
   // Grown, given a hash part and a metatable, then asked for fewer items.
@@ -116,12 +118,7 @@ TEST_F(LuaScriptingTest, KeysAndArgvExactAfterScriptsOfEitherKind) {
   const std::string plain =
       "return {#KEYS, #ARGV, tostring(KEYS[1]), tostring(KEYS[2]), tostring(KEYS[3]),"
       " tostring(KEYS.extra), tostring(ARGV[1]), tostring(ARGV[2])}";
-  auto seen = [&](Args keys, Args args) {
-    const Reply r = eval(plain, std::move(keys), std::move(args));
-    std::vector<std::string> out;
-    for (const Reply& e : r.elements) out.push_back(e.type == Reply::Type::Integer ? std::to_string(e.integer) : e.str);
-    return out;
-  };
+  auto seen = [&](Args keys, Args args) { return eval_texts(plain, std::move(keys), std::move(args)); };
   using V = std::vector<std::string>;
   EXPECT_EQ(seen({"a", "b", "c"}, {"x", "y"}), (V{"3", "2", "a", "b", "c", "nil", "x", "y"}));
   EXPECT_EQ(seen({"d"}, {}), (V{"1", "0", "d", "nil", "nil", "nil", "nil", "nil"}));
