@@ -392,36 +392,34 @@ const std::string& init_chunk_bytecode() {
 struct CompiledScript {
   std::string sha;
   std::string code;
-  bool direct_globals = false;  // see reads_globals_only
-  bool keeps_tables = false;    // see keeps_tables
-  bool bounded = false;         // see runs_bounded
+  LuaEngine::Traits traits;
 };
 
 // Reads the functions of a chunk as lua_dump writes them (Lua 5.1's format, checked
-// against this build's header) and tells whether the chunk may read its globals straight
-// from the real table rather than through the readonly proxy: it must assign no global
-// (no SETGLOBAL in any of its functions). Anything it cannot follow answers false, which
-// keeps the proxy.
+// against this build's header) and tells what the chunk cannot do. Anything it cannot
+// follow answers false throughout, which keeps every safeguard.
 class ChunkReader {
  public:
-  explicit ChunkReader(std::string_view dump) : d_(dump) {}
+  explicit ChunkReader(std::string_view dump) : d_(dump) { read_ok_ = read(); }
 
-  bool reads_globals_only() { return read() && !writes_; }
-
-  // Whether the chunk can change no table that outlives it: it has no SETTABLE and no
-  // SETGLOBAL in any of its functions, and the only globals it reads are names in
-  // kHarmless, none of which hands a script a way to change a table (rawset,
-  // setmetatable, table.insert and the like are not among them, nor _G). Such a script
-  // leaves KEYS and ARGV as it found them (see LuaEngine::set_array). Call after
-  // reads_globals_only().
-  bool keeps_tables() const { return read_ok_ && !writes_ && !sets_fields_ && !reads_other_; }
-
-  // Whether the chunk runs each of its instructions at most once: no loop, no backward
-  // jump and no function of its own, and no global that could hand it a Lua function to
-  // call (loadstring, say: only kHarmless names, all C functions and their tables). Such a
-  // script cannot run away, so it runs without the instruction budget's hook (see
-  // LuaEngine::run).
-  bool runs_bounded() const { return read_ok_ && !reads_other_ && !loops_; }
+  LuaEngine::Traits traits() const {
+    LuaEngine::Traits t;
+    // It assigns no global (no SETGLOBAL in any of its functions), so it may read its
+    // globals straight from the real table rather than through the readonly proxy.
+    t.direct_globals = read_ok_ && !writes_;
+    // It can change no table that outlives it: no SETTABLE either, and the only globals
+    // it reads are names in kHarmless, none of which hands a script a way to change a
+    // table (rawset, setmetatable, table.insert and the like are not among them, nor
+    // _G). It leaves KEYS and ARGV as it found them (see LuaEngine::set_array).
+    t.keeps_tables = t.direct_globals && !sets_fields_ && !reads_other_;
+    // It runs each of its instructions at most once: no loop, no backward jump and no
+    // function of its own, and no global that could hand it a Lua function to call
+    // (loadstring, say: kHarmless names only, all C functions and their tables). It
+    // cannot run away, so it runs without the instruction budget's hook (see
+    // LuaEngine::run).
+    t.bounded = read_ok_ && !reads_other_ && !loops_;
+    return t;
+  }
 
  private:
   static constexpr int kOpGetGlobal = 5;  // lopcodes.h: the opcode is the low 6 bits,
@@ -440,7 +438,7 @@ class ChunkReader {
     static constexpr unsigned char kHeader[] = {0x1b, 'L', 'u', 'a', 0x51, 0, 1, 4, 8, 4, 8, 0};
     if (d_.size() < sizeof kHeader || std::memcmp(d_.data(), kHeader, sizeof kHeader) != 0) return false;
     at_ = sizeof kHeader;
-    return read_ok_ = function(0) && at_ == d_.size();
+    return function(0) && at_ == d_.size();
   }
 
   static bool harmless(std::string_view name) {
@@ -655,15 +653,11 @@ const LuaEngine::Script* LuaEngine::load(const std::string& body, Reply& err) {
   std::string sha = known != compiled.end() ? known->second.sha : sha1_hex(body);
   const Script* script = find(sha);
   if (!script) {
-    bool direct_globals = false;
-    bool keeps_tables = false;
-    bool bounded = false;
+    Traits traits;
     if (known != compiled.end()) {
       const std::string& code = known->second.code;
       luaL_loadbuffer(L_, code.data(), code.size(), "@user_script");
-      direct_globals = known->second.direct_globals;
-      keeps_tables = known->second.keeps_tables;
-      bounded = known->second.bounded;
+      traits = known->second.traits;
     } else {
       if (luaL_loadbuffer(L_, body.data(), body.size(), "@user_script") != 0) {
         err = Reply::error(std::string("ERR Error compiling script (new function): ") +
@@ -673,12 +667,9 @@ const LuaEngine::Script* LuaEngine::load(const std::string& body, Reply& err) {
       }
       std::string code;
       lua_dump(L_, append_to_string, &code);
-      ChunkReader reader(code);
-      direct_globals = reader.reads_globals_only();
-      keeps_tables = reader.keeps_tables();
-      bounded = reader.runs_bounded();
+      traits = ChunkReader(code).traits();
       if (compiled.size() >= kCompiledMax) compiled.clear();
-      compiled.emplace(body, CompiledScript{sha, std::move(code), direct_globals, keeps_tables, bounded});
+      compiled.emplace(body, CompiledScript{sha, std::move(code), traits});
     }
     // A script that assigns no global reads them from the real table itself: each
     // read was a miss in the proxy, a metatable lookup and a second table lookup (about
@@ -689,12 +680,12 @@ const LuaEngine::Script* LuaEngine::load(const std::string& body, Reply& err) {
     // without the redis proxy's metatable and second lookup): the proxies only stop
     // assignments, and such a script makes none. Nor can it tell a proxy from its library
     // by reading: pairs, next, rawget and getmetatable are not in its reach.
-    if (direct_globals) {
-      lua_rawgeti(L_, LUA_REGISTRYINDEX, keeps_tables ? direct_ref_ : globals_ref_);
+    if (traits.direct_globals) {
+      lua_rawgeti(L_, LUA_REGISTRYINDEX, traits.keeps_tables ? direct_ref_ : globals_ref_);
       lua_setfenv(L_, -2);
     }
     const int ref = luaL_ref(L_, LUA_REGISTRYINDEX);
-    script = &scripts_.emplace(sha, Script{sha, ref, keeps_tables, bounded}).first->second;
+    script = &scripts_.emplace(sha, Script{sha, ref, traits}).first->second;
   }
   if (by_body_.size() >= kBodyCacheMax) by_body_.clear();
   by_body_.emplace(body, script);
@@ -830,14 +821,14 @@ Reply LuaEngine::run(const Script& script, ClientState& caller, std::span<const 
   instructions_ = 0;
   // Each script that could run away gets the whole budget: setting the hook restarts its
   // count. The VM pays for the hook on every instruction, so one that cannot goes without.
-  if (!script.bounded) lua_sethook(L_, budget_hook, LUA_MASKCOUNT, kHookEvery);
+  if (!script.traits.bounded) lua_sethook(L_, budget_hook, LUA_MASKCOUNT, kHookEvery);
   else if (lua_gethookmask(L_) != 0) lua_sethook(L_, nullptr, 0, 0);
   const bool saved_in_script = node_.in_script;
   node_.in_script = true;
   const int status = lua_pcall(L_, 0, 1, 1);
   // A failed run went through the error handler, which writes `source` and `line` into
   // a table raised as the error (error(KEYS) included).
-  if (!script.keeps_tables || status != 0) keys_.as_left = argv_.as_left = false;
+  if (!script.traits.keeps_tables || status != 0) keys_.as_left = argv_.as_left = false;
   node_.in_script = saved_in_script;
   caller_ = saved;
   Reply r = status == 0 ? lua_to_reply(L_) : script_error_reply(L_, script.sha);

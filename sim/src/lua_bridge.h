@@ -25,14 +25,19 @@ class LuaEngine {
   LuaEngine(const LuaEngine&) = delete;
   LuaEngine& operator=(const LuaEngine&) = delete;
 
+  // What a script's bytecode shows it cannot do (ChunkReader in the .cc says how each
+  // is read); each false when in doubt.
+  struct Traits {
+    bool direct_globals = false;  // assigns no global: may read the real globals table
+    bool keeps_tables = false;    // changes no table it did not make (KEYS, ARGV among them)
+    bool bounded = false;         // cannot loop: needs no instruction budget
+  };
   // A compiled script: its SHA-1 (lowercase hex), its function's registry slot, and
-  // whether it provably changes no table it did not make (so no run of it can touch KEYS
-  // or ARGV; see ChunkReader::keeps_tables).
+  // what its bytecode shows.
   struct Script {
     std::string sha;
     int ref = 0;
-    bool keeps_tables = false;
-    bool bounded = false;  // cannot run away: needs no instruction budget
+    Traits traits;
   };
 
   // Compiles a script body once and caches it under its SHA-1. On a compile error
