@@ -96,8 +96,7 @@ bool from_json(const nlohmann::json& j, Event& out, std::string& error) {
 
 namespace {
 
-// A string as nlohmann's dump() writes it. Names, keys and ids in a history are plain
-// printable ASCII, which needs no escaping; anything else goes through the library.
+// Printable ASCII without quote or backslash: written by dump() as it is, in quotes.
 bool plain(std::string_view s) {
   for (unsigned char c : s) {
     if (c < 0x20 || c == '"' || c == '\\' || c >= 0x7f) return false;
@@ -105,6 +104,8 @@ bool plain(std::string_view s) {
   return true;
 }
 
+// A string as nlohmann's dump() writes it. Names, keys and ids in a history are plain,
+// which needs no escaping; anything else goes through the library.
 void append_string(std::string& out, const std::string& s) {
   if (!plain(s)) {
     out += nlohmann::json(s).dump();
@@ -142,10 +143,43 @@ bool extra_overrides_a_field(const Event& e) {
   return e.node >= 0 && e.extra.contains("node");
 }
 
-// The fixed fields one at a time, each string and value as dump() writes it.
-void append_fields(std::string& out, const Event& e);
+// The fixed fields of an event, in to_json's order, through a writer `w` that has
+// text (a literal), raw, number, string and value.
+template <typename Writer>
+void write_fields(Writer& w, const Event& e) {
+  w.text("{\"type\":\"");
+  w.raw(to_string(e.type));
+  w.text("\",\"process\":");
+  w.number(e.process);
+  w.text(",\"thread\":");
+  w.number(e.thread);
+  w.text(",\"f\":");
+  w.string(e.f);
+  w.text(",\"key\":");
+  w.string(e.key);
+  w.text(",\"value\":");
+  w.value(e.value);
+  w.text(",\"time_ns\":");
+  w.number(e.time_ns);
+  if (e.node >= 0) {
+    w.text(",\"node\":");
+    w.number(e.node);
+  }
+}
+
+// Appends each piece, strings and values as dump() writes them.
+struct Appender {
+  std::string& out;
+  template <size_t N>
+  void text(const char (&s)[N]) { out.append(s, N - 1); }
+  void raw(std::string_view s) { out += s; }
+  void number(int64_t v) { append_int(out, v); }
+  void string(const std::string& s) { append_string(out, s); }
+  void value(const nlohmann::json& v) { append_value(out, v); }
+};
 
 // Writes into space already made in a string: no length or capacity checks per piece.
+// Only for plain strings and the values `simple` accepts.
 struct Cursor {
   char* p;
   template <size_t N>
@@ -157,50 +191,46 @@ struct Cursor {
     std::memcpy(p, s.data(), s.size());
     p += s.size();
   }
-  void quoted(std::string_view s) {
+  void number(int64_t v) { p = std::to_chars(p, p + 20, v).ptr; }
+  void string(std::string_view s) {
     *p++ = '"';
     raw(s);
     *p++ = '"';
   }
-  void number(int64_t v) { p = std::to_chars(p, p + 20, v).ptr; }
+  void value(const nlohmann::json& v) {
+    switch (v.type()) {
+      case nlohmann::json::value_t::string: string(v.get_ref<const std::string&>()); return;
+      case nlohmann::json::value_t::number_integer: number(v.get<int64_t>()); return;
+      case nlohmann::json::value_t::boolean: v.get<bool>() ? text("true") : text("false"); return;
+      default: text("null"); return;
+    }
+  }
+  static bool simple(const nlohmann::json& v) {
+    switch (v.type()) {
+      case nlohmann::json::value_t::null:
+      case nlohmann::json::value_t::boolean:
+      case nlohmann::json::value_t::number_integer: return true;
+      case nlohmann::json::value_t::string: return plain(v.get_ref<const std::string&>());
+      default: return false;
+    }
+  }
 };
 
-// The fixed fields of an event whose strings are plain and whose value is one of the
-// kinds every lock history is made of, written in one piece; false for any other event.
-bool append_common_fields(std::string& out, const Event& e) {
-  const nlohmann::json& v = e.value;
-  const std::string* text = v.is_string() ? &v.get_ref<const std::string&>() : nullptr;
-  const auto kind = v.type();
-  const bool simple = kind == nlohmann::json::value_t::null || kind == nlohmann::json::value_t::boolean ||
-                      kind == nlohmann::json::value_t::number_integer || (text && plain(*text));
-  if (!simple || !plain(e.f) || !plain(e.key)) return false;
-  // The field names, five numbers of at most 20 characters and quotes: under 200.
-  const size_t at = out.size();
-  out.resize(at + 224 + e.f.size() + e.key.size() + (text ? text->size() : 0));
-  Cursor c{out.data() + at};
-  c.text("{\"type\":\"");
-  c.raw(to_string(e.type));
-  c.text("\",\"process\":");
-  c.number(e.process);
-  c.text(",\"thread\":");
-  c.number(e.thread);
-  c.text(",\"f\":");
-  c.quoted(e.f);
-  c.text(",\"key\":");
-  c.quoted(e.key);
-  c.text(",\"value\":");
-  if (text) c.quoted(*text);
-  else if (kind == nlohmann::json::value_t::number_integer) c.number(v.get<int64_t>());
-  else if (kind == nlohmann::json::value_t::boolean) v.get<bool>() ? c.text("true") : c.text("false");
-  else c.text("null");
-  c.text(",\"time_ns\":");
-  c.number(e.time_ns);
-  if (e.node >= 0) {
-    c.text(",\"node\":");
-    c.number(e.node);
+// The fixed fields, in one piece when the event's strings are plain and its value is one
+// of the kinds every lock history is made of (nearly every event), else piece by piece.
+void append_fields(std::string& out, const Event& e) {
+  if (!Cursor::simple(e.value) || !plain(e.f) || !plain(e.key)) {
+    Appender w{out};
+    write_fields(w, e);
+    return;
   }
-  out.resize(static_cast<size_t>(c.p - out.data()));
-  return true;
+  // The field names, five numbers of at most 20 characters and quotes: under 200.
+  const size_t text = e.value.is_string() ? e.value.get_ref<const std::string&>().size() : 0;
+  const size_t at = out.size();
+  out.resize(at + 224 + e.f.size() + e.key.size() + text);
+  Cursor w{out.data() + at};
+  write_fields(w, e);
+  out.resize(static_cast<size_t>(w.p - out.data()));
 }
 
 }  // namespace
@@ -213,7 +243,7 @@ void append_jsonl(std::string& out, const Event& e) {
     out += '\n';
     return;
   }
-  if (!append_common_fields(out, e)) append_fields(out, e);
+  append_fields(out, e);
   if (e.extra.is_object()) {
     for (auto it = e.extra.begin(); it != e.extra.end(); ++it) {
       out += ',';
@@ -224,31 +254,6 @@ void append_jsonl(std::string& out, const Event& e) {
   }
   out += "}\n";
 }
-
-namespace {
-
-void append_fields(std::string& out, const Event& e) {
-  out += "{\"type\":\"";
-  out += to_string(e.type);
-  out += "\",\"process\":";
-  append_int(out, e.process);
-  out += ",\"thread\":";
-  append_int(out, e.thread);
-  out += ",\"f\":";
-  append_string(out, e.f);
-  out += ",\"key\":";
-  append_string(out, e.key);
-  out += ",\"value\":";
-  append_value(out, e.value);
-  out += ",\"time_ns\":";
-  append_int(out, e.time_ns);
-  if (e.node >= 0) {
-    out += ",\"node\":";
-    append_int(out, e.node);
-  }
-}
-
-}  // namespace
 
 std::string to_jsonl(const History& h) {
   std::string out;
