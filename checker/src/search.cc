@@ -281,12 +281,22 @@ class Searcher {
     std::vector<Ev> evs;
     size_t n = in_.steps.size();
     evs.reserve(2 * n);
+    // Calls come in op order, which is invocation order, so only the returns need
+    // sorting; they are merged in after. Every position is a different event, so no two
+    // are equal. Info and pending returns go after everything, in op order.
+    std::vector<Ev> returns;
+    returns.reserve(n);
     for (size_t i = 0; i < n; ++i) {
-      evs.push_back({in_.call_pos[i], static_cast<int32_t>(i), true});
-      // Info and pending returns go after everything, in op order.
-      evs.push_back({in_.ret_pos[i] == kNever ? kNever - n + i : in_.ret_pos[i], static_cast<int32_t>(i), false});
+      returns.push_back({in_.ret_pos[i] == kNever ? kNever - n + i : in_.ret_pos[i], static_cast<int32_t>(i), false});
     }
-    std::stable_sort(evs.begin(), evs.end(), [](const Ev& a, const Ev& b) { return a.pos < b.pos; });
+    auto by_pos = [](const Ev& a, const Ev& b) { return a.pos < b.pos; };
+    std::sort(returns.begin(), returns.end(), by_pos);
+    size_t r = 0;
+    for (size_t i = 0; i < n; ++i) {
+      for (; r < n && returns[r].pos < in_.call_pos[i]; ++r) evs.push_back(returns[r]);
+      evs.push_back({in_.call_pos[i], static_cast<int32_t>(i), true});
+    }
+    evs.insert(evs.end(), returns.begin() + static_cast<std::ptrdiff_t>(r), returns.end());
     nodes_.resize(evs.size() + 1);
     std::vector<int32_t> call_node(n, -1);
     for (size_t i = 0; i < evs.size(); ++i) {

@@ -43,7 +43,7 @@ struct SearchInput {
   const Model* model = nullptr;
   std::vector<Step> steps;       // by op id
   std::vector<uint8_t> must;     // 1 when the op completed ok and so must be linearized
-  std::vector<size_t> call_pos;  // invocation's position in the history
+  std::vector<size_t> call_pos;  // invocation's position in the history; increasing with the op id
   std::vector<size_t> ret_pos;   // completion's position; kNever for info and pending
 };
 
