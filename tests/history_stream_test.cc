@@ -135,7 +135,29 @@ TEST(HistoryStream, LockOperationsDrawnDuringTheRunJudgeAsTheFinishedHistoryDoes
   unsafe.lock.algorithm = "set-px-del";  // its unlock deletes whoever's key is there
   unsafe.lock.lease_ms = 1;              // and every hold outlasts its lease
   unsafe.workload.hold_ms = 2;
-  for (const Scenario& s : {contended(1000), contended(20), unsafe}) {
+  // Long runs whose holder crashes: a key with no expiry stays with it to the end while
+  // the others keep trying, and one that expires long after the crash goes to an
+  // acquisition that began before the expiry and ends after it. Both are deadlocks, and
+  // their lock operations (the crash's release among them) are drawn during the run.
+  Scenario stuck = contended(3000);
+  stuck.lock.algorithm = "setnx";
+  stuck.deadlock_bound_ms = 100;
+  FaultSpec crash;
+  crash.kind = FaultKind::Crash;
+  crash.target = "client-1";
+  crash.on = FaultTrigger{"client-1", FaultTrigger::Event::Enters, "critical-section", "", 60, 0};
+  stuck.faults = {crash};
+  Scenario expires = stuck;
+  expires.lock.algorithm = "set-px-lua";
+  expires.lock.lease_ms = 500;
+  for (const auto& [s, until] : {std::pair{stuck, "to the end of the run"}, std::pair{expires, "until t="}}) {
+    const RunOutcome out = run_in_sim(s);
+    EXPECT_GE(out.history.events.size(), kEventsWorthAThread) << s.lock.algorithm;
+    const std::string said = describe(out.report);
+    EXPECT_NE(said.find("deadlock at "), std::string::npos) << said;
+    EXPECT_NE(said.find(until), std::string::npos) << said;
+  }
+  for (const Scenario& s : {contended(1000), contended(20), unsafe, stuck, expires}) {
     const RunOutcome out = run_in_sim(s);
     const std::string got = describe(out.report);
     EXPECT_EQ(got, describe(judge_run(s, s, out.history))) << s.lock.algorithm;
