@@ -150,16 +150,17 @@ TEST(HistoryStream, LockOperationsDrawnDuringTheRunJudgeAsTheFinishedHistoryDoes
   Scenario expires = stuck;
   expires.lock.algorithm = "set-px-lua";
   expires.lock.lease_ms = 500;
-  for (const auto& [s, until] : {std::pair{stuck, "to the end of the run"}, std::pair{expires, "until t="}}) {
-    const RunOutcome out = run_in_sim(s);
-    EXPECT_GE(out.history.events.size(), kEventsWorthAThread) << s.lock.algorithm;
-    const std::string said = describe(out.report);
-    EXPECT_NE(said.find("deadlock at "), std::string::npos) << said;
-    EXPECT_NE(said.find(until), std::string::npos) << said;
-  }
-  for (const Scenario& s : {contended(1000), contended(20), unsafe, stuck, expires}) {
+  // Each run, and for a deadlock how its report says the hold ended (null: none).
+  using Case = std::pair<Scenario, const char*>;
+  for (const auto& [s, until] : {Case{contended(1000), nullptr}, Case{contended(20), nullptr}, Case{unsafe, nullptr},
+                                 Case{stuck, "to the end of the run"}, Case{expires, "until t="}}) {
     const RunOutcome out = run_in_sim(s);
     const std::string got = describe(out.report);
+    if (until) {
+      EXPECT_GE(out.history.events.size(), kEventsWorthAThread) << s.lock.algorithm;
+      EXPECT_NE(got.find("deadlock at "), std::string::npos) << got;
+      EXPECT_NE(got.find(until), std::string::npos) << got;
+    }
     EXPECT_EQ(got, describe(judge_run(s, s, out.history))) << s.lock.algorithm;
     RunOptions quick;
     quick.verdict_only = true;
