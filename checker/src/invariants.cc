@@ -19,6 +19,11 @@ namespace {
 
 bool is_truth(const Event& e, std::string_view f) { return e.type == EventType::Truth && f_is(e, f); }
 
+// A read-write lock's read side says "read" as its cs-enter value. Asked of the string in
+// place: comparing the JSON value with a literal built a string and a JSON value from it
+// for every critical section.
+bool is_read_section(const Event& e) { return e.value.is_string() && e.value.get_ref<const std::string&>() == "read"; }
+
 int64_t end_time(const History& h) { return h.events.empty() ? 0 : h.events.back().time_ns; }
 
 struct Section {
@@ -33,18 +38,27 @@ struct Section {
 // process can no longer act), the end of the run ends the rest.
 std::vector<Section> critical_sections(const History& h) {
   std::vector<Section> done;
-  std::map<int64_t, std::pair<int64_t, bool>> open;  // process -> enter time, read
+  // A process's entry stays once made and is marked closed rather than erased: a run
+  // enters and leaves thousands of sections on a handful of processes.
+  struct Open {
+    int64_t since_ns;
+    bool read;
+    bool open;
+  };
+  std::map<int64_t, Open> open;  // by process
   for (const auto& e : h.events) {
     if (is_truth(e, truth::kCsEnter)) {
-      open[e.process] = {e.time_ns, e.value == "read"};
+      open[e.process] = {e.time_ns, is_read_section(e), true};
     } else if (is_truth(e, truth::kCsExit) || is_truth(e, truth::kCrash)) {
       auto it = open.find(e.process);
-      if (it == open.end()) continue;
-      done.push_back({e.process, it->second.first, e.time_ns, f_is(e, truth::kCsExit), it->second.second});
-      open.erase(it);
+      if (it == open.end() || !it->second.open) continue;
+      done.push_back({e.process, it->second.since_ns, e.time_ns, f_is(e, truth::kCsExit), it->second.read});
+      it->second.open = false;
     }
   }
-  for (const auto& [p, o] : open) done.push_back({p, o.first, end_time(h), false, o.second});
+  for (const auto& [p, o] : open) {
+    if (o.open) done.push_back({p, o.since_ns, end_time(h), false, o.read});
+  }
   std::sort(done.begin(), done.end(), [](const Section& a, const Section& b) {
     return a.begin_ns != b.begin_ns ? a.begin_ns < b.begin_ns : a.process < b.process;
   });
@@ -141,7 +155,10 @@ std::vector<Violation> check_foreign_unlock(const History& h, const InvariantOpt
     if (e.type != EventType::Truth || e.key != o.lock_key) continue;
     if (f_is(e, truth::kKeySet)) set_at[{e.node, e.process}] = e.time_ns;
     if (!f_is(e, truth::kKeyDel) || e.process < 0) continue;
-    const int64_t owner = e.extra.is_object() && e.extra.contains("owner") ? e.extra["owner"].get<int64_t>() : -1;
+    int64_t owner = -1;
+    if (e.extra.is_object()) {
+      if (auto it = e.extra.find("owner"); it != e.extra.end()) owner = it->get<int64_t>();
+    }
     if (owner == e.process || owner < 0) continue;
     ++count;
     if (first) continue;
@@ -220,8 +237,9 @@ std::vector<Violation> check_deadlock(const History& h, const InvariantOptions& 
     } else if (e.key == o.lock_key && f_is(e, truth::kKeySet)) {
       holder[e.node] = Holder{e.process, e.time_ns};
     } else if (e.key == o.lock_key && (f_is(e, truth::kKeyDel) || f_is(e, truth::kKeyExpire) || f_is(e, truth::kKeyEvict))) {
-      if (auto v = judge(e.node, holder[e.node], e.time_ns, false)) return {*v};
-      holder.erase(e.node);
+      Holder& hd = holder[e.node];
+      if (auto v = judge(e.node, hd, e.time_ns, false)) return {*v};
+      hd = Holder{};  // nobody, as judge reads it: kept rather than erased and made again
     }
   }
   for (const auto& [node, hd] : holder) {
@@ -268,7 +286,7 @@ std::vector<Violation> check_stale_read(const History& h, const InvariantOptions
   std::optional<Violation> first;
   int64_t count = 0;
   for (const auto& e : h.events) {
-    if (is_truth(e, truth::kCsEnter) && e.value == "read") {
+    if (is_truth(e, truth::kCsEnter) && is_read_section(e)) {
       open[e.process] = Reading{};
     } else if (is_truth(e, truth::kCsExit) || is_truth(e, truth::kCrash)) {
       open.erase(e.process);

@@ -76,8 +76,12 @@ bool is_release(std::string_view f);
 
 // Whether an event is the operation or truth kind `name`. A name given as a string view
 // compares lengths first: the checks ask this of every event several times over, and
-// most events are not the kind asked for.
-inline bool f_is(const Event& e, std::string_view name) { return e.f == name; }
+// most events are not the kind asked for. Always inlined, so a name given as a literal
+// or a truth:: constant has its length known where it is asked, and the bytes are
+// compared in place rather than in a call to memcmp.
+[[gnu::always_inline]] inline bool f_is(const Event& e, std::string_view name) {
+  return e.f.size() == name.size() && std::char_traits<char>::compare(e.f.data(), name.data(), name.size()) == 0;
+}
 
 nlohmann::ordered_json to_json(const Event& e);
 // Parses one lockstep JSON object; on failure returns false and says why in `error`.
