@@ -2,7 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -140,6 +145,68 @@ TEST(Scheduler, OrderSurvivesCancellations) {
     }
   }
   EXPECT_EQ(ran, expected);
+}
+
+// The queue is a sorted array at a few pending events and a heap at many; the order
+// must not change as a run moves between the two, cancellations and all. Each event
+// checks that it is the earliest of a reference set kept beside the scheduler, then
+// schedules more or none, so the pending count climbs past the array's limit twice and
+// drains below the heap's between.
+TEST(Scheduler, OrderHoldsAsThePendingCountRisesAndFalls) {
+  Scheduler s;
+  std::set<std::pair<int64_t, uint64_t>> expected;  // (time, scheduling order)
+  std::map<uint64_t, Scheduler::EventId> ids;
+  uint64_t scheduled = 0, ran = 0;
+  size_t most = 0, fewest_after_most = SIZE_MAX, second_peak = 0;
+  uint64_t lcg = 12345;
+  auto next = [&lcg] {
+    lcg = lcg * 6364136223846793005ULL + 1442695040888963407ULL;
+    return lcg >> 33;
+  };
+  std::function<void(uint64_t)> body;
+  auto schedule = [&](int64_t t) {
+    const uint64_t seq = scheduled++;
+    expected.insert({t, seq});
+    ids[seq] = s.at(t, [&body, seq] { body(seq); });
+  };
+  body = [&](uint64_t seq) {
+    ASSERT_FALSE(expected.empty());
+    ASSERT_EQ(expected.begin()->second, seq) << "event " << seq << " ran out of order";
+    ASSERT_EQ(expected.begin()->first, s.now());
+    expected.erase(expected.begin());
+    ids.erase(seq);
+    ++ran;
+    // Grow to several hundred pending, drain to a handful and stay there a while, grow
+    // again, drain to the end.
+    int children = 0;
+    if (ran < 400 || (ran > 1200 && ran < 1500)) children = 2 + static_cast<int>(next() % 2);
+    else if (ran < 1200 && expected.size() < 8) children = 2;
+    for (int c = 0; c < children; ++c) schedule(s.now() + static_cast<int64_t>(next() % 50));
+    // Now and then cancel a pending event: its key stays queued until its turn.
+    if (next() % 7 == 0 && !ids.empty()) {
+      auto it = ids.upper_bound(next() % scheduled);
+      if (it == ids.end()) it = ids.begin();
+      for (auto e = expected.begin(); e != expected.end(); ++e) {
+        if (e->second == it->first) {
+          expected.erase(e);
+          break;
+        }
+      }
+      s.cancel(it->second);
+      ids.erase(it);
+    }
+    most = std::max(most, expected.size());
+    if (ran > 400 && ran < 1200) fewest_after_most = std::min(fewest_after_most, expected.size());
+    if (ran > 1200) second_peak = std::max(second_peak, expected.size());
+  };
+  for (int i = 0; i < 5; ++i) schedule(static_cast<int64_t>(next() % 10));
+  s.run_until(INT64_MAX / 2);
+  EXPECT_TRUE(expected.empty());
+  EXPECT_EQ(s.pending(), 0u);
+  // The run went through both shapes, and back.
+  EXPECT_GT(most, 300u);
+  EXPECT_LT(fewest_after_most, 20u);
+  EXPECT_GT(second_peak, 200u);
 }
 
 TEST(Scheduler, LargeCapturesWork) {

@@ -1,5 +1,6 @@
 #include "lockstep/sim/scheduler.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -37,37 +38,72 @@ void Scheduler::cancel(EventId id) {
   ++cancelled_;
 }
 
-void Scheduler::push(const Key& k) {
-  heap_.push_back(k);
-  size_t pos = heap_.size() - 1;
-  while (pos > 0) {
-    const size_t parent = (pos - 1) / 2;
-    if (!earlier(k, heap_[parent])) break;
-    heap_[pos] = heap_[parent];
-    pos = parent;
+void Scheduler::push_slow(const Key& k) {
+  if (!as_heap_ && keys_.size() - head_ >= kSortedMax) {
+    keys_.erase(keys_.begin(), keys_.begin() + static_cast<ptrdiff_t>(head_));
+    head_ = 0;
+    as_heap_ = true;
   }
-  heap_[pos] = k;
+  if (as_heap_) {
+    heap_push(k);
+    return;
+  }
+  // The room before head_ is taken back only when the array would otherwise grow, so a
+  // steady run moves its few keys down once per capacity's worth of events.
+  if (head_ > 0) {
+    keys_.erase(keys_.begin(), keys_.begin() + static_cast<ptrdiff_t>(head_));
+    head_ = 0;
+  }
+  if (keys_.size() == keys_.capacity()) keys_.reserve(std::max<size_t>(2 * keys_.capacity(), 64));
+  push_sorted(k);
 }
 
 void Scheduler::pop() {
-  const Key last = heap_.back();
-  heap_.pop_back();
-  const size_t n = heap_.size();
+  if (as_heap_) {
+    heap_pop();
+    if (keys_.size() <= kSortedMin) {
+      std::sort(keys_.begin(), keys_.end(), earlier);
+      as_heap_ = false;
+    }
+    return;
+  }
+  if (++head_ == keys_.size()) {
+    keys_.clear();
+    head_ = 0;
+  }
+}
+
+void Scheduler::heap_push(const Key& k) {
+  keys_.push_back(k);
+  size_t pos = keys_.size() - 1;
+  while (pos > 0) {
+    const size_t parent = (pos - 1) / 2;
+    if (!earlier(k, keys_[parent])) break;
+    keys_[pos] = keys_[parent];
+    pos = parent;
+  }
+  keys_[pos] = k;
+}
+
+void Scheduler::heap_pop() {
+  const Key last = keys_.back();
+  keys_.pop_back();
+  const size_t n = keys_.size();
   if (n == 0) return;
   size_t pos = 0;
   for (size_t child = 1; child < n; child = 2 * pos + 1) {
-    if (child + 1 < n && earlier(heap_[child + 1], heap_[child])) ++child;
-    if (!earlier(heap_[child], last)) break;
-    heap_[pos] = heap_[child];
+    if (child + 1 < n && earlier(keys_[child + 1], keys_[child])) ++child;
+    if (!earlier(keys_[child], last)) break;
+    keys_[pos] = keys_[child];
     pos = child;
   }
-  heap_[pos] = last;
+  keys_[pos] = last;
 }
 
 bool Scheduler::run_until(int64_t t_end_ns, uint64_t event_count_max) {
   uint64_t ran = 0;
-  while (!heap_.empty() && heap_.front().time_ns <= t_end_ns) {
-    const Key next = heap_.front();
+  while (!queue_empty() && earliest().time_ns <= t_end_ns) {
+    const Key next = earliest();
     const uint32_t i = next.slot;
     Slot& s = slot(i);
     if (s.cancelled) {
@@ -78,7 +114,7 @@ bool Scheduler::run_until(int64_t t_end_ns, uint64_t event_count_max) {
       continue;
     }
     if (ran++ >= event_count_max) return false;
-    // Out of the heap before it runs (it may schedule or cancel events), but run in its
+    // Out of the queue before it runs (it may schedule or cancel events), but run in its
     // slot, which is only handed out again once it is done.
     pop();
     s.queued = false;

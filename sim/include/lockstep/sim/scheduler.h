@@ -2,9 +2,10 @@
 // moves when the next event is taken. Events run in (time, sequence) order, where the
 // sequence number is the order they were scheduled in, so two runs that schedule the same
 // events run them in the same order — nothing depends on pointer values or hashing.
-// Cancelling an event marks it; it leaves the heap when its turn comes, without running
+// Cancelling an event marks it; it leaves the queue when its turn comes, without running
 // and without counting. (time, sequence) keys are unique, so which events run in what
-// order never depends on the heap's shape.
+// order never depends on how the queue holds them: a sorted array while few events are
+// pending (a run of a few clients has a dozen), a binary heap beyond that.
 //
 // Single-threaded by design: an event runs to completion (including any coroutine it
 // resumes, up to that coroutine's next suspension) before the next one starts.
@@ -38,7 +39,7 @@ class Scheduler {
   };
 
   int64_t now() const { return now_ns_; }
-  size_t pending() const { return heap_.size() - cancelled_; }
+  size_t pending() const { return keys_.size() - head_ - cancelled_; }
   uint64_t executed() const { return executed_; }
 
   // Runs fn (any void() callable, or a Fn) at true time t; a time in the past is treated
@@ -70,7 +71,7 @@ class Scheduler {
   bool run_until(int64_t t_end_ns, uint64_t event_count_max = UINT64_MAX);
 
  private:
-  // The heap holds small keys; callbacks stay put in slots, so sifting moves 24 bytes
+  // The queue holds small keys; callbacks stay put in slots, so sifting moves 24 bytes
   // rather than a function object. Slots live in fixed-size chunks that never move, so
   // an event's callback runs where it lies even when it schedules more events.
   struct Key {
@@ -92,8 +93,30 @@ class Scheduler {
 
   Slot& slot(uint32_t i) { return chunks_[i >> kChunkBits][i & (kChunk - 1)]; }
   uint32_t take_slot();
-  void push(const Key& k);
+  // Places a key in the queue; the usual case (sorted, with room) is inline.
+  void push(const Key& k) {
+    if (as_heap_ || keys_.size() == keys_.capacity() || keys_.size() - head_ >= kSortedMax) [[unlikely]] {
+      push_slow(k);
+      return;
+    }
+    push_sorted(k);
+  }
+  // An insertion sort's step from the back: most new events land among the latest.
+  void push_sorted(const Key& k) {
+    keys_.push_back(k);
+    size_t i = keys_.size() - 1;
+    while (i > head_ && earlier(k, keys_[i - 1])) {
+      keys_[i] = keys_[i - 1];
+      --i;
+    }
+    keys_[i] = k;
+  }
+  void push_slow(const Key& k);
   void pop();  // removes the earliest key
+  bool queue_empty() const { return head_ == keys_.size(); }
+  const Key& earliest() const { return keys_[head_]; }  // a heap keeps head_ at 0
+  void heap_push(const Key& k);
+  void heap_pop();
 
   void check_place(int64_t t_ns, Ticket ticket) const;
   template <typename F>
@@ -112,8 +135,17 @@ class Scheduler {
   Key last_run_{INT64_MIN, 0, 0};  // the place of the event that ran last
   uint64_t next_seq_ = 0;
   uint64_t executed_ = 0;
-  size_t cancelled_ = 0;  // keys still in the heap whose events were cancelled
-  std::vector<Key> heap_;  // a binary min-heap
+  size_t cancelled_ = 0;  // keys still queued whose events were cancelled
+  // The queued keys. Sorted, keys_[head_..] in order and taken from the front by moving
+  // head_: taking the earliest costs nothing and placing one a binary search and a short
+  // move, cheaper than a heap's sifting at a dozen keys. Past kSortedMax keys it becomes
+  // a binary min-heap over keys_[0..] (a sorted array already is one) until it is down
+  // to kSortedMin again.
+  std::vector<Key> keys_;
+  size_t head_ = 0;
+  bool as_heap_ = false;
+  static constexpr size_t kSortedMax = 32;
+  static constexpr size_t kSortedMin = 12;
   std::vector<std::unique_ptr<Slot[]>> chunks_;
   uint32_t slot_count_ = 0;
   std::vector<uint32_t> free_slots_;
