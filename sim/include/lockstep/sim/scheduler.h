@@ -137,10 +137,10 @@ class Scheduler {
   uint64_t executed_ = 0;
   size_t cancelled_ = 0;  // keys still queued whose events were cancelled
   // The queued keys. Sorted, keys_[head_..] in order and taken from the front by moving
-  // head_: taking the earliest costs nothing and placing one a binary search and a short
-  // move, cheaper than a heap's sifting at a dozen keys. Past kSortedMax keys it becomes
-  // a binary min-heap over keys_[0..] (a sorted array already is one) until it is down
-  // to kSortedMin again.
+  // head_: taking the earliest costs nothing and placing one a few steps from the back,
+  // cheaper than a heap's sifting at a dozen keys. Past kSortedMax keys, where those
+  // steps get long, it becomes a binary min-heap over keys_[0..] (a sorted array already
+  // is one) until it is down to kSortedMin again.
   std::vector<Key> keys_;
   size_t head_ = 0;
   bool as_heap_ = false;
