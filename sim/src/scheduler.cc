@@ -39,20 +39,17 @@ void Scheduler::cancel(EventId id) {
 }
 
 void Scheduler::push_slow(const Key& k) {
-  if (!as_heap_ && keys_.size() - head_ >= kSortedMax) {
-    keys_.erase(keys_.begin(), keys_.begin() + static_cast<ptrdiff_t>(head_));
-    head_ = 0;
-    as_heap_ = true;
-  }
-  if (as_heap_) {
-    heap_push(k);
-    return;
-  }
-  // The room before head_ is taken back only when the array would otherwise grow, so a
-  // steady run moves its few keys down once per capacity's worth of events.
+  // The room before head_ is taken back only here, when the array would otherwise grow
+  // or becomes a heap (which starts at 0), so a steady run moves its few keys down once
+  // per capacity's worth of events. A heap's head_ is always 0.
   if (head_ > 0) {
     keys_.erase(keys_.begin(), keys_.begin() + static_cast<ptrdiff_t>(head_));
     head_ = 0;
+  }
+  if (keys_.size() >= kSortedMax) as_heap_ = true;
+  if (as_heap_) {
+    heap_push(k);
+    return;
   }
   if (keys_.size() == keys_.capacity()) keys_.reserve(std::max<size_t>(2 * keys_.capacity(), 64));
   push_sorted(k);
