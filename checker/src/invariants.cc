@@ -40,24 +40,24 @@ std::vector<Section> critical_sections(const History& h) {
   std::vector<Section> done;
   // A process's entry stays once made and is marked closed rather than erased: a run
   // enters and leaves thousands of sections on a handful of processes.
-  struct Open {
+  struct Entered {
     int64_t since_ns;
     bool read;
-    bool open;
+    bool inside;
   };
-  std::map<int64_t, Open> open;  // by process
+  std::map<int64_t, Entered> open;  // by process
   for (const auto& e : h.events) {
     if (is_truth(e, truth::kCsEnter)) {
       open[e.process] = {e.time_ns, is_read_section(e), true};
     } else if (is_truth(e, truth::kCsExit) || is_truth(e, truth::kCrash)) {
       auto it = open.find(e.process);
-      if (it == open.end() || !it->second.open) continue;
+      if (it == open.end() || !it->second.inside) continue;
       done.push_back({e.process, it->second.since_ns, e.time_ns, f_is(e, truth::kCsExit), it->second.read});
-      it->second.open = false;
+      it->second.inside = false;
     }
   }
   for (const auto& [p, o] : open) {
-    if (o.open) done.push_back({p, o.since_ns, end_time(h), false, o.read});
+    if (o.inside) done.push_back({p, o.since_ns, end_time(h), false, o.read});
   }
   std::sort(done.begin(), done.end(), [](const Section& a, const Section& b) {
     return a.begin_ns != b.begin_ns ? a.begin_ns < b.begin_ns : a.process < b.process;
