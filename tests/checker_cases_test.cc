@@ -13,10 +13,23 @@ namespace {
 
 using nlohmann::json;
 
+// Each case is also checked with its operations paired one event at a time beforehand,
+// as the simulator pairs them while it records: both must give the same result.
 LinResult check(const Builder& b, const std::string& model, double time_limit_s = 5.0) {
   auto m = make_model(model);
   EXPECT_NE(m, nullptr) << model;
-  return check_linearizable(b.history(), *m, Limits{time_limit_s, size_t{256} << 20});
+  const Limits limits{time_limit_s, size_t{256} << 20};
+  LinResult whole = check_linearizable(b.history(), *m, limits);
+  OperationCollector collected;
+  for (const Event& e : b.history().events) collected.add(e);
+  const LinResult paired = check_linearizable(b.history(), std::move(collected), *m, limits);
+  EXPECT_EQ(paired.verdict, whole.verdict);
+  EXPECT_EQ(paired.error, whole.error);
+  EXPECT_EQ(paired.ops, whole.ops);
+  EXPECT_EQ(paired.explanation_sentence, whole.explanation_sentence);
+  EXPECT_EQ(paired.failed_event_index, whole.failed_event_index);
+  EXPECT_EQ(paired.involved_indices, whole.involved_indices);
+  return whole;
 }
 
 TEST(CheckerMutex, TwoOwnersIsInvalidAndSaysWhoHeldTheLock) {

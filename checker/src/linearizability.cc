@@ -27,49 +27,60 @@ std::string where(size_t i, const Event& e) {
 }
 }  // namespace
 
-bool collect_operations(const History& history, std::vector<Operation>& out, std::string& error) {
+void OperationCollector::add(const Event& e) {
   constexpr size_t kNone = static_cast<size_t>(-1);
-  out.clear();
-  out.reserve(history.events.size() / 2 + 1);
-  // (process, thread) -> its pending op, or kNone. A slot stays once made: a history has
-  // few threads and many operations, and erasing it on each completion cost an allocation
-  // per operation.
-  std::map<std::pair<int64_t, int64_t>, size_t> open;
-  for (size_t i = 0; i < history.events.size(); ++i) {
-    const Event& e = history.events[i];
-    if (e.type == EventType::Truth) continue;
-    size_t& pending = open.try_emplace(std::make_pair(e.process, e.thread), kNone).first->second;
-    if (e.type == EventType::Invoke) {
-      if (pending != kNone) {
-        error = where(i, e) + " invoked " + e.f + " while its " + out[pending].f + " (event " +
-                std::to_string(out[pending].invoke_index + 1) + ") was still pending";
-        return false;
-      }
-      pending = out.size();
-      Operation& op = out.emplace_back();
-      op.process = e.process;
-      op.thread = e.thread;
-      op.f = e.f;
-      op.key = e.key;
-      op.input = e.value;
-      op.pending = true;
-      op.invoke_index = op.complete_index = i;
-      op.invoke_ns = op.complete_ns = e.time_ns;
-      continue;
+  const size_t i = index_++;
+  if (!error_.empty() || e.type == EventType::Truth) return;
+  size_t& pending = open_.try_emplace(std::make_pair(e.process, e.thread), kNone).first->second;
+  if (e.type == EventType::Invoke) {
+    if (pending != kNone) {
+      error_ = where(i, e) + " invoked " + e.f + " while its " + out_[pending].f + " (event " +
+               std::to_string(out_[pending].invoke_index + 1) + ") was still pending";
+      return;
     }
-    if (pending == kNone) {
-      error = where(i, e) + " completed (" + to_string(e.type) + ") with no pending invocation";
-      return false;
-    }
-    Operation& op = out[pending];
-    pending = kNone;
-    op.pending = false;
-    op.outcome = e.type;
-    op.complete_index = i;
-    op.complete_ns = e.time_ns;
-    if (e.type == EventType::Ok) op.output = e.value;
+    pending = out_.size();
+    Operation& op = out_.emplace_back();
+    op.process = e.process;
+    op.thread = e.thread;
+    op.f = e.f;
+    op.key = e.key;
+    op.input = e.value;
+    op.pending = true;
+    op.invoke_index = op.complete_index = i;
+    op.invoke_ns = op.complete_ns = e.time_ns;
+    return;
   }
-  return true;
+  if (pending == kNone) {
+    error_ = where(i, e) + " completed (" + to_string(e.type) + ") with no pending invocation";
+    return;
+  }
+  Operation& op = out_[pending];
+  pending = kNone;
+  op.pending = false;
+  op.outcome = e.type;
+  op.complete_index = i;
+  op.complete_ns = e.time_ns;
+  if (e.type == EventType::Ok) op.output = e.value;
+}
+
+namespace {
+OperationCollector collect(const History& history) {
+  OperationCollector c;
+  c.operations().reserve(history.events.size() / 2 + 1);
+  for (const Event& e : history.events) {
+    c.add(e);
+    if (!c.ok()) break;
+  }
+  return c;
+}
+}  // namespace
+
+bool collect_operations(const History& history, std::vector<Operation>& out, std::string& error) {
+  OperationCollector c = collect(history);
+  out = std::move(c.operations());
+  if (c.ok()) return true;
+  error = c.error();
+  return false;
 }
 
 namespace {
@@ -159,9 +170,17 @@ unsigned thread_count(unsigned asked) {
 }  // namespace
 
 LinResult check_linearizable(const History& history, const Model& model, const Limits& limits) {
+  return check_linearizable(history, collect(history), model, limits);
+}
+
+LinResult check_linearizable(const History& history, OperationCollector&& collected, const Model& model,
+                             const Limits& limits) {
   LinResult r;
-  std::vector<Operation> ops;
-  if (!collect_operations(history, ops, r.error)) return r;
+  if (!collected.ok()) {
+    r.error = collected.error();
+    return r;
+  }
+  std::vector<Operation> ops = std::move(collected.operations());
   r.ops = ops.size();
   std::vector<std::unique_ptr<detail::Partition>> parts;
   if (!make_partitions(ops, model, parts, r.error)) return r;

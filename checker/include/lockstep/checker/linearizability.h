@@ -34,6 +34,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -95,5 +96,30 @@ LinResult check_linearizable(const History& history, const Model& model, const L
 // outcome Fail. Truth events are skipped. Returns false with `error` on a completion with
 // no pending invocation or a second invocation while one is pending.
 bool collect_operations(const History& history, std::vector<Operation>& out, std::string& error);
+
+// collect_operations one event at a time, so that it can be done on another thread while
+// the history is still being recorded. add() each event of the history in order; after
+// the first malformed event, the rest are ignored and error() says where.
+class OperationCollector {
+ public:
+  void add(const Event& e);
+  bool ok() const { return error_.empty(); }
+  const std::string& error() const { return error_; }
+  std::vector<Operation>& operations() { return out_; }
+
+ private:
+  std::vector<Operation> out_;
+  // (process, thread) -> its pending op, or none. A slot stays once made: a history has
+  // few threads and many operations, and erasing it on each completion cost an allocation
+  // per operation.
+  std::map<std::pair<int64_t, int64_t>, size_t> open_;
+  size_t index_ = 0;  // the next event's position in the history
+  std::string error_;
+};
+
+// check_linearizable of a history whose operations `collected` has already drawn from
+// all of its events.
+LinResult check_linearizable(const History& history, OperationCollector&& collected, const Model& model,
+                             const Limits& limits);
 
 }  // namespace lockstep::checker
