@@ -23,6 +23,7 @@ void HistoryStream::appended(size_t n) {
     state_.store(n, std::memory_order_release);
     try {
       writer_ = std::thread([this] { write(); });
+      threaded_ = true;
     } catch (const std::system_error&) {
       start_at_ = static_cast<size_t>(-1);  // no thread to be had: take() writes it all
     }
@@ -56,37 +57,84 @@ void HistoryStream::write_lines(const checker::Event* base, size_t from, size_t 
 }
 
 void HistoryStream::write() {
+  // Whatever ends the writing, wait_written() must not wait on.
+  struct Tell {
+    std::atomic<bool>& written;
+    ~Tell() {
+      written.store(true, std::memory_order_release);
+      written.notify_all();
+    }
+  };
   try {
-    size_t done = 0;
+    {
+      Tell tell{written_};
+      size_t done = 0;
+      for (;;) {
+        const uint64_t word = state_.load(std::memory_order_acquire);
+        if (word & kAbandoned) return;
+        const size_t n = word & kCount;
+        if (n == done) {
+          if (word & kClosed) break;
+          state_.wait(word, std::memory_order_acquire);
+          continue;
+        }
+        const size_t to = std::min(n, done + kBatchMax);
+        std::lock_guard<std::mutex> hold(moving_);
+        const checker::Event* base = events_ ? events_->data() : closed_base_;
+        if (done == 0) jsonl_.reserve((events_ ? events_->capacity() : closed_count_) * 128);
+        write_lines(base, done, to);
+        done = to;
+      }
+    }
     for (;;) {
       const uint64_t word = state_.load(std::memory_order_acquire);
       if (word & kAbandoned) return;
-      const size_t n = word & kCount;
-      if (n == done) {
-        if (word & kClosed) return;
-        state_.wait(word, std::memory_order_acquire);
-        continue;
-      }
-      const size_t to = std::min(n, done + kBatchMax);
-      std::lock_guard<std::mutex> hold(moving_);
-      const checker::Event* base = events_ ? events_->data() : closed_base_;
-      if (done == 0) jsonl_.reserve((events_ ? events_->capacity() : closed_count_) * 128);
-      write_lines(base, done, to);
-      done = to;
+      if (word & kNext) break;
+      state_.wait(word, std::memory_order_acquire);
     }
+    if (job_) job_();
   } catch (...) {
     error_ = std::current_exception();
   }
 }
 
-HistoryStream::Written HistoryStream::take() {
-  if (writer_.joinable()) {
-    writer_.join();
-    if (error_) std::rethrow_exception(error_);
-  } else {
-    jsonl_.reserve(closed_count_ * 128);
-    write_lines(closed_base_, 0, closed_count_);
+void HistoryStream::wait_written() {
+  if (threaded_) {
+    written_.wait(false, std::memory_order_acquire);
+    return;
   }
+  if (written_here_) return;
+  written_here_ = true;
+  jsonl_.reserve(closed_count_ * 128);
+  write_lines(closed_base_, 0, closed_count_);
+}
+
+void HistoryStream::then(std::function<void()> job) {
+  if (!writer_.joinable()) {
+    wait_written();
+    job();
+    return;
+  }
+  job_ = std::move(job);
+  state_.fetch_or(kNext, std::memory_order_release);
+  state_.notify_one();
+}
+
+void HistoryStream::join() {
+  if (!writer_.joinable()) return;
+  state_.fetch_or(kNext, std::memory_order_release);
+  state_.notify_one();
+  writer_.join();
+}
+
+void HistoryStream::finish() {
+  join();
+  if (error_) std::rethrow_exception(error_);
+  wait_written();  // with no writer thread
+}
+
+HistoryStream::Written HistoryStream::take() {
+  finish();
   Written w;
   w.jsonl = std::move(jsonl_);
   w.sha256 = digest_.hex();

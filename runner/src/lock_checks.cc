@@ -34,9 +34,9 @@ void LockOperations::add(const checker::Event& e) {
       release.thread = it->second.second;
       release.value = "lost";
       release.type = checker::EventType::Invoke;
-      out_.events.push_back(release);
+      keep(release);
       release.type = checker::EventType::Ok;
-      out_.events.push_back(std::move(release));
+      keep(std::move(release));
       holding_.erase(it);
       lost_.insert(e.process);
     }
@@ -59,7 +59,7 @@ void LockOperations::add(const checker::Event& e) {
       release.thread = it->second.second;
       release.key = lock_key;
       release.value = nullptr;
-      out_.events.push_back(std::move(release));
+      keep(std::move(release));
       holding_.erase(it);
     }
     return;
@@ -67,7 +67,7 @@ void LockOperations::add(const checker::Event& e) {
   if (e.key != lock_key || (!checker::is_acquire(e.f) && !checker::is_release(e.f))) return;
   if (e.type == checker::EventType::Ok && checker::is_acquire(e.f)) holding_[e.process] = {"release" + e.f.substr(7), e.thread};
   if (e.type == checker::EventType::Invoke && checker::is_release(e.f)) holding_.erase(e.process);
-  out_.events.push_back(e);
+  keep(e);
 }
 
 namespace {
@@ -83,16 +83,17 @@ std::string lock_model(const LockSpec& lock) {
   return "mutex";
 }
 
-// Checks the acquire/release operations on the lock key (`ops`, from LockOperations)
+// Checks the acquire/release operations that `drawn` took from the lock key
 // against the algorithm's model (mutex, reentrant mutex or read-write lock). Returns the
 // violation, if any; sets `unknown` when the search ran out of its time or memory limit.
-std::optional<checker::Violation> check_lock_linearizability(const LockSpec& lock, const checker::History& ops,
+std::optional<checker::Violation> check_lock_linearizability(const LockSpec& lock, LockOperations&& drawn,
                                                              bool& unknown) {
   auto model = checker::make_model(lock_model(lock));
   checker::Limits limits;
   limits.time_limit_s = 5.0;
   limits.memory_limit_bytes = size_t{512} << 20;
-  checker::LinResult r = checker::check_linearizable(ops, *model, limits);
+  const checker::History ops = drawn.take();
+  checker::LinResult r = checker::check_linearizable(ops, drawn.take_operations(), *model, limits);
   unknown = r.verdict == checker::Verdict::Unknown;
   if (r.verdict != checker::Verdict::Invalid) return std::nullopt;
   checker::Violation v{"linearizability", std::string("the lock's operations are not linearizable as a ") + model->name() + ": " +
@@ -107,7 +108,7 @@ std::optional<checker::Violation> check_lock_linearizability(const LockSpec& loc
 }  // namespace
 
 reports::RunReport judge_run(const Scenario& s, const Scenario& played, const checker::History& h,
-                             bool verdict_only, const std::function<checker::History()>& lock_ops) {
+                             bool verdict_only, const StreamedHistory* streamed) {
   reports::RunReport r;
   r.scenario = s.name;
   r.description = s.description;
@@ -128,27 +129,45 @@ reports::RunReport judge_run(const Scenario& s, const Scenario& played, const ch
     lock.profile.clear();
   }
   // The two checks only read the history, and each takes about half of judging a long
-  // one, so such a history is checked for linearizability on a second thread meanwhile
-  // (which first waits for the simulator's drawing of the lock operations, if any).
-  // The violations keep their order: the invariants', then the lock's.
+  // one, so they run on two threads. A streamed history's writer is already running and
+  // has drawn the lock's operations: it checks the invariants once it has written the
+  // last event, while this thread waits for that last event only and checks
+  // linearizability. Otherwise a long history is checked for linearizability on a new
+  // thread. The violations keep their order: the invariants', then the lock's.
   bool unknown = false;
-  // The operations are freed where they were checked: on a second thread that is off
-  // the run's path.
+  // On a second thread, the operations are freed where they were checked, off the run's
+  // path.
   auto linearizability = [&] {
-    if (lock_ops) return check_lock_linearizability(lock, lock_ops(), unknown);
     LockOperations drawn(played.lock.key);
     for (const auto& e : h.events) drawn.add(e);
-    return check_lock_linearizability(lock, drawn.take(), unknown);
+    return check_lock_linearizability(lock, std::move(drawn), unknown);
   };
   std::future<std::optional<checker::Violation>> lin;
-  if (h.events.size() >= kEventsWorthAThread) {
-    try {
-      lin = std::async(std::launch::async, linearizability);
-    } catch (const std::system_error&) {
-      // No thread to be had: checked on this one below.
+  std::vector<checker::Violation> invariants;
+  // The writer's job reads this frame: it must end before the frame does, even when
+  // something below throws.
+  struct Finish {
+    const StreamedHistory* streamed;
+    ~Finish() {
+      if (!streamed) return;
+      try {
+        streamed->stream.finish();
+      } catch (...) {  // rethrown by the caller's finish() or take()
+      }
     }
+  } finish{streamed};
+  if (streamed) {
+    streamed->stream.then([&invariants, &h, &io] { invariants = checker::check_invariants(h, io); });
+  } else {
+    if (h.events.size() >= kEventsWorthAThread) {
+      try {
+        lin = std::async(std::launch::async, linearizability);
+      } catch (const std::system_error&) {
+        // No thread to be had: checked on this one below.
+      }
+    }
+    r.violations = checker::check_invariants(h, io);
   }
-  r.violations = checker::check_invariants(h, io);
   // Counted while the second thread, if any, is still checking (it sets `unknown`).
   bool runaway = false;
   int64_t sales = 0, acquired = 0, attempts = 0, oom_errors = 0;
@@ -166,7 +185,16 @@ reports::RunReport judge_run(const Scenario& s, const Scenario& played, const ch
       oom_errors += e.value.get<int64_t>();
   }
   if (!verdict_only) r.scenario_json = to_report_json(s);
-  if (auto v = lin.valid() ? lin.get() : linearizability()) r.violations.push_back(std::move(*v));
+  std::optional<checker::Violation> v;
+  if (streamed) {
+    streamed->stream.wait_written();
+    v = check_lock_linearizability(lock, std::move(streamed->lock_ops), unknown);
+    streamed->stream.finish();
+    r.violations = std::move(invariants);
+  } else {
+    v = lin.valid() ? lin.get() : linearizability();
+  }
+  if (v) r.violations.push_back(std::move(*v));
   unknown = unknown || runaway || !unfired.empty();
   r.verdict = unknown ? reports::verdict::kUnknown : (r.violations.empty() ? reports::verdict::kSafe : reports::verdict::kViolation);
   r.stats = {{"events", h.events.size()}, {"acquisitions", acquired}, {"sales", sales}};

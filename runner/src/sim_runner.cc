@@ -233,8 +233,8 @@ class SimRun {
 };
 
 reports::RunReport make_report(const Scenario& s, uint64_t seed, const RunOptions& o, const checker::History& h,
-                               const std::function<checker::History()>& lock_ops = nullptr) {
-  reports::RunReport r = judge_run(s, s, h, o.verdict_only, lock_ops);
+                               const StreamedHistory* streamed = nullptr) {
+  reports::RunReport r = judge_run(s, s, h, o.verdict_only, streamed);
   r.seed = seed;
   const std::string path = o.replay_path.empty() ? s.file : o.replay_path;
   r.replay = replay_program() + " run --seed " + std::to_string(seed) + " " + path;
@@ -281,23 +281,16 @@ RunOutcome run_in_sim(const Scenario& scenario, const RunOptions& options) {
     stream = run.take_stream();
   }
   // The writer kept up with the run, but may still have its last few hundred events to
-  // write: the linearizability check waits for them on its thread, the invariants don't.
-  HistoryStream::Written written;
-  bool taken = false;
-  std::function<checker::History()> drawn;
-  if (stream) {
-    drawn = [&] {
-      written = stream->take();
-      taken = true;
-      return lock_ops->take();
-    };
+  // write: the judgment waits for them only where it needs them.
+  if (!stream) {
+    out.report = make_report(scenario, seed, options, out.history);
+    return out;
   }
-  out.report = make_report(scenario, seed, options, out.history, drawn);
-  if (stream) {
-    if (!taken) written = stream->take();
-    out.history_jsonl = std::move(written.jsonl);
-    out.report.history_sha256 = std::move(written.sha256);
-  }
+  const StreamedHistory streamed{*stream, *lock_ops};
+  out.report = make_report(scenario, seed, options, out.history, &streamed);
+  HistoryStream::Written written = stream->take();
+  out.history_jsonl = std::move(written.jsonl);
+  out.report.history_sha256 = std::move(written.sha256);
   return out;
 }
 

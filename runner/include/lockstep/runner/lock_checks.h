@@ -10,7 +10,9 @@
 #include <utility>
 
 #include "lockstep/checker/history.h"
+#include "lockstep/checker/linearizability.h"
 #include "lockstep/reports/report.h"
+#include "lockstep/runner/history_stream.h"
 #include "lockstep/runner/scenario.h"
 
 namespace lockstep::runner {
@@ -23,11 +25,10 @@ namespace lockstep::runner {
 // seed and replay) and the digest of the history's JSON lines, which it may write while
 // this runs. With `verdict_only` the report leaves out the scenario's definition and its
 // faults.
-// `lock_ops`, if given, returns what LockOperations drew from `h` for played.lock.key:
-// the simulator draws them on a second thread while the run records. It is called once,
-// on the thread that checks linearizability, and may wait for the drawing to finish.
+// `streamed`, if given, is how the simulator recorded `h` (below).
+struct StreamedHistory;
 reports::RunReport judge_run(const Scenario& s, const Scenario& played, const checker::History& h,
-                             bool verdict_only = false, const std::function<checker::History()>& lock_ops = nullptr);
+                             bool verdict_only = false, const StreamedHistory* streamed = nullptr);
 
 // The operations on the lock key that its linearizability is checked over, drawn from a
 // history one event at a time, in order (why each is kept, dropped or added: the .cc).
@@ -36,13 +37,30 @@ class LockOperations {
   explicit LockOperations(std::string lock_key) : lock_key_(std::move(lock_key)) {}
   void add(const checker::Event& e);
   checker::History take() { return std::move(out_); }
+  // The operations paired from what take() gives, as they were kept: the pairing is done
+  // while the run records, not after it.
+  checker::OperationCollector take_operations() { return std::move(ops_); }
 
  private:
+  void keep(checker::Event e) {
+    out_.events.push_back(std::move(e));
+    ops_.add(out_.events.back());
+  }
+
   std::string lock_key_;
   checker::History out_;
+  checker::OperationCollector ops_;
   // process -> the release its hold awaits, on the thread that holds
   std::map<int64_t, std::pair<std::string, int64_t>> holding_;
   std::set<int64_t> lost_;  // processes whose next release ends a hold already lost
+};
+
+// A history written as it was recorded: `stream`, closed, wrote it on a thread of its own
+// and handed each event to `lock_ops`, which drew them for played.lock.key. The judgment
+// checks the invariants on that thread once it has written the last event.
+struct StreamedHistory {
+  HistoryStream& stream;
+  LockOperations& lock_ops;
 };
 
 }  // namespace lockstep::runner
