@@ -56,36 +56,31 @@ void HistoryStream::write_lines(const checker::Event* base, size_t from, size_t 
   digest_.update(std::string_view(jsonl_).substr(start));
 }
 
+void HistoryStream::tell_written() {
+  written_.store(true, std::memory_order_release);
+  written_.notify_all();
+}
+
 void HistoryStream::write() {
-  // Whatever ends the writing, wait_written() must not wait on.
-  struct Tell {
-    std::atomic<bool>& written;
-    ~Tell() {
-      written.store(true, std::memory_order_release);
-      written.notify_all();
-    }
-  };
   try {
-    {
-      Tell tell{written_};
-      size_t done = 0;
-      for (;;) {
-        const uint64_t word = state_.load(std::memory_order_acquire);
-        if (word & kAbandoned) return;
-        const size_t n = word & kCount;
-        if (n == done) {
-          if (word & kClosed) break;
-          state_.wait(word, std::memory_order_acquire);
-          continue;
-        }
-        const size_t to = std::min(n, done + kBatchMax);
-        std::lock_guard<std::mutex> hold(moving_);
-        const checker::Event* base = events_ ? events_->data() : closed_base_;
-        if (done == 0) jsonl_.reserve((events_ ? events_->capacity() : closed_count_) * 128);
-        write_lines(base, done, to);
-        done = to;
+    size_t done = 0;
+    for (;;) {
+      const uint64_t word = state_.load(std::memory_order_acquire);
+      if (word & kAbandoned) return;  // only the destructor abandons: nobody waits
+      const size_t n = word & kCount;
+      if (n == done) {
+        if (word & kClosed) break;
+        state_.wait(word, std::memory_order_acquire);
+        continue;
       }
+      const size_t to = std::min(n, done + kBatchMax);
+      std::lock_guard<std::mutex> hold(moving_);
+      const checker::Event* base = events_ ? events_->data() : closed_base_;
+      if (done == 0) jsonl_.reserve((events_ ? events_->capacity() : closed_count_) * 128);
+      write_lines(base, done, to);
+      done = to;
     }
+    tell_written();
     for (;;) {
       const uint64_t word = state_.load(std::memory_order_acquire);
       if (word & kAbandoned) return;
@@ -95,6 +90,7 @@ void HistoryStream::write() {
     if (job_) job_();
   } catch (...) {
     error_ = std::current_exception();
+    tell_written();  // wait_written() must not wait for lines that will never come
   }
 }
 

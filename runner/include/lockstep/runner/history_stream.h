@@ -83,6 +83,8 @@ class HistoryStream {
   void write_lines(const checker::Event* base, size_t from, size_t to);
   // Tells the writer there is no job if none was given, and waits for it to end.
   void join();
+  // Wakes wait_written(): every event is written, or writing failed.
+  void tell_written();
 
   const std::vector<checker::Event>* events_;  // null once closed
   size_t start_at_;
