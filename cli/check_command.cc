@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "lockstep/checker/history_io.h"
 #include "lockstep/checker/linearizability.h"
+#include "lockstep/checker/run_history.h"
 
 namespace lockstep::cli {
 namespace {
@@ -21,7 +22,7 @@ namespace {
 using namespace lockstep::checker;
 
 struct CheckOptions {
-  std::string model = "mutex";
+  std::string model;  // "": a run history's parts with their models, mutex for any other
   std::string format = "auto";
   std::string kv_missing = "empty";
   double time_limit_s = 10.0;
@@ -59,8 +60,19 @@ nlohmann::ordered_json events_json(const std::vector<Event>& es) {
   return a;
 }
 
+void print_details(const History& h, const LinResult& r);
+
 void print_text(const std::string& file, const History& h, const LinResult& r, long ms) {
   std::cout << file << ": " << to_string(r.verdict) << "  ops=" << r.ops << "  ms=" << ms;
+  print_details(h, r);
+}
+
+// "file [lock "lock" as mutex]": which part of a run history a verdict is about.
+std::string part_name(const std::string& file, const HistoryPart& p) {
+  return file + " [" + p.what + " " + nlohmann::json(p.key).dump() + " as " + p.model + "]";
+}
+
+void print_details(const History& h, const LinResult& r) {
   if (r.verdict == Verdict::Unknown) {
     std::cout << "  (" << r.unknown_reason << "; explored " << r.stats.states_visited << " states, cache "
               << r.stats.cache_entries << " entries, peak " << (r.stats.peak_bytes >> 10) << " KiB, deepest "
@@ -85,9 +97,10 @@ void print_text(const std::string& file, const History& h, const LinResult& r, l
   std::cout << (lin.empty() ? " (none)" : "") << "\n  state after it: " << r.final_state << "\n";
 }
 
-void print_json(const std::string& file, const LinResult& r, long ms) {
+void print_json(const std::string& file, const LinResult& r, long ms, const HistoryPart* part = nullptr) {
   nlohmann::ordered_json j;
   j["file"] = file;
+  if (part) j["part"] = {{"what", part->what}, {"key", part->key}, {"model", part->model}};
   j["verdict"] = to_string(r.verdict);
   j["ops"] = r.ops;
   j["ms"] = ms;
@@ -121,7 +134,7 @@ void print_error(const std::string& file, const std::string& error, bool json) {
 int run_check(const CheckOptions& o) {
   ModelOptions model_options;
   parse_kv_missing(o.kv_missing, model_options.kv_missing);  // CLI11 checked the name
-  std::unique_ptr<Model> model = make_model(o.model, model_options);
+  std::unique_ptr<Model> model = make_model(o.model.empty() ? "mutex" : o.model, model_options);
   Format fmt;
   if (!model || !parse_format(o.format, fmt)) {
     std::string known;
@@ -135,26 +148,55 @@ int run_check(const CheckOptions& o) {
   double memory_bytes = o.memory_limit_mb > 0 ? std::min(o.memory_limit_mb * 1024.0 * 1024.0, 0x1p62) : 0.0;
   Limits limits{o.time_limit_s, static_cast<size_t>(memory_bytes), o.threads};
   bool any_invalid = false, any_unknown = false, any_error = false;
+  auto judged = [&](const LinResult& r) {
+    any_invalid = any_invalid || r.verdict == Verdict::Invalid;
+    any_unknown = any_unknown || r.verdict == Verdict::Unknown;
+  };
+  auto ms_since = [](std::chrono::steady_clock::time_point start) {
+    return static_cast<long>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count());
+  };
   for (const std::string& file : o.files) {
     auto start = std::chrono::steady_clock::now();
     History h;
     std::string error;
-    LinResult r;
-    if (read_history(file, fmt, h, error)) {
-      r = check_linearizable(h, *model, limits);
-      if (!r.error.empty()) error = file + ": " + r.error;
-    }
-    if (!error.empty()) {
+    if (!read_history(file, fmt, h, error)) {
       any_error = true;
       print_error(file, error, o.json);
       continue;
     }
-    long ms = static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                    std::chrono::steady_clock::now() - start).count());
-    any_invalid = any_invalid || r.verdict == Verdict::Invalid;
-    any_unknown = any_unknown || r.verdict == Verdict::Unknown;
-    if (o.json) print_json(file, r, ms);
-    else print_text(file, h, r, ms);
+    // A history lockstep recorded holds a lock, a resource and ground truth: unless a
+    // model was asked for, each part is checked with its own.
+    if (o.model.empty() && is_run_history(h)) {
+      const auto parts = run_history_parts(h);
+      if (parts.empty()) {
+        any_error = true;
+        print_error(file, file + ": a lockstep run history without lock or resource operations to check", o.json);
+      }
+      for (const auto& part : parts) {
+        start = std::chrono::steady_clock::now();
+        const LinResult r = check_linearizable(part.ops, *make_model(part.model, model_options), limits);
+        if (!r.error.empty()) {
+          any_error = true;
+          print_error(file, part_name(file, part) + ": " + r.error, o.json);
+          continue;
+        }
+        judged(r);
+        if (o.json) print_json(file, r, ms_since(start), &part);
+        else print_text(part_name(file, part), part.ops, r, ms_since(start));
+      }
+      std::cout.flush();
+      continue;
+    }
+    LinResult r = check_linearizable(h, *model, limits);
+    if (!r.error.empty()) {
+      any_error = true;
+      print_error(file, file + ": " + r.error, o.json);
+      continue;
+    }
+    judged(r);
+    if (o.json) print_json(file, r, ms_since(start));
+    else print_text(file, h, r, ms_since(start));
     std::cout.flush();
   }
   if (any_error) return kExitDataErr;
@@ -169,7 +211,9 @@ CommandRunner add_check_command(CLI::App& app) {
   auto o = std::make_shared<CheckOptions>();
   std::string models;
   for (const auto& n : model_names()) models += (models.empty() ? "" : ", ") + n;
-  cmd->add_option("--model", o->model, "Sequential model: " + models)->capture_default_str();
+  cmd->add_option("--model", o->model,
+                  "Sequential model: " + models +
+                      " (default: a lockstep run history's lock and resource each with its own; mutex otherwise)");
   cmd->add_option("--format", o->format, "History format: auto, json, edn, jepsen-log")->capture_default_str();
   cmd->add_option("--time-limit", o->time_limit_s, "Seconds per file before the verdict is unknown")
       ->check(CLI::NonNegativeNumber)

@@ -7,11 +7,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <sstream>
 
 #include "commands.h"
 #include "lockstep/algorithms.h"
+#include "lockstep/checker/properties.h"
 #include "lockstep/profiles.h"
 #include "lockstep/reports/writers.h"
 #include "lockstep/runner/fuzz.h"
@@ -27,6 +29,7 @@ struct FuzzArgs {
   std::string algorithm;
   std::string profile;  // library profiles to draw instead of algorithms, comma-separated
   std::string faults = "pause,crash";
+  std::string stop_on = "all";  // severity classes and properties that end the campaign
   std::optional<uint64_t> runs;
   double time_limit_s = 0;
   uint64_t seed = 1;
@@ -84,6 +87,7 @@ bool parse_space(const FuzzArgs& a, runner::FuzzSpace& sp, runner::FuzzOptions& 
       sp.fault_kinds.push_back(*kind);
     }
   }
+  if (std::string why = runner::parse_stop_on(a.stop_on, sp); !why.empty()) return usage_error("--stop-on: " + why);
   if (a.runs && a.time_limit_s > 0) return usage_error("give --runs or --time-limit, not both");
   o.runs = a.runs.value_or(100);
   o.time_limit_s = a.time_limit_s;
@@ -103,7 +107,7 @@ reports::RunReport campaign_report(const FuzzArgs& a, const runner::FuzzSummary&
   if (s.finding) r = s.finding->outcome.report;
   r.scenario = "fuzz " + (subject(a) == "all" ? std::string("all algorithms") : subject(a)) + " faults=" + a.faults;
   r.algorithm = subject(a) == "all" ? "fuzz" : subject(a);
-  r.expected_violations.clear();  // the campaign expects safety
+  r.expected = reports::Expectation::safe();  // the campaign expects safety
   if (!s.finding) r.verdict = reports::verdict::kSafe;
   r.stats["runs"] = s.runs;
   r.stats["seconds"] = s.seconds;
@@ -119,8 +123,11 @@ nlohmann::ordered_json summary_json(const FuzzArgs& a, const runner::FuzzOptions
   j["faults"] = a.faults;
   j["seed"] = a.seed;
   j["shard"] = shard_text(o);
+  j["stop_on"] = a.stop_on;
   j["runs"] = s.runs;
   j["violations"] = s.violations;
+  j["by_class"] = s.by_class;
+  j["unknown"] = s.unknown;
   j["seconds"] = s.seconds;
   j["counterexamples"] = counterexample.empty() ? nlohmann::json::array() : nlohmann::json::array({counterexample});
   return j;
@@ -153,7 +160,8 @@ std::string shards_problem(const std::vector<nlohmann::json>& summaries, const s
 }
 
 int merge(const std::vector<std::string>& dirs, const std::string& out) {
-  uint64_t runs = 0, violations = 0;
+  uint64_t runs = 0, violations = 0, unknown = 0;
+  std::map<std::string, uint64_t> by_class;
   double seconds = 0;
   std::vector<std::string> examples;
   std::vector<nlohmann::json> summaries;
@@ -168,6 +176,12 @@ int merge(const std::vector<std::string>& dirs, const std::string& out) {
     }
     runs += j["runs"].get<uint64_t>();
     violations += j.value("violations", uint64_t{0});
+    unknown += j.value("unknown", uint64_t{0});
+    if (j.contains("by_class") && j["by_class"].is_object()) {
+      for (const auto& [c, n] : j["by_class"].items()) {
+        if (n.is_number_unsigned()) by_class[c] += n.get<uint64_t>();
+      }
+    }
     seconds += j.value("seconds", 0.0);
     for (const auto& c : j.value("counterexamples", nlohmann::json::array())) examples.push_back(c.get<std::string>());
     summaries.push_back(std::move(j));
@@ -176,8 +190,10 @@ int merge(const std::vector<std::string>& dirs, const std::string& out) {
     std::fprintf(stderr, "lockstep fuzz --merge: %s\n", why.c_str());
     return kExitDataErr;
   }
-  std::printf("merged %zu shards: %llu runs, %llu violations, %.1fs of fuzzing\n", dirs.size(),
-              static_cast<unsigned long long>(runs), static_cast<unsigned long long>(violations), seconds);
+  std::printf("merged %zu shard%s: %llu runs, %llu stopped on a violation, by class: %s; %llu unknown; %.1fs of fuzzing\n",
+              dirs.size(), dirs.size() == 1 ? "" : "s", static_cast<unsigned long long>(runs),
+              static_cast<unsigned long long>(violations), runner::by_class_text(by_class).c_str(),
+              static_cast<unsigned long long>(unknown), seconds);
   for (const auto& e : examples) std::printf("  counterexample: %s  (replay: lockstep run %s)\n", e.c_str(), e.c_str());
   if (!out.empty()) {
     nlohmann::ordered_json j;
@@ -187,6 +203,8 @@ int merge(const std::vector<std::string>& dirs, const std::string& out) {
     j["shards"] = dirs.size();
     j["runs"] = runs;
     j["violations"] = violations;
+    j["by_class"] = by_class;
+    j["unknown"] = unknown;
     j["seconds"] = seconds;
     j["counterexamples"] = examples;
     std::error_code ec;
@@ -204,8 +222,8 @@ int fuzz(const FuzzArgs& a) {
   runner::FuzzSpace space;
   runner::FuzzOptions opts;
   if (!parse_space(a, space, opts)) return kExitUsage;
-  std::printf("fuzz: seed=%llu shard=%s algorithm=%s faults=%s %s\n", static_cast<unsigned long long>(a.seed),
-              shard_text(opts).c_str(), subject(a).c_str(), a.faults.c_str(),
+  std::printf("fuzz: seed=%llu shard=%s algorithm=%s faults=%s stop-on=%s %s\n", static_cast<unsigned long long>(a.seed),
+              shard_text(opts).c_str(), subject(a).c_str(), a.faults.c_str(), a.stop_on.c_str(),
               a.time_limit_s > 0 ? ("time-limit=" + std::to_string(a.time_limit_s) + "s").c_str()
                                  : ("runs=" + std::to_string(opts.runs)).c_str());
   std::fflush(stdout);
@@ -235,7 +253,9 @@ int fuzz(const FuzzArgs& a) {
     std::printf("violation after %llu runs: %zu fault(s) after shrinking (%d steps)\n",
                 static_cast<unsigned long long>(s.runs), f.shrunk.faults.size(), f.shrink_steps);
     for (const auto& fault : f.shrunk.faults) std::printf("  fault: %s\n", describe_fault(fault).c_str());
-    for (const auto& v : outcome.report.violations) std::printf("  %s: %s\n", v.property.c_str(), v.explanation.c_str());
+    for (const auto& v : outcome.report.violations) {
+      std::printf("  %s [%s]: %s\n", v.property.c_str(), checker::to_string(v.severity), v.explanation.c_str());
+    }
     std::printf("counterexample: %s\nreplay: %s\n", example.c_str(), replay.c_str());
   }
   write_file(fs::path(a.out) / "summary.json", summary_json(a, opts, s, example).dump(2) + "\n");
@@ -244,8 +264,10 @@ int fuzz(const FuzzArgs& a) {
     std::fprintf(stderr, "lockstep fuzz: %s\n", error.c_str());
     return kExitDataErr;
   }
-  std::printf("%llu runs, %llu violations, %.1fs\n", static_cast<unsigned long long>(s.runs),
-              static_cast<unsigned long long>(s.violations), s.seconds);
+  std::printf("%llu run%s, %llu stopped on a violation, by class: %s; %llu unknown; %.1fs\n",
+              static_cast<unsigned long long>(s.runs), s.runs == 1 ? "" : "s",
+              static_cast<unsigned long long>(s.violations), runner::by_class_text(s.by_class).c_str(),
+              static_cast<unsigned long long>(s.unknown), s.seconds);
   return s.finding ? kExitMismatch : 0;
 }
 
@@ -257,6 +279,10 @@ CommandRunner add_fuzz_command(CLI::App& app) {
   cmd->add_option("--algorithm", a->algorithm, "Only this algorithm (default: all)");
   cmd->add_option("--profile", a->profile, "Library profiles instead of algorithms, comma-separated, or all");
   cmd->add_option("--faults", a->faults, "Fault kinds to draw from, comma-separated, or none")->capture_default_str();
+  cmd->add_option("--stop-on", a->stop_on,
+                  "Stop only on violations of these severity classes or properties, comma-separated (e.g. "
+                  "two-holders,damage), or all")
+      ->capture_default_str();
   cmd->add_option("--runs", a->runs, "Number of generated scenarios (default 100)");
   cmd->add_option("--time-limit", a->time_limit_s, "Fuzz for this many seconds instead of a run count");
   cmd->add_option("--seed", a->seed, "Campaign seed")->capture_default_str();

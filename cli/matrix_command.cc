@@ -7,10 +7,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <sstream>
 
 #include "commands.h"
+#include "lockstep/checker/properties.h"
+#include "lockstep/text.h"
 #include "lockstep/profiles.h"
 #include "lockstep/reports/matrix.h"
 #include "lockstep/reports/writers.h"
@@ -33,6 +36,7 @@ struct MatrixArgs {
   std::string out = "lockstep-matrix";
   std::string junit;
   bool markdown = false;
+  std::string stop_on = "all";
   std::string shard = "0/1";
   std::optional<int> shard_count;
   std::vector<std::string> merge;
@@ -56,6 +60,7 @@ std::string command_line(const MatrixArgs& a, const runner::MatrixOptions& o) {
   if (!a.algorithms.empty()) c += " --algorithms " + a.algorithms;
   c += " --faults " + (a.faults.empty() ? "all" : a.faults);
   c += a.time_limit_s > 0 ? " --time-limit " + std::to_string(a.time_limit_s) : " --runs " + std::to_string(o.runs);
+  if (o.stop_on != "all") c += " --stop-on " + o.stop_on;
   return c + " --seed " + std::to_string(a.seed);
 }
 
@@ -78,6 +83,9 @@ bool write_cell(const fs::path& out, runner::MatrixCell& c, reports::MatrixRow& 
   row.counterexample = (fs::path(cell_dir(c)) / "counterexample.json").string();
   row.report = (fs::path(cell_dir(c)) / "report.html").string();
   for (const auto& p : outcome.report.found_violations()) row.properties.push_back(p);
+  for (const auto& c : checker::severity_classes()) {
+    if (outcome.report.found_classes().count(c.name)) row.classes.push_back(c.name);
+  }
   if (!outcome.report.violations.empty()) row.story = outcome.report.violations.front().explanation;
   return true;
 }
@@ -88,7 +96,7 @@ reports::RunReport junit_case(const runner::MatrixCell& c) {
   if (c.summary.finding) r = c.summary.finding->outcome.report;
   r.scenario = c.profile + " x " + c.fault;
   r.algorithm = c.profile;
-  r.expected_violations.clear();
+  r.expected = reports::Expectation::safe();
   if (!c.summary.finding) r.verdict = reports::verdict::kSafe;
   r.stats["runs"] = c.summary.runs;
   r.stats["seconds"] = c.summary.seconds;
@@ -103,6 +111,7 @@ nlohmann::ordered_json matrix_file(const std::vector<reports::MatrixRow>& rows, 
   j["shard"] = std::to_string(o.shard) + "/" + std::to_string(o.shards);
   j["profiles"] = o.profiles;
   j["faults"] = o.faults;
+  j["stop_on"] = o.stop_on;
   for (size_t i = 0; i < rows.size(); ++i) j["cells"][i]["story"] = rows[i].story;
   return j;
 }
@@ -122,15 +131,17 @@ int finish(const MatrixArgs& a, const runner::MatrixOptions& o, const reports::M
   }
   if (a.markdown) std::printf("%s", reports::render_matrix_markdown(rows).c_str());
   int broken = 0;
+  std::map<std::string, uint64_t> by_class;
   for (const auto& r : rows) {
     broken += r.verdict == reports::matrix_verdict::kBroken;
-    std::string found;
-    for (const auto& p : r.properties) found += (found.empty() ? "  " : ",") + p;
+    for (const auto& c : r.classes) ++by_class[c];
+    const std::string found = r.properties.empty() ? "" : "  " + join(r.classes, ",") + ": " + join(r.properties, ",");
     std::printf("%-28s %-12s %-12s %5llu runs%s\n", r.profile.c_str(), r.fault.c_str(), r.verdict.c_str(),
                 static_cast<unsigned long long>(r.runs), found.c_str());
     if (!r.replay.empty()) std::printf("    replay: %s\n", r.replay.c_str());
   }
-  std::printf("%zu cells, %d broken; %s/matrix.html\n", rows.size(), broken, a.out.c_str());
+  std::printf("%zu cell%s, %d broken (by class: %s); %s/matrix.html\n", rows.size(), rows.size() == 1 ? "" : "s",
+              broken, runner::by_class_text(by_class).c_str(), a.out.c_str());
   return broken > 0 ? kExitMismatch : 0;
 }
 
@@ -154,6 +165,7 @@ int merge(const MatrixArgs& a) {
   }
   runner::MatrixOptions o;
   o.profiles = parts[0].value("profiles", std::vector<std::string>{});
+  o.stop_on = parts[0].value("stop_on", std::string("all"));
   o.faults = parts[0].value("faults", std::vector<std::string>{});
   std::vector<bool> seen(parts.size(), false);
   for (size_t i = 0; i < parts.size(); ++i) {
@@ -188,6 +200,9 @@ int merge(const MatrixArgs& a) {
       r.report = text("report");
       r.story = text("story");
       r.properties = c.value("properties", std::vector<std::string>{});
+      r.classes = c.value("classes", std::vector<std::string>{});
+      r.by_class = c.value("by_class", std::map<std::string, uint64_t>{});
+      r.unknown = c.value("unknown", uint64_t{0});
       const auto p = std::find(o.profiles.begin(), o.profiles.end(), r.profile);
       const auto f = std::find(o.faults.begin(), o.faults.end(), r.fault);
       if (p == o.profiles.end() || f == o.faults.end())
@@ -216,7 +231,11 @@ int merge(const MatrixArgs& a) {
     c.algorithm = r.profile;
     const bool broken = r.verdict == reports::matrix_verdict::kBroken;
     c.verdict = broken ? reports::verdict::kViolation : reports::verdict::kSafe;
-    for (const auto& p : r.properties) c.violations.push_back({p, r.story, {}, 0, 1});
+    for (const auto& p : r.properties) {
+      checker::Violation v{p, r.story, {}, 0, 1};
+      if (auto prop = checker::property_named(p)) v.severity = checker::property_info(*prop).severity;
+      c.violations.push_back(std::move(v));
+    }
     c.replay = r.replay;
     c.stats["runs"] = r.runs;
     c.stats["seconds"] = r.seconds;
@@ -246,6 +265,7 @@ int matrix(const MatrixArgs& a) {
   o.runs = a.runs.value_or(100);
   o.time_limit_s = a.time_limit_s;
   o.seed = a.seed;
+  o.stop_on = a.stop_on;
   runner::Shard shard;
   if (std::string why = runner::resolve_shard(a.shard, a.shard_count, std::getenv, shard); !why.empty()) {
     std::fprintf(stderr, "lockstep matrix: %s\n", why.c_str());
@@ -271,7 +291,9 @@ int matrix(const MatrixArgs& a) {
   for (auto& c : cells) {
     reports::MatrixRow row{c.profile, c.fault, c.broken() ? reports::matrix_verdict::kBroken
                                                           : reports::matrix_verdict::kNoViolation,
-                           c.summary.runs, c.summary.seconds, c.summary.violations, "", "", "", {}, ""};
+                           c.summary.runs, c.summary.seconds, c.summary.violations, "", "", "", {}, {}, ""};
+    row.by_class = c.summary.by_class;
+    row.unknown = c.summary.unknown;
     if (c.broken() && !write_cell(a.out, c, row, error)) {
       std::fprintf(stderr, "lockstep matrix: %s\n", error.c_str());
       return kExitDataErr;
@@ -297,6 +319,10 @@ CommandRunner add_matrix_command(CLI::App& app) {
   cmd->add_option("--runs", a->runs, "Generated scenarios per cell (default 100)");
   cmd->add_option("--time-limit", a->time_limit_s, "Seconds per cell instead of a run count");
   cmd->add_option("--seed", a->seed, "Campaign seed")->capture_default_str();
+  cmd->add_option("--stop-on", a->stop_on,
+                  "A cell is broken only by violations of these severity classes or properties, comma-separated "
+                  "(e.g. two-holders,damage), or all")
+      ->capture_default_str();
   cmd->add_option("--out", a->out, "Directory for matrix.json, matrix.html and counterexamples")->capture_default_str();
   cmd->add_option("--junit", a->junit, "Write JUnit XML here (one test case per cell)");
   cmd->add_flag("--markdown", a->markdown, "Also print the table in Markdown");

@@ -21,26 +21,16 @@ struct Row {
   std::string skipped;  // why, if it did not run
 };
 
-std::string join(const std::set<std::string>& s) {
-  if (s.empty()) return "safe";
-  std::string out;
-  for (const auto& x : s) out += (out.empty() ? "" : ",") + x;
-  return out;
-}
+bool matched(const Row& r) { return r.skipped.empty() && r.report.as_expected(); }
 
-bool matched(const Row& r) { return r.skipped.empty() && !r.report.unknown() && r.report.as_expected(); }
-
-std::string found_of(const Row& r) {
-  if (!r.skipped.empty()) return "-";
-  return r.report.unknown() ? "unknown" : join(r.report.found_violations());
-}
+std::string found_of(const Row& r) { return r.skipped.empty() ? reports::found_text(r.report) : "-"; }
 
 void print_table(const std::vector<Row>& rows) {
   size_t w_name = 8, w_alg = 9, w_exp = 8, w_found = 5;
   for (const auto& r : rows) {
     w_name = std::max(w_name, r.report.scenario.size());
     w_alg = std::max(w_alg, r.report.algorithm.size());
-    w_exp = std::max(w_exp, join(r.report.expected_violations).size());
+    w_exp = std::max(w_exp, r.report.expected.text().size());
     w_found = std::max(w_found, found_of(r).size());
   }
   auto line = [&](const std::string& a, const std::string& b, const std::string& c, const std::string& d,
@@ -52,7 +42,7 @@ void print_table(const std::vector<Row>& rows) {
   line("SCENARIO", "ALGORITHM", "EXPECTED", "FOUND", "RESULT");
   for (const auto& r : rows) {
     const std::string result = !r.skipped.empty() ? "skipped" : matched(r) ? "ok" : "MISMATCH";
-    line(r.report.scenario, r.report.algorithm, join(r.report.expected_violations), found_of(r), result);
+    line(r.report.scenario, r.report.algorithm, r.report.expected.text(), found_of(r), result);
   }
 }
 
@@ -64,9 +54,9 @@ void print_header(const runner::Scenario& s, const BatchOptions& o) {
   std::fflush(stdout);
 }
 
-// Why a run's verdict could not be given, for the terminal.
-void print_unknown(const reports::RunReport& r) {
-  for (const auto& why : reports::unknown_reasons(r)) std::printf("  %s: %s\n", r.scenario.c_str(), why.c_str());
+// Why a run is inconclusive, for the terminal.
+void print_inconclusive(const reports::RunReport& r) {
+  for (const auto& why : reports::inconclusive_reasons(r)) std::printf("  %s: %s\n", r.scenario.c_str(), why.c_str());
 }
 
 }  // namespace
@@ -89,7 +79,7 @@ int run_batch(const std::vector<LoadedScenario>& scenarios, const BatchOptions& 
       Row row;
       row.report.scenario = s.name;
       row.report.algorithm = lock_in_use(s);
-      row.report.expected_violations = s.expected_violations;
+      row.report.expected = s.expect;
       row.skipped = skipped;
       rows.push_back(std::move(row));
       continue;
@@ -132,8 +122,12 @@ int run_batch(const std::vector<LoadedScenario>& scenarios, const BatchOptions& 
   }
   for (const auto& r : rows) {
     if (!r.skipped.empty() || matched(r)) continue;
-    if (r.report.unknown()) print_unknown(r.report);
+    print_inconclusive(r.report);
     std::printf("  replay: %s\n", r.report.replay.c_str());
+  }
+  if (count == 0) {
+    std::printf("nothing ran: every scenario was skipped, so nothing was tested\n");
+    return kExitMismatch;
   }
   return mismatches == 0 ? 0 : kExitMismatch;
 }

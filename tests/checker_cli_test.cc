@@ -1,6 +1,7 @@
 // `lockstep check` end to end: runs the built binary on fixture files and asserts its
 // output lines and exit codes.
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -150,6 +151,42 @@ TEST(CheckerCli, OutputIsTheSameForAnyThreadCount) {
     EXPECT_EQ(verdict(r.lines[0]), verdict(one.lines[0])) << threads;
     for (size_t i = 1; i < r.lines.size(); ++i) EXPECT_EQ(r.lines[i], one.lines[i]) << threads;
   }
+}
+
+// A history lockstep wrote (a lock, a resource and ground truth on several keys) is read
+// with no flags: the lock key against its lock model, the resource as a register.
+TEST(CheckerCli, ReadsLockstepsOwnRunHistoriesWithoutFlags) {
+  const auto dir = std::filesystem::temp_directory_path() / ("lockstep-check-own-" + std::to_string(::getpid()));
+  const std::string bin = "'" + std::string(LOCKSTEP_BINARY) + "'";
+  const std::string scenarios = std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/";
+  auto run = lockstep::test_shell::run(bin + " run --out '" + dir.string() + "' '" + scenarios +
+                                       "05-set-px-del-slow-holder.json' '" + scenarios +
+                                       "37-redisson-rw-readers-and-writers.json' '" + scenarios +
+                                       "60-cache-aside-double-write-stale.json' >/dev/null 2>&1");
+  ASSERT_EQ(run.code, 0);
+  CheckerRun race = checker_cli("check '" + (dir / "05-set-px-del-slow-holder/history.jsonl").string() + "'");
+  EXPECT_EQ(race.code, 1);
+  ASSERT_GE(race.lines.size(), 2u);
+  const std::string h05 = (dir / "05-set-px-del-slow-holder/history.jsonl").string();
+  EXPECT_EQ(verdict(race.lines[0]), h05 + " [lock \"lock\" as mutex]: invalid  ops=4");
+  EXPECT_EQ(race.lines[1],
+            "  process 2's acquire completed at t=1.019s while process 1 still held the lock since t=0.002s (not "
+            "released until t=1.304s)");
+  EXPECT_EQ(verdict(race.lines.back()), h05 + " [resource \"stock\" as register]: valid  ops=5");
+  CheckerRun rw = checker_cli("check '" + (dir / "37-redisson-rw-readers-and-writers/history.jsonl").string() + "'");
+  EXPECT_EQ(rw.code, 0);
+  ASSERT_EQ(rw.lines.size(), 2u);
+  EXPECT_NE(rw.lines[0].find("[lock \"lock\" as rw-lock]: valid"), std::string::npos) << rw.lines[0];
+  CheckerRun cache = checker_cli("check --json '" + (dir / "60-cache-aside-double-write-stale/history.jsonl").string() + "'");
+  EXPECT_EQ(cache.code, 0);
+  ASSERT_EQ(cache.lines.size(), 1u);
+  const auto j = nlohmann::json::parse(cache.lines[0]);
+  EXPECT_EQ(j["part"], (nlohmann::json{{"what", "resource"}, {"key", "item:0"}, {"model", "register"}}));
+  EXPECT_EQ(j["verdict"], "valid");
+  // Asked for a model, the checker takes the file as one object, as for any history.
+  CheckerRun asked = checker_cli("check --model mutex '" + h05 + "'");
+  EXPECT_EQ(asked.code, 65);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

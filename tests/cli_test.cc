@@ -65,6 +65,37 @@ TEST(CliCommands, MisspeltLockOptionStopsTheRunWithItsPath) {
 
 using lockstep::runner::format_progress;
 
+// A run that tested nothing is never a success: `live` on a file made for the simulator
+// alone says it skipped it, says that nothing ran, and exits 1.
+TEST(CliCommands, NothingRanIsNotASuccess) {
+  const auto dir = std::filesystem::temp_directory_path() / ("lockstep-cli-none-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string file = (dir / "sim-only.json").string();
+  std::ofstream(file) << R"({"lock": {"algorithm": "set-px-lua"}, "expect": {"violations": []}})";
+  CliRun live = lockstep("live --out " + (dir / "live").string() + " " + file);
+  EXPECT_EQ(live.code, 1) << live.out;
+  EXPECT_NE(live.out.find("skipped sim-only: its worlds do not include \"live\""), std::string::npos) << live.out;
+  EXPECT_NE(live.out.find("nothing ran: every scenario was skipped, so nothing was tested"), std::string::npos)
+      << live.out;
+  const std::string external = std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/external/redis-py-stock-demo.json";
+  CliRun run = lockstep("run --out " + (dir / "run").string() + " " + external);
+  EXPECT_EQ(run.code, 1) << run.out;
+  EXPECT_NE(run.out.find("nothing ran"), std::string::npos) << run.out;
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CliCommands, StopOnNamesClassesAndPropertiesOrSaysWhatItTakes) {
+  CliRun r = lockstep("fuzz --algorithm set-px-lua --runs 1 --stop-on two-holder --out /dev/null");
+  EXPECT_EQ(r.code, 64);
+  EXPECT_NE(r.out.find("lockstep fuzz: --stop-on: unknown class or property \"two-holder\" (did you mean "
+                       "\"two-holders\"?)"),
+            std::string::npos)
+      << r.out;
+  CliRun m = lockstep("matrix --profiles redis-py@5.0.0 --faults none --runs 1 --stop-on bogus --out /dev/null");
+  EXPECT_EQ(m.code, 64);
+  EXPECT_NE(m.out.find("lockstep matrix: --stop-on: unknown class or property \"bogus\""), std::string::npos) << m.out;
+}
+
 TEST(CliProgress, LineShowsBarCountShareNameAndTimeLeft) {
   EXPECT_EQ(format_progress("run", 12, 48, "09-set-px-lua-gc-pause", 42.9, 200),
             "run  [#####               ] 12/48  25%  09-set-px-lua-gc-pause  0:42, ~2:08 left");

@@ -26,14 +26,14 @@ TEST_P(FuzzFinds, ViolationWithinBudgetShrunkAndReplayable) {
   const auto& f = *s.finding;
   EXPECT_LE(f.shrunk.faults.size(), 5u);
   EXPECT_LE(f.shrunk.faults.size(), f.original.faults.size());
-  EXPECT_FALSE(f.shrunk.expected_violations.empty());
+  EXPECT_FALSE(f.shrunk.expect.names.empty());
 
   // Written as a scenario file and read back, it replays to the same history.
   auto reread = parse_scenario(to_json(f.shrunk).dump(2), "counterexample.json");
   ASSERT_TRUE(std::holds_alternative<Scenario>(reread)) << std::get<ScenarioError>(reread).message();
   RunOutcome replay = run_in_sim(std::get<Scenario>(reread));
   EXPECT_EQ(replay.history_jsonl, f.outcome.history_jsonl);
-  EXPECT_EQ(replay.report.found_violations(), f.shrunk.expected_violations);
+  EXPECT_EQ(replay.report.found_violations(), f.shrunk.expect.names);
 }
 
 INSTANTIATE_TEST_SUITE_P(Races, FuzzFinds,

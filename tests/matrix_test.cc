@@ -42,7 +42,7 @@ TEST(ProfileFuzz, FindsTheBugShrinksWithinTheProfileAndReplays) {
   ASSERT_TRUE(std::holds_alternative<Scenario>(reread)) << std::get<ScenarioError>(reread).message();
   RunOutcome replay = run_in_sim(std::get<Scenario>(reread));
   EXPECT_EQ(replay.history_jsonl, s.finding->outcome.history_jsonl);
-  EXPECT_EQ(replay.report.found_violations(), s.finding->shrunk.expected_violations);
+  EXPECT_EQ(replay.report.found_violations(), s.finding->shrunk.expect.names);
 }
 
 const MatrixCell& cell(const std::vector<MatrixCell>& cells, const std::string& profile, const std::string& fault) {
@@ -66,7 +66,7 @@ TEST(Matrix, TellsTheBuggyVersionFromItsFixUnderASmallBudget) {
   EXPECT_EQ(cell(cells, "node-redlock@afe5cf9", "none").summary.runs, 80u);
   const MatrixCell& crash = cell(cells, "redis-py@5.0.0", "crash");
   ASSERT_TRUE(crash.broken());
-  EXPECT_EQ(crash.summary.finding->shrunk.expected_violations, std::set<std::string>{"deadlock"});
+  EXPECT_EQ(crash.summary.finding->shrunk.expect.names, std::set<std::string>{"deadlock"});
   EXPECT_FALSE(cell(cells, "redis-py@5.0.0", "none").broken());
 }
 
@@ -82,9 +82,10 @@ TEST(Matrix, BadOptionsAreNamed) {
 
 TEST(Matrix, FilesSayEachCellsVerdictAndLinkItsCounterexample) {
   std::vector<reports::MatrixRow> rows = {
-      {"a@1", "none", reports::matrix_verdict::kNoViolation, 10, 0.5, 0, "", "", "", {}, ""},
+      {"a@1", "none", reports::matrix_verdict::kNoViolation, 10, 0.5, 0, "", "", "", {}, {}, ""},
       {"a@1", "pause", reports::matrix_verdict::kBroken, 3, 0.1, 1, "a@1--pause/counterexample.json",
-       "a@1--pause/report.html", "lockstep run m/a@1--pause/counterexample.json", {"mutual-exclusion"}, "x <y>"},
+       "a@1--pause/report.html", "lockstep run m/a@1--pause/counterexample.json", {"mutual-exclusion"},
+       {"two-holders"}, "x <y>"},
   };
   const auto j = reports::matrix_json(rows, {7, "10 runs per cell", "lockstep matrix"});
   ASSERT_EQ(j["cells"].size(), 2u);
@@ -92,13 +93,14 @@ TEST(Matrix, FilesSayEachCellsVerdictAndLinkItsCounterexample) {
   EXPECT_TRUE(j["cells"][0]["counterexample"].is_null());
   EXPECT_EQ(j["cells"][1]["verdict"], "broken");
   EXPECT_EQ(j["cells"][1]["counterexample"], "a@1--pause/counterexample.json");
+  EXPECT_EQ(j["cells"][1]["classes"], nlohmann::json::array({"two-holders"}));
   const std::string html = reports::render_matrix_html(rows, {7, "10 runs per cell", "lockstep matrix"});
   EXPECT_NE(html.find("<a href=\"a@1--pause/report.html\">report</a>"), std::string::npos);
   EXPECT_NE(html.find("lockstep run m/a@1--pause/counterexample.json"), std::string::npos);
   EXPECT_NE(html.find("x &lt;y&gt;"), std::string::npos);
   EXPECT_EQ(html.find("<script"), std::string::npos);
   const std::string md = reports::render_matrix_markdown(rows);
-  EXPECT_NE(md.find("| a@1 | no-violation | **broken** (mutual-exclusion) |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| a@1 | no-violation | **broken**: two-holders (mutual-exclusion) |"), std::string::npos) << md;
 }
 
 }  // namespace

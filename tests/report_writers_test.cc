@@ -117,7 +117,10 @@ TEST(ReportMarkdown, SentenceReplayAndExcerpt) {
   auto [r, h] = example_run();
   const std::string md = render_markdown(r, h);
   EXPECT_NE(md.find("**VIOLATION** (as expected)"), std::string::npos);
-  EXPECT_NE(md.find("- **mutual-exclusion**: client-2's critical section [1.013s, 1.116s]"), std::string::npos);
+  EXPECT_NE(md.find("- **mutual-exclusion** (two holders): client-2's critical section [1.013s, 1.116s]"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("Found: two-holders: mutual-exclusion; damage: lost-update."), std::string::npos) << md;
   EXPECT_NE(md.find("```sh\nlockstep run --seed 1005 scenarios/example-gc-pause.json\n```"), std::string::npos);
   EXPECT_NE(md.find("| pause | client-1 | 50ms | 1.5s |"), std::string::npos);
   EXPECT_NE(md.find("```text\n"), std::string::npos);
@@ -141,7 +144,7 @@ std::vector<RunReport> junit_rows() {
   auto [ok, h] = example_run();
   RunReport mismatch = ok;
   mismatch.scenario = "b<&>";
-  mismatch.expected_violations = {};
+  mismatch.expected = reports::Expectation::safe();
   mismatch.violations[0].explanation = "x < y & \"z\"";
   RunReport unknown = ok;
   unknown.scenario = "c";
@@ -157,7 +160,9 @@ TEST(ReportJunit, CountsFailuresAndEscapes) {
   EXPECT_EQ(count(xml, "<testcase "), 3u);
   EXPECT_EQ(count(xml, "<failure "), 2u);
   EXPECT_NE(xml.find("name=\"b&lt;&amp;&gt;\""), std::string::npos);
-  EXPECT_NE(xml.find("message=\"expected safe, found lost-update, mutual-exclusion\""), std::string::npos);
+  EXPECT_NE(xml.find("message=\"expected safe, found two-holders: mutual-exclusion; damage: lost-update\""),
+            std::string::npos)
+      << xml;
   EXPECT_NE(xml.find("x &lt; y &amp; &quot;z&quot;"), std::string::npos);
   EXPECT_NE(xml.find("<failure type=\"unknown\""), std::string::npos);
   EXPECT_NE(xml.find("classname=\"catalogue\" name=\"c\""), std::string::npos);

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "lockstep/reports/writers.h"
 #include "lockstep/runner/scenario.h"
 
 namespace lockstep::scenario_files {
@@ -23,6 +24,17 @@ inline runner::Scenario load(const std::string& file) {
     return {};
   }
   return std::get<runner::Scenario>(std::move(r));
+}
+
+// A shipped scenario's run meets its expectation, and its list of properties is the
+// whole of what the run found: "violations" only promises at least those, but the
+// catalogue names every property its race breaks, so an extra one is a change to look at.
+inline void expect_shipped_verdict(const reports::RunReport& r, const runner::Scenario& s, const std::string& context = "") {
+  EXPECT_TRUE(r.as_expected()) << s.name << ": expected " << s.expect.text() << ", verdict " << r.verdict << ", found "
+                               << reports::found_text(r) << "\n" << context;
+  if (s.expect.mode == reports::Expectation::Mode::AtLeast && !s.expect.names.empty()) {
+    EXPECT_EQ(r.found_violations(), s.expect.names) << s.name << "\n" << context;
+  }
 }
 
 }  // namespace lockstep::scenario_files

@@ -5,6 +5,8 @@
 #include <rapidcheck/gtest.h>
 
 #include <cmath>
+
+#include "lockstep/text.h"
 #include <filesystem>
 #include <functional>
 #include <fstream>
@@ -19,12 +21,6 @@ namespace lockstep::runner {
 namespace {
 
 const std::string kData = std::string(LOCKSTEP_SOURCE_DIR) + "/tests/data/";
-
-std::string join(const std::vector<std::string>& v) {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
-  return out;
-}
 
 Scenario load_good(const std::string& name) {
   auto r = load_scenario_file(kData + "good_scenarios/" + name);
@@ -62,7 +58,7 @@ TEST(Scenario, MinimalFileGetsEveryDefault) {
   EXPECT_EQ(s.lock.options, nlohmann::json::object());
   EXPECT_EQ(s.workload, WorkloadSpec{});
   EXPECT_TRUE(s.faults.empty());
-  EXPECT_TRUE(s.expected_violations.empty());
+  EXPECT_EQ(s.expect, reports::Expectation::safe());
   EXPECT_EQ(s.deadlock_bound_ms, 5000);
 }
 
@@ -90,7 +86,7 @@ TEST(Scenario, FullFileReadsEveryField) {
   EXPECT_EQ(s.lock.command_timeout_ms, 250);
   EXPECT_EQ(s.lock.options, (nlohmann::json{{"watchdog", true}, {"wait_replicas", 2}, {"wait_timeout_ms", 100}}));
   EXPECT_EQ(s.workload, (WorkloadSpec{"stock", 3, 100, 4, 15, 1200, 3, "orders"}));
-  EXPECT_EQ(s.expected_violations, (std::set<std::string>{"mutual-exclusion", "lost-update"}));
+  EXPECT_EQ(s.expect, reports::Expectation::at_least({"mutual-exclusion", "lost-update"}));
   EXPECT_EQ(s.deadlock_bound_ms, 7000);
 
   ASSERT_EQ(s.faults.size(), 9u);
@@ -131,7 +127,7 @@ TEST(Scenario, OtherLatencyDistributionsAndEdgeValues) {
   EXPECT_EQ(n.network.latency.stddev_ms, 0.75);
   EXPECT_EQ(n.faults[0].duration_ms, 1'000'000'000);
   EXPECT_FALSE(n.faults[0].one_way);
-  EXPECT_EQ(n.expected_violations, (std::set<std::string>{"foreign-unlock", "linearizability", "fencing"}));
+  EXPECT_EQ(n.expect, reports::Expectation::at_least({"foreign-unlock", "linearizability", "fencing"}));
 }
 
 TEST(Scenario, EveryRegisteredAlgorithmIsAccepted) {
@@ -145,7 +141,8 @@ TEST(Scenario, EveryRegisteredAlgorithmIsAccepted) {
 
 TEST(Scenario, NamesForPropertiesAndFaults) {
   EXPECT_EQ(property_names(), (std::vector<std::string>{"mutual-exclusion", "lost-update", "foreign-unlock", "deadlock",
-                                                        "linearizability", "fencing", "stale-read", "stale-cache"}));
+                                                        "linearizability", "fencing", "stale-read", "stale-cache",
+                                                        "fairness"}));
   EXPECT_EQ(fault_kind_names(), (std::vector<std::string>{"pause", "crash", "clock-jump", "clock-drift", "delay", "jitter",
                                                      "partition", "failover"}));
 }
@@ -169,7 +166,9 @@ std::vector<Bad> bad_table() {
       {"string_top_level", "$", "an object", "\"hello\""},
       {"missing_lock", "$.lock", "an object with at least an algorithm", "nothing"},
       {"missing_expect", "$.expect", "an object such as {\"violations\": []}", "nothing"},
-      {"missing_violations", "$.expect.violations", "an array of property names (" + properties + ")", "nothing"},
+      {"missing_violations", "$.expect",
+       "exactly one of \"violations\" (at least these), \"exactly\" (this set and no other) or \"verdict\"",
+       "none of them"},
       {"unknown_algorithm", "$.lock.algorithm", algorithms + " (did you mean \"set-px-lua\"?)", "\"set-px-luaa\""},
       {"algorithm_not_string", "$.lock.algorithm", algorithms, "5"},
       {"unknown_top_level_key", "$.duraton_ms", "a known key (did you mean \"duration_ms\"?)",
@@ -208,7 +207,8 @@ std::vector<Bad> bad_table() {
        "no min_ms in a normal latency (it takes dist, mean_ms, stddev_ms)", "0"},
       {"tail_probability_above_one", "$.network.latency.tail_probability", "a probability from 0 to 1", "1.5"},
       {"unknown_property", "$.expect.violations[0]",
-       "one of " + properties + " (did you mean \"mutual-exclusion\"?)", "\"mutual-exlusion\""},
+       "one of " + properties + ", " + join(checker::severity_names()) + " (did you mean \"mutual-exclusion\"?)",
+       "\"mutual-exlusion\""},
       {"clients_zero", "$.workload.clients", "an integer from 1 to 1000", "0"},
       {"nodes_ten", "$.topology.nodes", "an integer from 1 to 9", "10"},
       {"persistence_typo", "$.topology.persistence",
@@ -385,7 +385,7 @@ TEST(Scenario, RoundTripsThroughJson) {
   jump.kind = FaultKind::ClockJump, jump.target = "node-1", jump.at_ms = 9999, jump.jump_ms = -1'000'000'000;
   failover.kind = FaultKind::Failover, failover.target = "node-1";
   built.faults = {jump, failover};
-  built.expected_violations = {"deadlock", "fencing"};
+  built.expect = reports::Expectation::at_least({"deadlock", "fencing"});
   expect_round_trip(built);
 }
 

@@ -17,6 +17,12 @@ std::string process_label(int64_t process) { return "client-" + std::to_string(p
 
 namespace {
 
+Violation violation(Property p, std::string explanation, std::vector<int64_t> processes, int64_t at_ns) {
+  Violation v{to_string(p), std::move(explanation), std::move(processes), at_ns};
+  v.severity = property_info(p).severity;
+  return v;
+}
+
 bool is_truth(const Event& e, std::string_view f) { return e.type == EventType::Truth && f_is(e, f); }
 
 // A read-write lock's read side says "read" as its cs-enter value. Asked of the string in
@@ -95,11 +101,11 @@ std::vector<Violation> check_mutual_exclusion(const History& h) {
                       static_cast<double>(left_first.end_ns) / 1e9);
         held = buf;
       }
-      first = Violation{"mutual-exclusion",
+      first = violation(Property::MutualExclusion,
                         describe(b) + " began while " + describe(a) + " was still running: both held the lock for " +
                             held,
                         {a.process, b.process},
-                        b.begin_ns};
+                        b.begin_ns);
     }
   }
   if (!first) return {};
@@ -126,25 +132,30 @@ std::vector<Violation> check_lost_update(const History& h, const InvariantOption
   if (!v.contains("initial") || !v.contains("final") || !v["initial"].is_number_integer()) return {};
   const int64_t initial = v["initial"].get<int64_t>();
   if (!v["final"].is_number_integer()) {
-    return {{"lost-update", "the resource \"" + o.resource_key + "\" no longer holds a number at the end of the run.", {}, resource->time_ns}};
+    return {violation(Property::LostUpdate,
+                      "the resource \"" + o.resource_key + "\" no longer holds a number at the end of the run.", {},
+                      resource->time_ns)};
   }
   const int64_t final_value = v["final"].get<int64_t>();
   if (final_value < 0) {
-    return {{"lost-update", "the resource \"" + o.resource_key + "\" ended at " + std::to_string(final_value) +
-                                ": more was sold than there was.", {}, resource->time_ns}};
+    return {violation(Property::LostUpdate,
+                      "the resource \"" + o.resource_key + "\" ended at " + std::to_string(final_value) +
+                          ": more was sold than there was.",
+                      {}, resource->time_ns)};
   }
   // Writes whose reply never came may or may not have landed: allow for them.
   const int64_t expected_high = initial - sold;
   const int64_t expected_low = initial - sold - maybe_sold;
   if (final_value >= expected_low && final_value <= expected_high) return {};
-  return {{"lost-update",
-           "the resource \"" + o.resource_key + "\" started at " + std::to_string(initial) + " and " +
-               std::to_string(sold) + " decrements succeeded, so it should be " + std::to_string(expected_high) +
-               ", but it ended at " + std::to_string(final_value) + ": " +
-               std::to_string(final_value - expected_high) + " update(s) were lost.",
-           {},
-           resource->time_ns,
-           final_value - expected_high}};
+  const int64_t lost = final_value - expected_high;
+  Violation found = violation(Property::LostUpdate,
+                          "the resource \"" + o.resource_key + "\" started at " + std::to_string(initial) + " and " +
+                              std::to_string(sold) + " decrements succeeded, so it should be " +
+                              std::to_string(expected_high) + ", but it ended at " + std::to_string(final_value) +
+                              ": " + std::to_string(lost) + (lost == 1 ? " update was lost." : " updates were lost."),
+                          {}, resource->time_ns);
+  found.count = lost;
+  return {found};
 }
 
 std::vector<Violation> check_foreign_unlock(const History& h, const InvariantOptions& o) {
@@ -164,12 +175,12 @@ std::vector<Violation> check_foreign_unlock(const History& h, const InvariantOpt
     if (first) continue;
     std::string since;
     if (auto it = set_at.find({e.node, owner}); it != set_at.end()) since = " at t=" + format_seconds(it->second);
-    first = Violation{"foreign-unlock",
+    first = violation(Property::ForeignUnlock,
                       process_label(e.process) + "'s unlock at t=" + format_seconds(e.time_ns) + " deleted the lock " +
                           process_label(owner) + " had taken" + since + " on node-" + std::to_string(e.node + 1) +
                           ": only the owner may unlock.",
                       {e.process, owner},
-                      e.time_ns};
+                      e.time_ns);
   }
   if (!first) return {};
   first->count = count;
@@ -211,7 +222,7 @@ std::vector<Violation> check_deadlock(const History& h, const InvariantOptions& 
       if (a.process == hd.process || a.end_ns <= stuck_since || a.begin_ns >= until_ns) continue;
       const int64_t p = a.process;
       const int64_t t = std::max(a.begin_ns, stuck_since);
-      return Violation{"deadlock",
+      return violation(Property::Deadlock,
                        "the lock on node-" + std::to_string(node + 1) + " stayed with " + gone_how[hd.process] + " " +
                            process_label(hd.process) + " from t=" + format_seconds(stuck_since) +
                            (to_end ? " to the end of the run" : " until t=" + format_seconds(until_ns)) + " (" +
@@ -219,7 +230,7 @@ std::vector<Violation> check_deadlock(const History& h, const InvariantOptions& 
                            ") while " + process_label(p) + " was trying to acquire it (at t=" + format_seconds(t) +
                            ").",
                        {hd.process, p},
-                       stuck_since + o.deadlock_bound_ns};
+                       stuck_since + o.deadlock_bound_ns);
     }
     return std::nullopt;
   };
@@ -264,13 +275,13 @@ std::vector<Violation> check_fencing(const History& h, const InvariantOptions& o
     }
     ++count;
     if (first) continue;
-    first = Violation{"fencing",
+    first = violation(Property::Fencing,
                       "the resource \"" + o.resource_key + "\" accepted " + process_label(e.process) +
                           "'s write with token " + std::to_string(token) + " at t=" + format_seconds(e.time_ns) +
                           " after " + process_label(highest_by) + " had written with token " + std::to_string(highest) +
                           " at t=" + format_seconds(highest_at) + ": a stale holder's write got through.",
                       {e.process, highest_by},
-                      e.time_ns};
+                      e.time_ns);
   }
   if (!first) return {};
   first->count = count;
@@ -302,13 +313,13 @@ std::vector<Violation> check_stale_read(const History& h, const InvariantOptions
       if (v == r.first_value) continue;
       ++count;
       if (first) continue;
-      first = Violation{"stale-read",
+      first = violation(Property::StaleRead,
                         process_label(e.process) + " read \"" + o.resource_key + "\" = " +
                             std::to_string(r.first_value) + " at t=" + format_seconds(r.first_ns) + " and " +
                             std::to_string(v) + " at t=" + format_seconds(e.time_ns) +
                             " under one read lock: a write landed while it held the lock for reading.",
                         {e.process},
-                        e.time_ns};
+                        e.time_ns);
     }
   }
   if (!first) return {};
@@ -360,12 +371,12 @@ std::vector<Violation> check_stale_cache(const History& h) {
     const std::string lives = forever ? "it has no TTL and stays stale for good"
                                       : "its TTL keeps it stale until t=" + format_seconds(until_ns) + ", " +
                                             format_seconds(until_ns - since_ns) + " after the database changed";
-    first = Violation{"stale-cache",
+    first = violation(Property::StaleCache,
                       "at the end of the run the cache holds \"" + e.key + "\" = " + cache.dump() + who +
                           " but the database holds " + db.dump() + " " + changed + "; " + lives +
                           ", more than the " + format_seconds(allowed_ns) + " the scenario allows.",
                       processes,
-                      e.time_ns};
+                      e.time_ns);
   }
   if (!first) return {};
   first->count = count;
@@ -381,7 +392,147 @@ std::vector<Violation> check_invariants(const History& h, const InvariantOptions
   for (auto&& v : check_fencing(h, o)) all.push_back(std::move(v));
   for (auto&& v : check_stale_read(h, o)) all.push_back(std::move(v));
   for (auto&& v : check_stale_cache(h)) all.push_back(std::move(v));
+  for (auto&& v : check_fairness(h, o)) all.push_back(std::move(v));
   return all;
+}
+
+}  // namespace lockstep::checker
+
+namespace lockstep::checker {
+
+std::vector<Violation> check_fairness(const History& h, const InvariantOptions& o) {
+  if (!o.fair) return {};
+  struct Ask {
+    int64_t process;
+    int64_t invoked_ns;
+  };
+  // Asks still waiting, oldest first; a holder taking the lock again (reentrance) is not
+  // in line for it.
+  std::vector<Ask> waiting;
+  std::map<int64_t, int64_t> holds;  // process -> acquisitions not yet released
+  std::map<int64_t, int64_t> asked;  // process -> when its open acquire was invoked
+  std::optional<Violation> first;
+  int64_t count = 0;
+  auto stop_waiting = [&waiting](int64_t process) {
+    std::erase_if(waiting, [process](const Ask& a) { return a.process == process; });
+  };
+  for (const auto& e : h.events) {
+    if (is_truth(e, truth::kCrash)) {
+      stop_waiting(e.process);
+      holds.erase(e.process);
+      continue;
+    }
+    if (e.type == EventType::Truth || e.key != o.lock_key || e.thread != 0) continue;
+    if (is_release(e.f) && e.type != EventType::Invoke) {
+      if (holds[e.process] > 0) --holds[e.process];
+      continue;
+    }
+    if (!is_acquire(e.f)) continue;
+    if (e.type == EventType::Invoke) {
+      asked[e.process] = e.time_ns;
+      if (holds[e.process] == 0) waiting.push_back({e.process, e.time_ns});
+      continue;
+    }
+    stop_waiting(e.process);
+    if (e.type != EventType::Ok) continue;
+    ++holds[e.process];
+    const int64_t since = asked.count(e.process) ? asked[e.process] : e.time_ns;
+    for (const Ask& a : waiting) {
+      if (a.invoked_ns + o.fairness_margin_ns >= since) break;  // oldest first: the rest asked later
+      ++count;
+      if (first) break;
+      first = violation(Property::Fairness,
+                        process_label(e.process) + " was served at t=" + format_seconds(e.time_ns) + " (it asked at t=" +
+                            format_seconds(since) + ") while " + process_label(a.process) + ", which had asked at t=" +
+                            format_seconds(a.invoked_ns) + ", was still waiting: a fair lock serves in arrival order.",
+                        {e.process, a.process}, e.time_ns);
+      break;
+    }
+  }
+  if (!first) return {};
+  first->count = count;
+  return {*first};
+}
+
+void classify(std::vector<Violation>& violations, const History& h) {
+  bool overlap = false;
+  for (const auto& v : violations) overlap = overlap || v.property == to_string(Property::MutualExclusion);
+  bool sections = false;
+  for (const auto& e : h.events) {
+    if (is_truth(e, truth::kCsEnter)) {
+      sections = true;
+      break;
+    }
+  }
+  for (auto& v : violations) {
+    const auto p = property_named(v.property);
+    if (!p) continue;  // a property of the caller's own keeps the class it was given
+    v.severity = property_info(*p).severity;
+    if (*p != Property::Linearizability || overlap || !sections) continue;
+    if (v.severity == Severity::LeaseLost) continue;
+    v.severity = Severity::LeaseLost;
+    // "the lock's operations are not linearizable as a mutex: <what happened>." becomes
+    // "<what happened>. The holder's lease had run out, so ... as a mutex, but ...".
+    std::string what = v.explanation, model = "lock";
+    if (const size_t at = what.find("not linearizable as a"); at != std::string::npos) {
+      const size_t colon = what.find(": ", at);
+      if (colon != std::string::npos) {
+        model = what.substr(at + 22, colon - at - 22);
+        what = what.substr(colon + 2);
+      }
+    }
+    if (!what.empty() && what.back() == '.') what.pop_back();
+    v.explanation = "lease lost while held: " + what + ". The holder's lease had run out, so the lock's operations are "
+                    "not linearizable as a " + model + ", but no two critical sections overlapped: nobody worked "
+                    "beside it.";
+  }
+}
+
+std::vector<std::string> unfinished_work(const History& h) {
+  std::map<int64_t, const Event*> open_op;  // client -> its operation without a completion
+  std::map<int64_t, bool> done;             // client -> finished or crashed
+  int64_t completed = 0;
+  for (const auto& e : h.events) {
+    if (e.type == EventType::Truth) {
+      if ((f_is(e, truth::kFinish) || f_is(e, truth::kCrash)) && e.process >= 0) done[e.process] = true;
+      continue;
+    }
+    if (e.process < 0 || e.thread != 0) continue;
+    if (e.type == EventType::Invoke) {
+      open_op[e.process] = &e;
+      done.emplace(e.process, false);
+    } else {
+      open_op.erase(e.process);
+      ++completed;
+    }
+  }
+  std::vector<std::string> reasons;
+  std::string waiting, working;
+  int64_t n_waiting = 0, n_working = 0;
+  for (const auto& [process, finished] : done) {
+    if (finished) continue;
+    auto it = open_op.find(process);
+    if (it != open_op.end() && is_acquire(it->second->f)) {
+      waiting += (waiting.empty() ? "" : ", ") + process_label(process);
+      ++n_waiting;
+    } else {
+      working += (working.empty() ? "" : ", ") + process_label(process) +
+                 (it != open_op.end() ? " in " + it->second->f : "");
+      ++n_working;
+    }
+  }
+  auto clients = [](int64_t n) { return std::to_string(n) + (n == 1 ? " client" : " clients"); };
+  if (n_waiting > 0) {
+    reasons.push_back(clients(n_waiting) + (n_waiting == 1 ? " was" : " were") +
+                      " still waiting for the lock when the run ended (" + waiting +
+                      "): the run did not see the workload through.");
+  }
+  if (n_working > 0) {
+    reasons.push_back(clients(n_working) + (n_working == 1 ? " was" : " were") +
+                      " still working when the run ended (" + working + "): the run did not see the workload through.");
+  }
+  if (completed == 0) reasons.push_back("no operation completed in the whole run.");
+  return reasons;
 }
 
 }  // namespace lockstep::checker

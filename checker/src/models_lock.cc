@@ -150,8 +150,23 @@ class ReentrantMutex final : public Model {
     }
     int64_t owner = read_i64(ctx.state, 0);
     if (owner == x.process) return Model::explain(ctx);
-    return head + " while process " + std::to_string(owner) + " held the lock " +
-           std::to_string(read_i64(ctx.state, 1)) + " time(s)" + held_since(ctx, hold_start(ctx, owner), "release");
+    const int64_t count = read_i64(ctx.state, 1);
+    const Operation* took = hold_start(ctx, owner);
+    const std::string who = "process " + std::to_string(owner);
+    if (count > 1 && took) {
+      // More holds than the holder nested: a release of its that failed left one open.
+      for (const Operation& op : ctx.all) {
+        if (op.process == owner && op.f == "release" && op.outcome == EventType::Fail &&
+            op.invoke_index > took->invoke_index && op.invoke_index < x.invoke_index) {
+          return head + " while " + who + " still held the lock: it took it at " + ctx.completed(*took) +
+                 ", its release at " + ctx.completed(op) +
+                 " failed, so that hold never ended (a lease that ran out?), and it took the lock again after";
+        }
+      }
+      return head + " while " + who + " held the lock, taken " + std::to_string(count) + " times over (reentrant)" +
+             held_since(ctx, took, "release");
+    }
+    return head + " while " + who + " held the lock" + held_since(ctx, took, "release");
   }
 };
 

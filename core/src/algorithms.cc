@@ -84,7 +84,9 @@ Registry& registry() {
          lock_integer("renew_count_max", 10, 0, 1'000'000, "renewals before the thread gives up")}));
     r.entries.push_back(builtin("redisson", make_redisson_lock, redisson_options()));
     r.entries.push_back(builtin("redisson-fenced", make_redisson_lock, redisson_options()));
+    r.entries.back().fencing_tokens = true;
     r.entries.push_back(builtin("redisson-fair", make_redisson_lock, fair_options()));
+    r.entries.back().fair = true;
     r.entries.push_back(builtin("redisson-rw", make_redisson_lock, redisson_options(), 1, true));
     r.entries.push_back(builtin("multilock", make_multinode_lock, {}, 3));
     r.entries.push_back(builtin(

@@ -15,12 +15,6 @@ constexpr int64_t kMsNs = 1'000'000;
 
 bool on_server(const std::string& name) { return name.rfind("node-", 0) == 0; }
 
-std::string join(const std::vector<std::string>& names, const char* sep) {
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : sep) + n;
-  return out;
-}
-
 std::string ms_text(int64_t ms) { return format_duration(ms * kMsNs); }
 
 // The capability a fault needs on one process of the world.

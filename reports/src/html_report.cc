@@ -179,12 +179,6 @@ class Svg {
     }
   }
 
-  static std::string join(const std::vector<std::string>& v) {
-    std::string out;
-    for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
-    return out;
-  }
-
   void lane(const Lane& l) {
     const auto b = boxes_.at(l.id);
     out_ += "<g class=\"lane\" data-lane=\"" + esc(l.id) + "\">\n";
@@ -288,6 +282,10 @@ svg.timeline{display:block;font-size:12px}
 .verdict p{margin:4px 0 0}
 ul.violations{margin:10px 0 0;padding-left:18px}ul.violations li{margin:4px 0}
 .prop{font:600 12px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;background:#fde8e8;color:var(--red);padding:1px 6px;border-radius:3px;margin-right:6px}
+.cls{font-size:12px;padding:1px 6px;border-radius:3px;margin-right:6px;background:#eee;color:#333}
+.cls-two-holders{background:#b3261e;color:#fff}.cls-damage{background:#e8710a;color:#fff}
+.cls-lease-lost{background:#fbe7b3;color:#6b4e00}.cls-stuck{background:#d7d2f5;color:#3a2d8c}
+.cls-unfair{background:#d6e9f8;color:#144d7a}.inconclusive{margin-top:8px;padding:6px 10px;border-left:3px solid #b08500;background:#fff8e1}
 .replay{display:flex;gap:8px;align-items:center;max-width:1100px}
 code,pre{font:12.5px/1.5 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
 .replay code{flex:1;background:#f3f5f8;border:1px solid var(--line);border-radius:5px;padding:7px 10px;user-select:all;overflow-x:auto;white-space:nowrap}
@@ -347,20 +345,25 @@ std::string timeline_section(const Timeline& t) {
 
 std::string verdict_section(const RunReport& r) {
   std::string out = "<div class=\"verdict v-" + verdict_class(r) + "\"><div class=\"big\">" + esc(verdict_word(r)) +
-                    "</div><div><p><b>" + esc(outcome(r)) + ".</b> Expected: " + esc(comma_list(r.expected_violations)) +
-                    ". Found: " + esc(r.unknown() ? "unknown" : comma_list(r.found_violations())) + ".</p>";
+                    "</div><div><p><b>" + esc(outcome(r)) + ".</b> Expected: " + esc(r.expected.text()) +
+                    ". Found: " + esc(found_text(r)) + ".</p>";
   if (!r.violations.empty()) {
     out += "<ul class=\"violations\">";
     for (const auto& v : r.violations) {
-      out += "<li><span class=\"prop\">" + esc(v.property) + "</span>" + esc(v.explanation);
+      out += "<li data-class=\"" + std::string(checker::to_string(v.severity)) + "\"><span class=\"prop\">" +
+             esc(v.property) + "</span><span class=\"cls cls-" + checker::to_string(v.severity) + "\">" +
+             esc(checker::severity_info(v.severity).words) + "</span>" + esc(v.explanation);
       if (v.count > 1) out += " <span class=\"muted\">(" + std::to_string(v.count) + " instances; the first is described)</span>";
       out += "</li>";
     }
     out += "</ul>";
   } else if (r.verdict == verdict::kSafe) {
     out += "<p>No property was violated.</p>";
-  } else if (r.unknown()) {
-    for (const auto& why : unknown_reasons(r)) out += "<p>" + esc(why) + "</p>";
+  }
+  if (const std::string heading = inconclusive_heading(r); !heading.empty()) {
+    out += "<div class=\"inconclusive\"><p><b>" + esc(heading) + "</b></p><ul>";
+    for (const auto& why : inconclusive_reasons(r)) out += "<li>" + esc(why) + "</li>";
+    out += "</ul></div>";
   }
   return out + "</div></div>\n";
 }
@@ -368,7 +371,7 @@ std::string verdict_section(const RunReport& r) {
 std::string replay_section(const RunReport& r) {
   return "<h2>Replay</h2>\n<div class=\"replay\"><code id=\"replay\">" + esc(r.replay) +
          "</code><button class=\"copy\" type=\"button\" data-for=\"replay\">Copy</button></div>\n"
-         "<p class=\"muted\">Same scenario and seed, byte-identical history (SHA-256 <code>" + esc(r.history_sha256) +
+         "<p class=\"muted\">" + esc(replay_promise(r)) + " (this run's SHA-256 <code>" + esc(r.history_sha256) +
          "</code>).</p>\n";
 }
 

@@ -9,9 +9,7 @@
 namespace lockstep::reports {
 namespace {
 
-std::string found(const RunReport& r) { return r.unknown() ? "unknown" : comma_list(r.found_violations(), "safe"); }
-
-bool failed(const RunReport& r) { return r.unknown() || !r.as_expected(); }
+bool failed(const RunReport& r) { return !r.as_expected(); }
 
 // Scenario names come from file names: keep a link working whatever they contain.
 std::string url_segment(const std::string& s) {
@@ -52,8 +50,8 @@ std::string render_index(const std::vector<RunReport>& reports) {
   for (const auto& r : reports) {
     const std::string v = r.verdict == verdict::kViolation || r.verdict == verdict::kSafe ? r.verdict : "unknown";
     out += "<tr><td><a href=\"" + xml_escape(url_segment(r.scenario)) + "/report.html\">" + xml_escape(r.scenario) +
-           "</a></td><td>" + xml_escape(r.algorithm) + "</td><td>" + xml_escape(comma_list(r.expected_violations, "safe")) +
-           "</td><td>" + xml_escape(found(r)) + "</td><td><span class=\"badge b-" + v + "\">" + xml_escape(v) +
+           "</a></td><td>" + xml_escape(r.algorithm) + "</td><td>" + xml_escape(r.expected.text()) +
+           "</td><td>" + xml_escape(found_text(r)) + "</td><td><span class=\"badge b-" + v + "\">" + xml_escape(v) +
            "</span></td><td class=\"" + (failed(r) ? "bad" : "ok") + "\">" + xml_escape(outcome(r)) + "</td></tr>\n";
   }
   out += "</table>\n<script>document.body.setAttribute('data-ok','1');</script>\n</body>\n</html>\n";
@@ -71,12 +69,15 @@ std::string render_junit(const std::vector<RunReport>& reports, const std::strin
     out += "    <testcase classname=\"" + xml_escape(r.algorithm.empty() ? suite : r.algorithm) + "\" name=\"" +
            xml_escape(r.scenario) + "\">\n";
     std::string body;
-    for (const auto& v : r.violations) body += v.property + ": " + v.explanation + "\n";
+    for (const auto& v : r.violations) {
+      body += v.property + " [" + checker::to_string(v.severity) + "]: " + v.explanation + "\n";
+    }
+    for (const auto& why : inconclusive_reasons(r)) body += "inconclusive: " + why + "\n";
     body += "replay: " + r.replay + "\n";
     if (failed(r)) {
-      const std::string message = r.unknown()
-                                      ? "no verdict: the run did not finish"
-                                      : "expected " + comma_list(r.expected_violations, "safe") + ", found " + found(r);
+      const auto reasons = inconclusive_reasons(r);
+      const std::string message = r.unknown() ? "no verdict: " + (reasons.empty() ? std::string() : reasons.front())
+                                              : "expected " + r.expected.text() + ", found " + found_text(r);
       out += "      <failure type=\"" + std::string(r.unknown() ? "unknown" : "mismatch") + "\" message=\"" +
              xml_escape(message) + "\">" + xml_escape(body) + "</failure>\n";
     }

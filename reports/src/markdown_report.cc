@@ -32,15 +32,19 @@ std::string render_markdown(const RunReport& r, const checker::History& h) {
   std::string md = "### lockstep: " + md_cell(r.scenario) + " — **" + upper(r.verdict.empty() ? "unknown" : r.verdict) +
                    "** (" + outcome(r) + ")\n\n";
   if (!r.description.empty()) md += "> " + md_cell(r.description) + "\n\n";
-  md += "Expected: " + comma_list(r.expected_violations) +
-        ". Found: " + (r.unknown() ? std::string("unknown") : comma_list(r.found_violations())) + ".\n\n";
+  md += "Expected: " + md_cell(r.expected.text()) + ". Found: " + md_cell(found_text(r)) + ".\n\n";
   for (const auto& v : r.violations) {
-    md += "- **" + md_cell(v.property) + "**: " + md_cell(v.explanation);
+    md += "- **" + md_cell(v.property) + "** (" + checker::severity_info(v.severity).words + "): " +
+          md_cell(v.explanation);
     if (v.count > 1) md += " (" + std::to_string(v.count) + " instances; the first is described)";
     md += "\n";
   }
   if (!r.violations.empty()) md += "\n";
-  for (const auto& why : unknown_reasons(r)) md += md_cell(why) + "\n\n";
+  if (const std::string heading = inconclusive_heading(r); !heading.empty()) {
+    md += "**" + heading + "**\n\n";
+    for (const auto& why : inconclusive_reasons(r)) md += "- " + md_cell(why) + "\n";
+    md += "\n";
+  }
 
   const std::vector<std::string> replay{r.replay};
   md += "Replay:\n\n" + fence_for(replay) + "sh\n" + r.replay + "\n" + fence_for(replay) + "\n\n";

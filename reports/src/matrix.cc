@@ -22,12 +22,6 @@ const MatrixRow* cell(const std::vector<MatrixRow>& rows, const std::string& pro
   return nullptr;
 }
 
-std::string join(const std::vector<std::string>& v, const char* sep) {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
-  return out;
-}
-
 std::string seconds_text(double s) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f s", s);
@@ -53,6 +47,9 @@ nlohmann::ordered_json matrix_json(const std::vector<MatrixRow>& rows, const Mat
     auto or_null = [](const std::string& s) { return s.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(s); };
     c["counterexample"] = or_null(r.counterexample);
     c["properties"] = r.properties;
+    c["classes"] = r.classes;
+    c["by_class"] = r.by_class;
+    c["unknown"] = r.unknown;
     c["report"] = or_null(r.report);
     c["replay"] = or_null(r.replay);
     j["cells"].push_back(std::move(c));
@@ -93,7 +90,7 @@ std::string render_matrix_html(const std::vector<MatrixRow>& rows, const MatrixM
       h += std::string("<td class=\"") + (bad ? "broken" : "safe") + "\" data-profile=\"" + xml_escape(p) +
            "\" data-fault=\"" + xml_escape(f) + "\"><b>" + xml_escape(r->verdict) + "</b>";
       if (bad) {
-        h += "<br>" + xml_escape(join(r->properties, ", "));
+        h += "<br>" + xml_escape(join(r->classes, ", ")) + ": " + xml_escape(join(r->properties, ", "));
         if (!r->report.empty()) h += "<br><a href=\"" + xml_escape(r->report) + "\">report</a>";
         if (!r->counterexample.empty()) h += " · <a href=\"" + xml_escape(r->counterexample) + "\">scenario</a>";
         if (!r->story.empty()) h += "<div class=\"small\">" + xml_escape(truncate_text(r->story, 240)) + "</div>";
@@ -122,7 +119,7 @@ std::string render_matrix_markdown(const std::vector<MatrixRow>& rows) {
       if (!r) {
         m += " |";
       } else if (r->verdict == matrix_verdict::kBroken) {
-        m += " **broken** (" + md_cell(join(r->properties, ", ")) + ") |";
+        m += " **broken**: " + md_cell(join(r->classes, ", ")) + " (" + md_cell(join(r->properties, ", ")) + ") |";
       } else {
         m += " no-violation |";
       }

@@ -3,6 +3,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "lockstep/checker/properties.h"
+#include "lockstep/reports/text.h"
 #include "lockstep/reports/writers.h"
 
 namespace lockstep::reports {
@@ -63,13 +65,14 @@ struct Fields {
     out = it->get<uint64_t>();
     return true;
   }
-  bool names(const char* name, std::set<std::string>& out) {
+  template <typename Strings>
+  bool names(const char* name, Strings& out) {
     auto it = j.find(name);
     if (it == j.end()) return true;
-    if (!it->is_array()) return fail(name, "an array of property names");
+    if (!it->is_array()) return fail(name, "an array of strings");
     for (const auto& x : *it) {
-      if (!x.is_string()) return fail(name, "an array of property names");
-      out.insert(x.get<std::string>());
+      if (!x.is_string()) return fail(name, "an array of strings");
+      out.insert(out.end(), x.get<std::string>());
     }
     return true;
   }
@@ -95,6 +98,14 @@ bool violation_from_json(const json& o, size_t i, checker::Violation& v, std::st
     return true;
   };
   if (!ints_ok("at_ns", v.at_ns) || !ints_ok("count", v.count)) return false;
+  if (auto it = o.find("class"); it != o.end()) {
+    const auto cls = it->is_string() ? checker::severity_named(it->get<std::string>()) : std::nullopt;
+    if (!cls) {
+      error = "\"" + at + ".class\" must be one of " + join(checker::severity_names(), ", ");
+      return false;
+    }
+    v.severity = *cls;
+  }
   if (auto it = o.find("processes"); it != o.end()) {
     if (!it->is_array()) return error = "\"" + at + ".processes\" must be an array of integers", false;
     for (const auto& p : *it) {
@@ -114,14 +125,29 @@ bool report_from_json(const json& j, RunReport& r, std::string& error) {
   }
   RunReport out;
   Fields f{j, error};
+  std::set<std::string> expected_names;
+  std::string expected = verdict::kSafe, match = "at-least";
   if (!f.string("scenario", out.scenario, true) || !f.string("description", out.description, false) ||
       !f.string("world", out.world, false) || !f.string("algorithm", out.algorithm, false) || !f.seed(out.seed) ||
-      !f.names("expected_violations", out.expected_violations) || !f.string("verdict", out.verdict, true) ||
-      !f.string("history_sha256", out.history_sha256, false) || !f.string("replay", out.replay, false)) {
+      !f.string("expected", expected, false) || !f.string("expected_match", match, false) ||
+      !f.names("expected_violations", expected_names) || !f.string("verdict", out.verdict, true) ||
+      !f.string("history_sha256", out.history_sha256, false) || !f.string("replay", out.replay, false) ||
+      !f.names("inconclusive", out.inconclusive)) {
     return false;
   }
   if (out.verdict != verdict::kViolation && out.verdict != verdict::kSafe && !out.unknown()) {
     return f.fail("verdict", "one of violation, safe, unknown");
+  }
+  if (expected == verdict::kUnknown) {
+    out.expected = Expectation::unknown();
+  } else if (match == "exactly") {
+    out.expected = Expectation::exactly(std::move(expected_names));
+  } else if (match != "at-least") {
+    return f.fail("expected_match", "one of at-least, exactly");
+  } else if (expected == verdict::kViolation) {
+    out.expected = Expectation::at_least(std::move(expected_names));
+  } else if (expected != verdict::kSafe) {
+    return f.fail("expected", "one of safe, violation, unknown");
   }
   auto vs = j.find("violations");
   if (vs == j.end() || !vs->is_array()) return f.fail("violations", "an array");

@@ -1,6 +1,7 @@
 // Facts about a run that every readable report states the same way: the outcome against
 // the expectation, the scenario's parameters and its faults.
 #include "lockstep/reports/text.h"
+#include "lockstep/checker/properties.h"
 #include "lockstep/reports/writers.h"
 
 namespace lockstep::reports {
@@ -32,8 +33,24 @@ std::string join_names(const json& list) {
 }  // namespace
 
 std::string outcome(const RunReport& r) {
-  if (r.unknown()) return "UNKNOWN";
-  return r.as_expected() ? "as expected" : "MISMATCH";
+  if (r.as_expected()) return "as expected";
+  return r.unknown() ? "UNKNOWN" : "MISMATCH";
+}
+
+std::string found_text(const RunReport& r) {
+  if (r.unknown()) return "unknown";
+  if (r.violations.empty()) return "safe";
+  // Grouped by class, most severe first: "two-holders: linearizability, mutual-exclusion".
+  std::string out;
+  for (const auto& c : checker::severity_classes()) {
+    std::set<std::string> props;
+    for (const auto& v : r.violations) {
+      if (v.severity == c.severity) props.insert(v.property);
+    }
+    if (props.empty()) continue;
+    out += (out.empty() ? "" : "; ") + std::string(c.name) + ": " + join(props);
+  }
+  return out;
 }
 
 std::vector<std::pair<std::string, std::string>> parameter_rows(const RunReport& r) {
@@ -74,28 +91,30 @@ std::vector<std::pair<std::string, std::string>> parameter_rows(const RunReport&
   return rows;
 }
 
-std::vector<std::string> unknown_reasons(const RunReport& r) {
+std::vector<std::string> inconclusive_reasons(const RunReport& r) {
   std::vector<std::string> out;
-  if (!r.unknown()) return out;
-  if (r.stats.contains("error") && r.stats["error"].is_string())
-    out.push_back("The run could not be played: " + r.stats["error"].get<std::string>() + ".");
-  if (r.stats.contains("faults_never_fired") && r.stats["faults_never_fired"].is_array()) {
-    for (const auto& f : r.stats["faults_never_fired"]) {
-      if (f.is_string())
-        out.push_back("A fault never fired (its event never came), so the run did not test what the scenario "
-                      "describes: " + f.get<std::string>() + ".");
-    }
+  for (const auto& why : r.inconclusive) {
+    std::string s = why;
+    if (!s.empty() && s[0] >= 'a' && s[0] <= 'z') s[0] = static_cast<char>(s[0] - 'a' + 'A');
+    out.push_back(std::move(s));
   }
-  if (r.stats.contains("client_errors") && r.stats["client_errors"].is_array()) {
-    for (const auto& e : r.stats["client_errors"]) {
-      if (e.is_string())
-        out.push_back("An external client went wrong, so its operations are unknown: " + e.get<std::string>() + ".");
-    }
-  }
-  if (out.empty())
-    out.push_back("The run did not finish (the event bound was reached) or the linearizability check ran out of its "
-                  "limits, so no verdict could be given.");
+  // A report written before runs said why (or by hand) still says something.
+  if (out.empty() && r.unknown()) out.push_back("The run gave no verdict, and its report does not say why.");
   return out;
+}
+
+std::string replay_promise(const RunReport& r) {
+  if (r.world == "live") {
+    return "Same scenario against fresh servers, each fault at the same time or event; real servers and the machine "
+           "set the timing, so a re-run records another history and may differ in verdict";
+  }
+  return "Same scenario and seed: a byte-identical history";
+}
+
+std::string inconclusive_heading(const RunReport& r) {
+  if (r.inconclusive.empty() && !r.unknown()) return "";
+  return r.unknown() ? "Why there is no verdict:"
+                     : "What this run did not test (its violations stand: they did happen):";
 }
 
 std::vector<FaultRow> fault_rows(const RunReport& r) {

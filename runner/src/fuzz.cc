@@ -8,7 +8,9 @@
 #include <rapidcheck.h>
 
 #include "fuzz_internal.h"
+#include "lockstep/checker/properties.h"
 #include "lockstep/random.h"
+#include "lockstep/text.h"
 
 namespace lockstep::runner {
 namespace {
@@ -166,12 +168,23 @@ uint64_t run_seed(uint64_t campaign_seed, uint64_t index) {
   return splitmix64(state);
 }
 
-bool fails(const FuzzSpace& sp, const Scenario& s, RunOutcome* out = nullptr) {
+bool stops(const FuzzSpace& sp, const checker::Violation& v) {
+  if (sp.properties.empty() && sp.classes.empty()) return true;
+  return sp.properties.count(v.property) > 0 || sp.classes.count(v.severity) > 0;
+}
+
+// Whether the run shows a finding the campaign stops on; `summary`, if given, counts
+// what the run showed.
+bool fails(const FuzzSpace& sp, const Scenario& s, RunOutcome* out = nullptr, FuzzSummary* summary = nullptr) {
   RunOptions options;
   options.verdict_only = out == nullptr;
   RunOutcome o = run_in_sim(s, options);
   bool bad = false;
-  for (const auto& v : o.report.violations) bad = bad || sp.properties.empty() || sp.properties.count(v.property);
+  for (const auto& v : o.report.violations) bad = bad || stops(sp, v);
+  if (summary) {
+    for (const auto& c : o.report.found_classes()) ++summary->by_class[c];
+    if (o.report.unknown()) ++summary->unknown;
+  }
   if (out) *out = std::move(o);
   return bad;
 }
@@ -199,6 +212,42 @@ Scenario shrink(const FuzzSpace& sp, rc::Shrinkable<Scenario> current, int runs_
 
 }  // namespace
 
+std::string parse_stop_on(const std::string& list, FuzzSpace& space) {
+  space.properties.clear();
+  space.classes.clear();
+  if (list == "all" || list.empty()) return "";
+  std::vector<std::string> known = checker::severity_names();
+  for (const auto& p : checker::property_names()) known.push_back(p);
+  size_t begin = 0;
+  while (begin <= list.size()) {
+    const size_t end = std::min(list.find(',', begin), list.size());
+    const std::string name = list.substr(begin, end - begin);
+    begin = end + 1;
+    if (name.empty()) continue;
+    if (auto c = checker::severity_named(name)) {
+      space.classes.insert(*c);
+    } else if (checker::property_named(name)) {
+      space.properties.insert(name);
+    } else {
+      const std::string near = nearest_name(name, known);
+      return "unknown class or property \"" + name + "\"" + (near.empty() ? "" : " (did you mean \"" + near + "\"?)") +
+             ": classes " + join(checker::severity_names()) + "; properties " + join(checker::property_names());
+    }
+  }
+  return "";
+}
+
+std::string by_class_text(const std::map<std::string, uint64_t>& by_class) {
+  std::string out;
+  // In the classes' own order, most severe first, not the map's.
+  for (const auto& c : checker::severity_classes()) {
+    auto it = by_class.find(c.name);
+    if (it == by_class.end() || it->second == 0) continue;
+    out += (out.empty() ? "" : ", ") + std::string(c.name) + " " + std::to_string(it->second);
+  }
+  return out.empty() ? "none" : out;
+}
+
 Scenario generate_scenario(const FuzzSpace& space, uint64_t campaign_seed, uint64_t index) {
   return scenario_gen(space)(rc::Random(run_seed(campaign_seed, index)), kGenSize).value();
 }
@@ -214,7 +263,7 @@ FuzzSummary fuzz(const FuzzSpace& space, const FuzzOptions& o, const std::functi
     const uint64_t index = i * static_cast<uint64_t>(o.shards) + static_cast<uint64_t>(o.shard);
     auto shrinkable = gen(rc::Random(run_seed(o.seed, index)), kGenSize);
     ++summary.runs;
-    const bool bad = fails(space, shrinkable.value());
+    const bool bad = fails(space, shrinkable.value(), nullptr, &summary);
     if (progress) progress(summary.runs, o.time_limit_s > 0 ? 0 : o.runs);
     if (!bad) continue;
     ++summary.violations;
@@ -223,7 +272,7 @@ FuzzSummary fuzz(const FuzzSpace& space, const FuzzOptions& o, const std::functi
     f.index = index;
     f.shrunk = shrink(space, shrinkable, o.shrink_runs_max, f.shrink_steps);
     fails(space, f.shrunk, &f.outcome);
-    f.shrunk.expected_violations = f.outcome.report.found_violations();
+    f.shrunk.expect = reports::Expectation::at_least(f.outcome.report.found_violations());
     summary.finding = std::move(f);
     break;
   }

@@ -19,12 +19,6 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
-std::string join(const std::vector<std::string>& v) {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
-  return out;
-}
-
 std::string quote(const std::string& s) {
   return json(s).dump(-1, ' ', true, json::error_handler_t::replace);
 }

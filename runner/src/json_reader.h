@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "lockstep/text.h"
+
 namespace lockstep::runner::json_reader {
 
 using json = nlohmann::json;
@@ -27,7 +29,7 @@ struct Failure {
 }
 
 bool contains(const std::vector<std::string>& v, const std::string& s);
-std::string join(const std::vector<std::string>& v);
+using lockstep::join;
 // A string as JSON writes it, quotes and escapes included.
 std::string quote(const std::string& s);
 // " (did you mean "x"?)" for the closest candidate within two edits, else "".

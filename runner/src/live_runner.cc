@@ -455,7 +455,8 @@ RunOutcome run_live(const Scenario& scenario, const LiveOptions& options) {
   if (!clients_json.is_null()) st["clients"] = clients_json;
   // A client whose report cannot be trusted means the run did not test what it says.
   if (!client_problems.empty()) {
-    out.report.verdict = reports::verdict::kUnknown;
+    for (const auto& why : client_problems)
+      out.report.add_inconclusive("an external client went wrong, so its operations are unknown: " + why + ".", true);
     st["client_errors"] = client_problems;
   }
   st["network"] = "loopback through lockstep's fault proxy: each message waits a draw of the scenario's latency "
@@ -463,10 +464,12 @@ RunOutcome run_live(const Scenario& scenario, const LiveOptions& options) {
   st["wall_ms"] = (live::mono_clock() - wall_start).count() / kNsPerMs;
   if (options.redis) st["redis"] = *options.redis;
   if (!error.empty()) {
-    out.report.verdict = reports::verdict::kUnknown;
     out.report.violations.clear();
+    out.report.inconclusive.clear();  // what an empty history lacks says nothing more
+    out.report.add_inconclusive("the run could not be played: " + error + ".", true);
     st["error"] = error;
   }
+  out.report.settle_verdict();
   return out;
 }
 

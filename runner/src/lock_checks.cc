@@ -13,64 +13,28 @@
 
 namespace lockstep::runner {
 
-// The lock operations of a history, as the linearizability checker should see them.
-// A process that crashed while holding the lock never releases it, yet its lease runs
-// out: that is an `info` release from the crash on (it may take effect at any later
-// point), which is exactly what a lease promises and no more.
-// A client's own extend that did not succeed (the library said the lock is gone, or
-// failed to say anything) ends its hold there: the client stops relying on the lock, as
-// the libraries tell it to, so that is a release, and its later unlock of that hold is
-// no operation on a lock it holds. If the extension did take effect, the keys it left
-// keep everyone else out until they expire, so no overlap hides behind this release.
-// Background renewals (threads above 0) are not the client's word.
-void LockOperations::add(const checker::Event& e) {
-  const std::string& lock_key = lock_key_;
-  if (e.type != checker::EventType::Truth && e.key == lock_key && f_is(e, "extend") && e.thread == 0) {
-    auto it = holding_.find(e.process);
-    const bool gave_up = e.type == checker::EventType::Fail || e.type == checker::EventType::Info;
-    if (gave_up && it != holding_.end()) {
-      checker::Event release = e;
-      release.f = it->second.first;
-      release.thread = it->second.second;
-      release.value = "lost";
-      release.type = checker::EventType::Invoke;
-      keep(release);
-      release.type = checker::EventType::Ok;
-      keep(std::move(release));
-      holding_.erase(it);
-      lost_.insert(e.process);
-    }
-    return;
-  }
-  if (!lost_.empty() && e.type != checker::EventType::Truth && e.key == lock_key && lost_.count(e.process)) {
-    if (checker::is_acquire(e.f)) lost_.erase(e.process);  // a new hold: its release counts
-    if (checker::is_release(e.f)) {
-      if (e.type != checker::EventType::Invoke) lost_.erase(e.process);
-      return;
-    }
-  }
-  if (e.type == checker::EventType::Truth) {
-    if (!f_is(e, checker::truth::kCrash) || e.process < 0) return;
-    auto it = holding_.find(e.process);
-    if (it != holding_.end()) {
-      checker::Event release = e;
-      release.type = checker::EventType::Invoke;
-      release.f = it->second.first;
-      release.thread = it->second.second;
-      release.key = lock_key;
-      release.value = nullptr;
-      keep(std::move(release));
-      holding_.erase(it);
-    }
-    return;
-  }
-  if (e.key != lock_key || (!checker::is_acquire(e.f) && !checker::is_release(e.f))) return;
-  if (e.type == checker::EventType::Ok && checker::is_acquire(e.f)) holding_[e.process] = {"release" + e.f.substr(7), e.thread};
-  if (e.type == checker::EventType::Invoke && checker::is_release(e.f)) holding_.erase(e.process);
-  keep(e);
-}
-
 namespace {
+
+// Two clients that asked closer together than this may have had their requests arrive
+// in either order (a fair lock serves the one that arrived first): a millisecond for the
+// world's own scheduling, plus how far one message's delay can differ from another's.
+int64_t fairness_margin_ns(const LatencySpec& l) {
+  double spread_ms = 0;
+  switch (l.kind) {
+    case LatencySpec::Kind::Constant:
+      break;
+    case LatencySpec::Kind::Uniform:
+      spread_ms = l.max_ms - l.min_ms;
+      break;
+    case LatencySpec::Kind::Normal:
+      spread_ms = 8 * l.stddev_ms;
+      break;
+    case LatencySpec::Kind::LongTail:
+      spread_ms = 10 * l.tail_ms;
+      break;
+  }
+  return 1'000'000 + static_cast<int64_t>(spread_ms * 1e6);
+}
 
 std::string lock_model(const LockSpec& lock) {
   if (!lock.profile.empty()) {
@@ -100,7 +64,8 @@ std::optional<checker::Violation> check_lock_linearizability(const LockSpec& loc
                                               r.explanation_sentence + ".", {}, 0};
   if (r.failed_event_index < ops.events.size()) {
     v.at_ns = ops.events[r.failed_event_index].time_ns;
-    v.processes.push_back(ops.events[r.failed_event_index].process);
+    // A later life of a client after a crash is that client (LockOperations::kLifeStride).
+    v.processes.push_back(ops.events[r.failed_event_index].process % LockOperations::kLifeStride);
   }
   return v;
 }
@@ -117,11 +82,13 @@ reports::RunReport judge_run(const Scenario& s, const Scenario& played, const ch
   if (!verdict_only) {
     for (const auto& f : s.faults) r.faults.push_back(fault_record(f));
   }
-  r.expected_violations = s.expected_violations;
+  r.expected = s.expect;
   checker::InvariantOptions io;
   io.lock_key = played.lock.key;
   io.resource_key = played.workload.stock_key;
   io.deadlock_bound_ns = s.deadlock_bound_ms * 1'000'000;
+  io.fair = s.check_fairness.value_or(lock_promises_arrival_order(s.lock));
+  io.fairness_margin_ns = fairness_margin_ns(s.network.latency);
   // An external program's lock is a mutex, whatever name the scenario gives it.
   LockSpec lock = s.lock;
   if (s.workload.external()) {
@@ -195,8 +162,18 @@ reports::RunReport judge_run(const Scenario& s, const Scenario& played, const ch
     v = lin.valid() ? lin.get() : linearizability();
   }
   if (v) r.violations.push_back(std::move(*v));
-  unknown = unknown || runaway || !unfired.empty();
-  r.verdict = unknown ? reports::verdict::kUnknown : (r.violations.empty() ? reports::verdict::kSafe : reports::verdict::kViolation);
+  checker::classify(r.violations, h);
+  if (!unfired.empty()) {
+    for (const auto& f : unfired) {
+      r.add_inconclusive("a fault never fired (its event never came), so the run is not the scenario it describes: " +
+                             f.get<std::string>() + ".",
+                         true);
+    }
+  }
+  if (runaway) r.add_inconclusive("the run reached its bound on events (a retry loop without a bound?) and stopped early.");
+  if (unknown) r.add_inconclusive("the linearizability check ran out of its time or memory limit before it could decide.");
+  for (auto& why : checker::unfinished_work(h)) r.add_inconclusive(std::move(why));
+  r.settle_verdict();
   r.stats = {{"events", h.events.size()}, {"acquisitions", acquired}, {"sales", sales}};
   if (!unfired.empty()) r.stats["faults_never_fired"] = unfired;
   // A full node under noeviction keeps the lock safe and makes it unavailable: said

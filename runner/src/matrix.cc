@@ -23,6 +23,8 @@ std::string matrix_options_problem(const MatrixOptions& o) {
   for (const auto& f : o.faults) {
     if (f != "none" && !fault_kind_named(f)) return "unknown fault kind \"" + f + "\"";
   }
+  FuzzSpace space;
+  if (std::string why = parse_stop_on(o.stop_on, space); !why.empty()) return "--stop-on: " + why;
   return "";
 }
 
@@ -41,6 +43,7 @@ std::vector<MatrixCell> run_matrix(const MatrixOptions& o, const MatrixProgress&
       MatrixCell cell{row, fault, {}};
       if (progress) progress(cells.size(), total, cell, false);
       FuzzSpace space;
+      parse_stop_on(o.stop_on, space);  // checked by matrix_options_problem
       if (r < o.profiles.size()) {
         space.profiles = {row};
       } else {

@@ -16,6 +16,8 @@
 
 #include "json_reader.h"
 #include "lockstep/algorithms.h"
+#include "lockstep/checker/properties.h"
+#include "lockstep/profiles.h"
 #include "lockstep/text.h"
 #include "profile_spec.h"
 
@@ -396,6 +398,13 @@ WorkloadSpec read_workload(const Obj& top, const LockSpec& lock, const std::stri
   w.start_stagger_ms = o.integer("start_stagger_ms", 0, kMaxMs, w.start_stagger_ms);
   w.stock_key = o.string("stock_key", w.stock_key);
   w.fencing = o.boolean("fencing", w.fencing);
+  // A fencing store without tokens would check nothing: the run would look fenced and
+  // be exactly the unfenced one.
+  if (w.fencing && !lock_hands_out_tokens(lock)) {
+    const std::string name = lock.profile.empty() ? "lock algorithm " + quote(lock.algorithm)
+                                                  : "library profile " + quote(lock.profile);
+    fail(o.at("fencing"), "false (" + name + " hands out no fencing token; redisson-fenced does)", "true");
+  }
   w.readers = static_cast<int>(o.integer("readers", 0, w.clients, w.readers));
   if (w.readers > 0 && !is_read_write_algorithm(lock.algorithm))
     fail(o.at("readers"), "0 (lock algorithm " + quote(lock.algorithm) + " has no read side; redisson-rw has)",
@@ -550,26 +559,50 @@ std::vector<FaultSpec> read_faults(const Obj& top, int64_t run_ms, const Process
   return out;
 }
 
-std::set<std::string> read_expect(const Obj& top) {
+reports::Expectation read_expect(const Obj& top) {
   // Required so that "expected safe" is always a statement, never an omission.
   const std::string example = "an object such as {\"violations\": []}";
   Obj o(top.need("expect", example), top.at("expect"), keys_of("$.expect"));
-  const std::string expected = "an array of property names (" + join(property_names()) + ")";
-  const json& arr = o.array("violations", expected);
+  int forms = 0;
+  for (const char* k : {"violations", "exactly", "verdict"}) forms += o.find(k) ? 1 : 0;
+  if (forms != 1) {
+    fail(top.at("expect"),
+         "exactly one of \"violations\" (at least these), \"exactly\" (this set and no other) or \"verdict\"",
+         forms == 0 ? "none of them" : std::to_string(forms) + " of them");
+  }
+  if (o.find("verdict")) {
+    const std::string v = o.choice("verdict", {"safe", "violation", "unknown"}, std::nullopt);
+    if (v == "unknown") return reports::Expectation::unknown();
+    return v == "safe" ? reports::Expectation::safe() : reports::Expectation::at_least({});
+  }
+  // A list of at-least names may name a severity class ("two-holders": some violation of
+  // that class); an exact list names properties only, since classes overlap them.
+  const bool exact = o.find("exactly") != nullptr;
+  const std::string key = exact ? "exactly" : "violations";
+  std::vector<std::string> names = property_names();
+  if (!exact) {
+    for (const auto& c : checker::severity_names()) names.push_back(c);
+  }
+  const std::string expected =
+      exact ? "an array of property names (" + join(property_names()) + ")"
+            : "an array of property names (" + join(property_names()) + ") or severity classes (" +
+                  join(checker::severity_names()) + ")";
+  const json& arr = o.array(key, expected);
   std::set<std::string> out;
   for (size_t i = 0; i < arr.size(); ++i) {
-    std::string path = child(o.at("violations"), i);
-    if (!out.insert(read_choice(arr[i], path, property_names())).second)
-      fail(path, "a property not listed before", describe(arr[i]));
+    std::string path = child(o.at(key), i);
+    if (!out.insert(read_choice(arr[i], path, names)).second) fail(path, "a name not listed before", describe(arr[i]));
   }
-  return out;
+  if (out.empty()) return reports::Expectation::safe();
+  return exact ? reports::Expectation::exactly(std::move(out)) : reports::Expectation::at_least(std::move(out));
 }
 
-int64_t read_checks(const Obj& top, int64_t def) {
+void read_checks(const Obj& top, Scenario& s) {
   const json* v = top.find("checks");
-  if (!v) return def;
+  if (!v) return;
   Obj o(*v, top.at("checks"), keys_of("$.checks"));
-  return o.integer("deadlock_bound_ms", 1, kMaxMs, def);
+  s.deadlock_bound_ms = o.integer("deadlock_bound_ms", 1, kMaxMs, s.deadlock_bound_ms);
+  if (o.find("fairness")) s.check_fairness = o.boolean("fairness", false);
 }
 
 Scenario read_scenario(const json& j, const std::string& file) {
@@ -626,8 +659,8 @@ Scenario read_scenario(const json& j, const std::string& file) {
              "\"live\"");
     }
   }
-  s.expected_violations = read_expect(top);
-  s.deadlock_bound_ms = read_checks(top, s.deadlock_bound_ms);
+  s.expect = read_expect(top);
+  read_checks(top, s);
   return s;
 }
 
@@ -667,11 +700,24 @@ std::string lock_in_use(const Scenario& s) {
   return c.enabled() && c.lock == "none" ? "none" : s.lock.algorithm;
 }
 
+bool lock_promises_arrival_order(const LockSpec& lock) {
+  if (!lock.profile.empty()) {
+    const ProfileInfo* p = profile_named(lock.profile);
+    if (!p || !find_option(*p, "kind")) return false;
+    return ProfileOptions(*p, lock.options).choice("kind") == "fair";
+  }
+  const AlgorithmInfo* a = find_algorithm(lock.algorithm);
+  return a && a->fair;
+}
+
+bool lock_hands_out_tokens(const LockSpec& lock) {
+  if (!lock.profile.empty()) return false;  // no library profile returns a token yet
+  const AlgorithmInfo* a = find_algorithm(lock.algorithm);
+  return a && a->fencing_tokens;
+}
+
 const std::vector<std::string>& property_names() {
-  static const std::vector<std::string> kNames = {
-      "mutual-exclusion", "lost-update", "foreign-unlock", "deadlock", "linearizability", "fencing",
-      "stale-read", "stale-cache",
-  };
+  static const std::vector<std::string> kNames = checker::property_names();
   return kNames;
 }
 
@@ -704,8 +750,8 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& scenario_ke
          keys.insert(keys.end(), {"key", "nth", "delay_ms"});
          return keys;
        }()},
-      {"$.expect", {"violations"}},
-      {"$.checks", {"deadlock_bound_ms"}},
+      {"$.expect", {"violations", "exactly", "verdict"}},
+      {"$.checks", {"deadlock_bound_ms", "fairness"}},
   };
   return kKeys;
 }

@@ -128,8 +128,26 @@ J scenario_json(const Scenario& s) {
   j["workload"] = workload_json<J>(s.workload);
   j["faults"] = J::array();
   for (const auto& f : s.faults) j["faults"].push_back(J(fault_file_json(f)));
-  j["expect"] = {{"violations", s.expected_violations}};
+  switch (s.expect.mode) {
+    case reports::Expectation::Mode::Safe:
+      j["expect"] = {{"violations", J::array()}};
+      break;
+    case reports::Expectation::Mode::AtLeast:
+      if (s.expect.names.empty()) {
+        j["expect"] = {{"verdict", "violation"}};
+      } else {
+        j["expect"] = {{"violations", s.expect.names}};
+      }
+      break;
+    case reports::Expectation::Mode::Exactly:
+      j["expect"] = {{"exactly", s.expect.names}};
+      break;
+    case reports::Expectation::Mode::Unknown:
+      j["expect"] = {{"verdict", "unknown"}};
+      break;
+  }
   j["checks"] = {{"deadlock_bound_ms", s.deadlock_bound_ms}};
+  if (s.check_fairness) j["checks"]["fairness"] = *s.check_fairness;
   return j;
 }
 

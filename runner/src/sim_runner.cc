@@ -266,8 +266,10 @@ RunOutcome run_in_sim(const Scenario& scenario, const RunOptions& options) {
   if (const std::string why = sim_unsupported(scenario); !why.empty()) {
     out.report = make_report(scenario, seed, options, out.history);
     if (!options.verdict_only) out.report.history_sha256 = reports::sha256_hex(out.history_jsonl);
-    out.report.verdict = reports::verdict::kUnknown;
     out.report.violations.clear();
+    out.report.inconclusive.clear();  // what an empty history lacks says nothing more
+    out.report.add_inconclusive("the simulator cannot run it: " + why + ".", true);
+    out.report.settle_verdict();
     out.report.stats["error"] = "the simulator cannot run it: " + why;
     return out;
   }

@@ -1,5 +1,8 @@
 #include "world_run.h"
 
+#include <memory>
+#include <set>
+
 #include "lockstep/runner/workload.h"
 
 namespace lockstep::runner {
@@ -63,12 +66,27 @@ void record_truth(WorldControl& world, Recorder& rec) {
 }
 
 void start_clients(const Scenario& s, WorldControl& world, Recorder& rec) {
-  world.on_client_restart = [&s, &world, &rec](const ProcessRef& client) { start_client(s, world, rec, client); };
+  // A client runs its workload once per life: from its start time, or from a restart
+  // after a crash. A client down at its start time starts when it comes back; one that
+  // comes back before its start time waits for it (it had not started: nothing to redo).
+  auto down = std::make_shared<std::set<int64_t>>();  // history ids of clients crashed now
+  world.on_truth = [down, record = std::move(world.on_truth)](Truth kind, int64_t process, nlohmann::json value,
+                                                               int64_t node, nlohmann::json extra) {
+    if (kind == Truth::Crash) down->insert(process);
+    if (kind == Truth::Restart) down->erase(process);
+    if (record) record(kind, process, std::move(value), node, std::move(extra));
+  };
+  world.on_client_restart = [&s, &world, &rec](const ProcessRef& client) {
+    if (world.now() >= Millis(client_start_ms(s.workload, static_cast<int>(client.history_id)))) {
+      start_client(s, world, rec, client);
+    }
+  };
   for (int i = 1; i <= s.workload.clients; ++i) {
     auto client = world.process("client-" + std::to_string(i));
     if (!client) continue;
-    world.at(Millis(client_start_ms(s.workload, i)),
-             [&s, &world, &rec, c = *client] { start_client(s, world, rec, c); });
+    world.at(Millis(client_start_ms(s.workload, i)), [&s, &world, &rec, down, c = *client] {
+      if (!down->count(c.history_id)) start_client(s, world, rec, c);
+    });
   }
   for (int i = 1; i <= s.workload.cache.writers; ++i) {
     auto writer = world.process(cache_writer_name(i));

@@ -11,6 +11,10 @@
   check_docs.py links SOURCE            every relative link in README.md and docs/*.md reaches
                                         a file, and a heading when it names one
   check_docs.py readme-size SOURCE      README.md stays short enough to read first
+  check_docs.py examples SOURCE LOCKSTEP
+                                        every scenario example in README.md and docs/*.md runs
+                                        in the simulator and meets its own "expect"; every
+                                        fragment of one loads inside a scenario
   check_docs.py all SOURCE LOCKSTEP     every check above (what ctest runs)
   check_docs.py write-scenario-fields SOURCE
                                         regenerates the field reference after a schema change
@@ -324,7 +328,8 @@ def check_catalogue(source):
     for name in sorted(os.listdir(os.path.join(source, "scenarios"))):
         if name.endswith(".json"):
             scenario = json.loads(read(os.path.join(source, "scenarios", name)))
-            files[name[:-5]] = set(scenario["expect"]["violations"])
+            expect = scenario["expect"]
+            files[name[:-5]] = set(expect.get("violations", expect.get("exactly", [])))
     problems = []
     for page, complete in (("docs/catalogue.md", True), ("README.md", False)):
         rows = catalogue_rows(read(os.path.join(source, page)))
@@ -338,6 +343,60 @@ def check_catalogue(source):
             elif expected != files[name]:
                 problems.append(f"{page} says {name} expects {sorted(expected) or 'safe'}; the file expects {sorted(files[name]) or 'safe'}")
     return fail(problems, "the catalogue tables and scenarios/ differ")
+
+
+# ---------------------------------------------------------------- scenario examples
+
+SCENARIO_KEYS = {"name", "description", "seed", "duration_ms", "worlds", "topology", "network", "clocks",
+                 "lock", "workload", "faults", "expect", "checks"}
+
+
+def json_blocks(text):
+    """(line, body) of every ```json block."""
+    for m in re.finditer(r"^```json\n(.*?)^```", text, re.S | re.M):
+        yield text[:m.start()].count("\n") + 1, m.group(1)
+
+
+def check_examples(source, lockstep):
+    """A scenario a page shows is one a reader copies: it must run and meet its own
+    expectation. A fragment ("lock": {...}) must at least load inside a scenario."""
+    import tempfile
+    problems = []
+    pages = ["README.md"] + sorted(os.path.join("docs", n) for n in os.listdir(os.path.join(source, "docs"))
+                                   if n.endswith(".md"))
+    with tempfile.TemporaryDirectory() as tmp:
+        for page in pages:
+            for line, body in json_blocks(read(os.path.join(source, page))):
+                where = f"{page}:{line}"
+                try:
+                    doc = json.loads(body)
+                    fragment = False
+                except ValueError:
+                    try:
+                        doc = json.loads("{" + body.strip().rstrip(",") + "}")
+                        fragment = True
+                    except ValueError:
+                        # JSON lines (a history, a client's output) are examples of other things.
+                        if all(json.loads(l) is not None for l in body.splitlines() if l.strip()):
+                            continue
+                        problems.append(f"{where}: a json block that is not JSON")
+                        continue
+                if not isinstance(doc, dict) or not set(doc) <= SCENARIO_KEYS or not ("lock" in doc or "workload" in doc):
+                    continue
+                if fragment:
+                    # The rest of a scenario, as small as the format allows.
+                    doc.setdefault("lock", {"algorithm": "set-px-lua"})
+                    doc.setdefault("expect", {"violations": []})
+                path = os.path.join(tmp, f"{page.replace('/', '-')}-{line}.json")
+                with open(path, "w", encoding="utf-8") as f:
+                    json.dump(doc, f)
+                r = subprocess.run([lockstep, "run", "--out", os.path.join(tmp, "out"), path],
+                                   capture_output=True, text=True, timeout=120)
+                if r.returncode in (64, 65) or (not fragment and r.returncode != 0):
+                    last = [l for l in (r.stdout + r.stderr).splitlines() if l.strip()][-3:]
+                    kind = "fragment does not load" if fragment else "example does not meet its own expect"
+                    problems.append(f"{where}: the {kind} (exit {r.returncode}): " + " | ".join(last))
+    return fail(problems, "examples in the pages that do not run as they say")
 
 
 # ---------------------------------------------------------------- links
@@ -409,7 +468,7 @@ def main(argv):
     if what == "all" and len(argv) == 4:
         # One process for every check: CI pays Python's start-up once.
         results = [check_cli(source, argv[3]), check_scenario_fields(source), check_catalogue(source),
-                   check_links(source), check_readme_size(source)]
+                   check_links(source), check_readme_size(source), check_examples(source, argv[3])]
         return 1 if any(results) else 0
     if what == "cli" and len(argv) == 4:
         return check_cli(source, argv[3])
@@ -423,6 +482,8 @@ def main(argv):
         return check_links(source)
     if what == "readme-size":
         return check_readme_size(source)
+    if what == "examples" and len(argv) == 4:
+        return check_examples(source, argv[3])
     print(__doc__)
     return 64
 

@@ -45,6 +45,11 @@ struct AlgorithmInfo {
   // Every built-in algorithm sets it, if only to an empty table.
   std::optional<std::vector<LockOption>> options;
   bool read_write = false;  // make_rw_lock builds it: a read side and a write side
+  // Promises: what scenarios may ask of the lock. A fair lock serves waiters in the order
+  // they asked (the checker then judges that order); a lock with fencing tokens returns
+  // one from Lock::fencing_token() for each hold (a fencing store needs them).
+  bool fair = false;
+  bool fencing_tokens = false;
 };
 
 // Adds an algorithm. Throws std::invalid_argument, saying why, for an empty or malformed

@@ -9,6 +9,19 @@
 
 namespace lockstep {
 
+// The strings of `names` in order with `sep` between them: "a, b, c".
+template <typename Strings>
+std::string join(const Strings& names, std::string_view sep = ", ") {
+  std::string out;
+  bool first = true;
+  for (const auto& n : names) {
+    if (!first) out += sep;
+    out += n;
+    first = false;
+  }
+  return out;
+}
+
 // "1.5s", "250ms", "12.5ms": a duration or instant in the shortest honest form.
 std::string format_duration(int64_t ns);
 

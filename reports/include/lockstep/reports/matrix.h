@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -28,7 +29,12 @@ struct MatrixRow {
   std::string report;          // its report.html, relative to the matrix directory
   std::string replay;          // the command that replays it
   std::vector<std::string> properties;  // what the counterexample violates
+  std::vector<std::string> classes;     // their severity classes, most severe first
   std::string story;                    // its first violation's sentence
+  // What every run of the campaign showed, by severity class, and the runs whose verdict
+  // was unknown (see runner::FuzzSummary).
+  std::map<std::string, uint64_t> by_class = {};
+  uint64_t unknown = 0;
 };
 
 struct MatrixMeta {
@@ -38,7 +44,8 @@ struct MatrixMeta {
 };
 
 // {"seed", "budget", "command", "cells": [{"profile", "fault", "verdict", "runs",
-// "seconds", "violations", "counterexample", "properties", "report", "replay"}]}
+// "seconds", "violations", "counterexample", "properties", "classes", "by_class", "unknown",
+// "report", "replay"}]}
 nlohmann::ordered_json matrix_json(const std::vector<MatrixRow>& rows, const MatrixMeta& meta);
 // The self-contained page (no scripts, no external files).
 std::string render_matrix_html(const std::vector<MatrixRow>& rows, const MatrixMeta& meta);

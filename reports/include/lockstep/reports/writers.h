@@ -36,8 +36,17 @@ std::string render_junit(const std::vector<RunReport>& reports, const std::strin
 
 // "as expected", "MISMATCH" or "UNKNOWN": how a run compares with its scenario.
 std::string outcome(const RunReport& r);
-// Why an unknown verdict could not be given, one sentence each (empty for a verdict).
-std::vector<std::string> unknown_reasons(const RunReport& r);
+// What a run found, for tables: "unknown", "safe", or the violated properties grouped by
+// severity class, "two-holders: linearizability, mutual-exclusion; damage: lost-update".
+std::string found_text(const RunReport& r);
+// Why the run is inconclusive (RunReport::inconclusive), one sentence each, capitalised;
+// for an unknown verdict never empty. A violation verdict may have some too.
+std::vector<std::string> inconclusive_reasons(const RunReport& r);
+// What replaying the run promises: byte identity in the simulator, the same scenario and
+// fault schedule live.
+std::string replay_promise(const RunReport& r);
+// The line that introduces those sentences ("" when there are none).
+std::string inconclusive_heading(const RunReport& r);
 // The scenario's parameters as (name, value) rows, and its faults as table rows.
 std::vector<std::pair<std::string, std::string>> parameter_rows(const RunReport& r);
 struct FaultRow {

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -34,13 +35,22 @@ struct FuzzSpace {
   // Library profiles to draw instead of algorithms (see fuzz_profiles.cc): each run
   // takes one, with its options drawn around the library's defaults; shrinking keeps it.
   std::vector<std::string> profiles = {};
-  // Only violations of these properties count as findings (empty: every property). A
-  // claim such as "only the owner unlocks, whatever the pauses" is checked this way.
+  // Only violations of these properties, or of these severity classes, count as findings
+  // (both empty: every violation). A claim such as "only the owner unlocks, whatever the
+  // pauses" is checked this way, and `--stop-on two-holders,damage` passes over a lease
+  // lost without harm.
   std::set<std::string> properties = {};
+  std::set<checker::Severity> classes = {};
   // Every client's pauses together stay well inside the lease once the work is counted
   // (the assumption under which a lease lock without fencing promises mutual exclusion).
   bool pauses_within_lease = false;
 };
+
+// Reads a `--stop-on` list (comma-separated property names and severity classes, or
+// "all") into space.properties and space.classes. Returns "" or what is wrong with it.
+std::string parse_stop_on(const std::string& list, FuzzSpace& space);
+// The summary's counts by class as one phrase: "two-holders 1, lease-lost 12" ("none").
+std::string by_class_text(const std::map<std::string, uint64_t>& by_class);
 
 // One generated scenario for run `index` of a campaign with this base seed (pure: the
 // same arguments give the same scenario).
@@ -64,7 +74,12 @@ struct FuzzOptions {
 
 struct FuzzSummary {
   uint64_t runs = 0;
-  uint64_t violations = 0;
+  uint64_t violations = 0;  // runs that stopped the campaign (at most one: it stops there)
+  // Every run's findings by severity class (a run counts once per class it showed),
+  // those that stop the campaign and those it passes over alike, and the runs whose
+  // verdict was unknown (they neither stop it nor count as safe).
+  std::map<std::string, uint64_t> by_class;
+  uint64_t unknown = 0;
   double seconds = 0;
   std::optional<FuzzFinding> finding;
 };

@@ -10,6 +10,7 @@
 
 #include "lockstep/checker/history.h"
 #include "lockstep/checker/linearizability.h"
+#include "lockstep/checker/run_history.h"
 #include "lockstep/reports/report.h"
 #include "lockstep/runner/history_stream.h"
 #include "lockstep/runner/scenario.h"
@@ -29,30 +30,8 @@ struct StreamedHistory;
 reports::RunReport judge_run(const Scenario& s, const Scenario& played, const checker::History& h,
                              bool verdict_only = false, const StreamedHistory* streamed = nullptr);
 
-// The operations on the lock key that its linearizability is checked over, drawn from a
-// history one event at a time, in order (why each is kept, dropped or added: the .cc).
-class LockOperations {
- public:
-  explicit LockOperations(std::string lock_key) : lock_key_(std::move(lock_key)) {}
-  void add(const checker::Event& e);
-  checker::History take() { return std::move(out_); }
-  // The operations paired from what take() gives, as they were kept: the pairing is done
-  // while the run records, not after it.
-  checker::OperationCollector take_operations() { return std::move(ops_); }
-
- private:
-  void keep(checker::Event e) {
-    out_.events.push_back(std::move(e));
-    ops_.add(out_.events.back());
-  }
-
-  std::string lock_key_;
-  checker::History out_;
-  checker::OperationCollector ops_;
-  // process -> the release its hold awaits, on the thread that holds
-  std::map<int64_t, std::pair<std::string, int64_t>> holding_;
-  std::set<int64_t> lost_;  // processes whose next release ends a hold already lost
-};
+// The lock's operations, drawn from a history as it is recorded (lockstep/checker/run_history.h).
+using checker::LockOperations;
 
 // A history written as it was recorded: `stream`, closed, wrote it on a thread of its own
 // and handed each event to `lock_ops`, which drew them for played.lock.key. The judgment

@@ -28,6 +28,8 @@ struct MatrixOptions {
   double time_limit_s = 0;            // > 0: per cell, instead of runs
   uint64_t seed = 1;
   int shrink_runs_max = 300;
+  // What ends a cell's campaign: severity classes and properties (parse_stop_on), or all.
+  std::string stop_on = "all";
   // Shard `shard` of `shards` runs cells shard, shard + shards, ... in row-major order;
   // a cell's result does not depend on which shard runs it.
   int shard = 0, shards = 1;

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lockstep/fault_plan.h"
+#include "lockstep/reports/report.h"
 
 namespace lockstep::runner {
 
@@ -200,8 +201,11 @@ struct Scenario {
   LockSpec lock;
   WorkloadSpec workload;
   std::vector<FaultSpec> faults;
-  std::set<std::string> expected_violations;  // empty: expected safe
+  reports::Expectation expect;  // what the author expects the checker to find
   int64_t deadlock_bound_ms = 5000;  // lock held by a dead/finished process this long
+  // Judge the order clients are served in (the fairness property). Unset: only for a
+  // lock that promises arrival order (lock_promises_arrival_order).
+  std::optional<bool> check_fairness;
   bool operator==(const Scenario&) const = default;
 };
 
@@ -209,8 +213,14 @@ struct Scenario {
 // cache-aside workload without a lock (its lock section then only waits to be switched on).
 std::string lock_in_use(const Scenario& s);
 
-// The property names a scenario may expect.
+// The property names a scenario may expect (checker::properties(), in its order).
 const std::vector<std::string>& property_names();
+
+// Whether the lock promises to serve clients in the order they asked (a fair lock).
+bool lock_promises_arrival_order(const LockSpec& lock);
+// Whether the lock hands its holder a fencing token (Lock::fencing_token), which a
+// fencing store needs.
+bool lock_hands_out_tokens(const LockSpec& lock);
 
 // The keys each object of the file format accepts, by path pattern: "$" for the top
 // level, "$.lock", "$.network.latency", "$.faults[]" for every element of faults, ...
