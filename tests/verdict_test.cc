@@ -63,6 +63,16 @@ TEST(Verdict, EveryOutputSaysWhyARunIsUnknown) {
   EXPECT_NE(junit.find(why), std::string::npos) << junit;
 }
 
+// A live run cannot promise a byte-identical replay, and its report does not.
+TEST(Verdict, ALiveReportPromisesWhatALiveReplayKeeps) {
+  RunOutcome o = run_in_sim(scenario_files::load("05-set-px-del-slow-holder.json"));
+  EXPECT_NE(reports::render_html(o.report, o.history).find("byte-identical history"), std::string::npos);
+  o.report.world = "live";
+  const std::string html = reports::render_html(o.report, o.history);
+  EXPECT_EQ(html.find("byte-identical"), std::string::npos);
+  EXPECT_NE(html.find("each fault at the same time or event"), std::string::npos);
+}
+
 TEST(Verdict, AScenarioMayExpectUnknownAndThenMeetsIt) {
   const RunOutcome o = run_in_sim(pause_outlasts_the_run(R"({"verdict": "unknown"})"));
   EXPECT_EQ(o.report.verdict, reports::verdict::kUnknown);

@@ -453,6 +453,12 @@ RunOutcome run_live(const Scenario& scenario, const LiveOptions& options) {
   if (!servers_json.is_null()) st["servers"] = servers_json;
   if (!replication_json.is_null()) st["replication"] = replication_json;
   if (!clients_json.is_null()) st["clients"] = clients_json;
+  // A program still running at the end was killed there: what it was doing is untested.
+  if (clients_json.is_object() && clients_json.contains("killed_at_end")) {
+    for (const auto& k : clients_json["killed_at_end"]) {
+      if (k.is_string()) out.report.add_inconclusive(k.get<std::string>() + ".");
+    }
+  }
   // A client whose report cannot be trusted means the run did not test what it says.
   if (!client_problems.empty()) {
     for (const auto& why : client_problems)
