@@ -17,6 +17,8 @@ struct LiveArgs {
   std::string client;  // --client 'CMD'
   std::string out = "lockstep-out-live";
   std::string junit;
+  bool quiet = false;
+  bool verbose = false;
   std::optional<std::string> redis;
   std::vector<std::string> paths;
 };
@@ -71,7 +73,7 @@ int run(const LiveArgs& args) {
     const std::string here = std::filesystem::current_path(ec).string();
     for (auto& s : scenarios) s.scenario = runner::with_external_client(s.scenario, command, here);
   }
-  BatchOptions o{"live", args.out, args.junit, std::nullopt, " run live"};
+  BatchOptions o{"live", args.out, args.junit, std::nullopt, " run live", args.quiet, args.verbose};
   return run_batch(scenarios, o, [&args](const LoadedScenario& s, runner::RunOutcome& out) {
     runner::LiveOptions options;
     options.redis = args.redis;
@@ -97,6 +99,8 @@ CommandRunner add_live_command(CLI::App& app) {
   cmd->add_option("--client", args->client,
                   "Run this command once per client instead of lockstep's own clients (an external client: see "
                   "docs/external-clients.md), e.g. --client 'node stock.js'");
+  cmd->add_flag("-q,--quiet", args->quiet, "Print only the scenarios that did not go as expected, and the summary");
+  cmd->add_flag("-v,--verbose", args->verbose, "Print each scenario's seed, lock and faults before it runs");
   cmd->add_option("paths", args->paths, "Scenario files or directories of them")->required();
   return [args] { return run(*args); };
 }

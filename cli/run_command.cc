@@ -14,13 +14,15 @@ struct RunArgs {
   std::optional<uint64_t> seed;
   std::string out = "lockstep-out";
   std::string junit;
+  bool quiet = false;
+  bool verbose = false;
   std::vector<std::string> paths;
 };
 
 int run(const RunArgs& args) {
   std::vector<LoadedScenario> scenarios;
   if (!load_scenarios(args.paths, scenarios)) return kExitDataErr;
-  BatchOptions o{"run", args.out, args.junit, args.seed, ""};
+  BatchOptions o{"run", args.out, args.junit, args.seed, "", args.quiet, args.verbose};
   return run_batch(scenarios, o, [&args](const LoadedScenario& s, runner::RunOutcome& out) {
     if (auto why = runner::sim_unsupported(s.scenario); !why.empty()) return why;
     out = runner::run_in_sim(s.scenario, {args.seed, s.path});
@@ -36,6 +38,8 @@ CommandRunner add_run_command(CLI::App& app) {
   cmd->add_option("--seed", args->seed, "Override every scenario's seed");
   cmd->add_option("--out", args->out, "Directory for histories and reports")->capture_default_str();
   cmd->add_option("--junit", args->junit, "Also write JUnit XML (one test case per scenario) for CI");
+  cmd->add_flag("-q,--quiet", args->quiet, "Print only the scenarios that did not go as expected, and the summary");
+  cmd->add_flag("-v,--verbose", args->verbose, "Print each scenario's seed, lock and faults before it runs");
   cmd->add_option("paths", args->paths, "Scenario files or directories of them")->required();
   return [args] { return run(*args); };
 }

@@ -1,8 +1,11 @@
 #include "scenario_batch.h"
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -23,80 +26,148 @@ struct Row {
 
 bool matched(const Row& r) { return r.skipped.empty() && r.report.as_expected(); }
 
-std::string found_of(const Row& r) { return r.skipped.empty() ? reports::found_text(r.report) : "-"; }
-
-void print_table(const std::vector<Row>& rows) {
-  size_t w_name = 8, w_alg = 9, w_exp = 8, w_found = 5;
-  for (const auto& r : rows) {
-    w_name = std::max(w_name, r.report.scenario.size());
-    w_alg = std::max(w_alg, r.report.algorithm.size());
-    w_exp = std::max(w_exp, r.report.expected.text().size());
-    w_found = std::max(w_found, found_of(r).size());
+// The width lines are cut to: $COLUMNS, else the terminal's, else 120 (a CI log).
+size_t output_columns() {
+  if (const char* c = std::getenv("COLUMNS")) {
+    char* end = nullptr;
+    const long n = std::strtol(c, &end, 10);
+    if (end != c && *end == '\0' && n >= 40 && n <= 1000) return static_cast<size_t>(n);
   }
-  auto line = [&](const std::string& a, const std::string& b, const std::string& c, const std::string& d,
-                  const std::string& e) {
-    std::printf("%-*s  %-*s  %-*s  %-*s  %s\n", int(w_name), a.c_str(), int(w_alg), b.c_str(), int(w_exp), c.c_str(),
-                int(w_found), d.c_str(), e.c_str());
-  };
-  std::printf("\n");
-  line("SCENARIO", "ALGORITHM", "EXPECTED", "FOUND", "RESULT");
-  for (const auto& r : rows) {
-    const std::string result = !r.skipped.empty() ? "skipped" : matched(r) ? "ok" : "MISMATCH";
-    line(r.report.scenario, r.report.algorithm, r.report.expected.text(), found_of(r), result);
-  }
+  winsize w{};
+  if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &w) == 0 && w.ws_col >= 40) return w.ws_col;
+  return 120;
 }
 
-void print_header(const runner::Scenario& s, const BatchOptions& o) {
+// `s` cut to `width` columns, the cut marked. Sentences and names are ASCII or UTF-8; a
+// cut never splits a character, and continuation bytes take no column.
+std::string fit(const std::string& s, size_t width) {
+  size_t columns = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) continue;
+    if (++columns > width) {
+      // Room for "...": back up three columns.
+      size_t keep = i, back = 0;
+      while (keep > 0 && back < 3) {
+        --keep;
+        if ((static_cast<unsigned char>(s[keep]) & 0xC0) != 0x80) ++back;
+      }
+      return s.substr(0, keep) + "...";
+    }
+  }
+  return s;
+}
+
+std::string plural(size_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+// What a row says in its last column: the most severe finding's sentence, why the run is
+// inconclusive, or why it was skipped.
+std::string first_sentence(const Row& r) {
+  if (!r.skipped.empty()) return r.skipped;
+  const auto& rep = r.report;
+  if (rep.unknown()) {
+    const auto why = reports::inconclusive_reasons(rep);
+    return why.empty() ? "" : why.front();
+  }
+  const checker::Violation* first = nullptr;
+  for (const auto& v : rep.violations) {
+    if (!first || v.severity < first->severity) first = &v;
+  }
+  return first ? first->explanation : "";
+}
+
+// safe, unknown, or the most severe class found.
+std::string verdict_word(const Row& r) {
+  if (!r.skipped.empty()) return "-";
+  if (r.report.unknown() || r.report.violations.empty()) return r.report.verdict;
+  auto most = r.report.violations.front().severity;
+  for (const auto& v : r.report.violations) most = std::min(most, v.severity);
+  return checker::to_string(most);
+}
+
+std::string result_word(const Row& r) { return !r.skipped.empty() ? "skipped" : matched(r) ? "ok" : "MISMATCH"; }
+
+struct Columns {
+  size_t width, name;
+};
+
+// One line per scenario: RESULT  SCENARIO  VERDICT-OR-CLASS  first sentence.
+void print_row(const Row& r, const Columns& c) {
+  constexpr size_t kResult = 8, kVerdict = 11;
+  std::string line = result_word(r);
+  line.resize(kResult, ' ');
+  std::string name = fit(r.report.scenario, c.name);
+  name.resize(std::max(name.size(), c.name), ' ');
+  std::string verdict = verdict_word(r);
+  verdict.resize(std::max(verdict.size(), kVerdict), ' ');
+  line += "  " + name + "  " + verdict;
+  const std::string sentence = first_sentence(r);
+  if (!sentence.empty() && line.size() + 2 + 8 <= c.width) line += "  " + fit(sentence, c.width - line.size() - 2);
+  while (!line.empty() && line.back() == ' ') line.pop_back();
+  std::printf("%s\n", fit(line, c.width).c_str());
+  if (!r.skipped.empty() || matched(r)) return;
+  std::printf("%s\n",
+              fit("          expected " + r.report.expected.text() + ", found " + reports::found_text(r.report), c.width)
+                  .c_str());
+}
+
+void print_header(const runner::Scenario& s, const BatchOptions& o, size_t width) {
   std::string faults;
   for (const auto& f : s.faults) faults += (faults.empty() ? "" : "; ") + describe_fault(f);
-  std::printf("seed=%llu algorithm=%s faults=%s  [%s]\n", static_cast<unsigned long long>(o.seed.value_or(s.seed)),
-              lock_in_use(s).c_str(), faults.empty() ? "none" : faults.c_str(), s.name.c_str());
+  const std::string line = "seed=" + std::to_string(o.seed.value_or(s.seed)) + " algorithm=" + lock_in_use(s) +
+                           " faults=" + (faults.empty() ? "none" : faults) + "  [" + s.name + "]";
+  std::printf("%s\n", fit(line, width).c_str());
   std::fflush(stdout);
-}
-
-// Why a run is inconclusive, for the terminal.
-void print_inconclusive(const reports::RunReport& r) {
-  for (const auto& why : reports::inconclusive_reasons(r)) std::printf("  %s: %s\n", r.scenario.c_str(), why.c_str());
 }
 
 }  // namespace
 
 int run_batch(const std::vector<LoadedScenario>& scenarios, const BatchOptions& o, const RunOne& run_one) {
+  const size_t width = output_columns();
+  size_t longest = 8;
+  for (const auto& s : scenarios) longest = std::max(longest, s.scenario.name.size());
+  // The name gives way to the sentence only so far: 40 columns keep most names whole.
+  const Columns columns{width, std::min(longest, std::max<size_t>(40, width > 70 ? width - 70 : 0))};
   std::vector<Row> rows;
-  // One file needs no count; many get a progress line under the headers on a terminal.
+  // One file needs no count; many get a progress line on a terminal.
   runner::Progress progress(o.command, scenarios.size() > 1 && isatty(STDERR_FILENO));
+  // A single scenario says what runs before it runs; a batch, with --verbose.
+  const bool headers = o.verbose || scenarios.size() == 1;
   for (const auto& loaded : scenarios) {
     const runner::Scenario& s = loaded.scenario;
-    // The header goes out before a long run starts, so a terminal shows what is running.
     progress.clear();
-    print_header(s, o);
+    if (headers && !o.quiet) print_header(s, o, width);
     progress.show(rows.size(), scenarios.size(), s.name);
     runner::RunOutcome outcome;
     const std::string skipped = run_one(loaded, outcome);
     progress.clear();
+    Row row;
     if (!skipped.empty()) {
-      std::printf("skipped %s: %s\n", s.name.c_str(), skipped.c_str());
-      Row row;
       row.report.scenario = s.name;
       row.report.algorithm = lock_in_use(s);
       row.report.expected = s.expect;
       row.skipped = skipped;
-      rows.push_back(std::move(row));
-      continue;
+    } else {
+      const fs::path dir = fs::path(o.out) / s.name;
+      std::error_code ec;
+      fs::create_directories(dir, ec);
+      std::string error;
+      if (ec || !write_file(dir / "history.jsonl", outcome.history_jsonl) ||
+          !reports::write_scenario_reports(dir, outcome.report, outcome.history, error)) {
+        std::fprintf(stderr, "lockstep %s: cannot write to %s%s%s\n", o.command.c_str(), dir.string().c_str(),
+                     error.empty() ? "" : ": ", error.c_str());
+        return kExitDataErr;
+      }
+      row.report = std::move(outcome.report);
     }
-    const fs::path dir = fs::path(o.out) / s.name;
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    std::string error;
-    if (ec || !write_file(dir / "history.jsonl", outcome.history_jsonl) ||
-        !reports::write_scenario_reports(dir, outcome.report, outcome.history, error)) {
-      std::fprintf(stderr, "lockstep %s: cannot write to %s%s%s\n", o.command.c_str(), dir.string().c_str(),
-                   error.empty() ? "" : ": ", error.c_str());
-      return kExitDataErr;
+    // Each row as its run ends, so a long batch shows its results as they come.
+    if (!o.quiet || (row.skipped.empty() && !matched(row))) {
+      print_row(row, columns);
+      std::fflush(stdout);
     }
-    rows.push_back(Row{std::move(outcome.report), ""});
+    rows.push_back(std::move(row));
   }
-  print_table(rows);
   std::vector<reports::RunReport> ran;
   for (const auto& r : rows) {
     if (r.skipped.empty()) ran.push_back(r.report);
@@ -107,22 +178,22 @@ int run_batch(const std::vector<LoadedScenario>& scenarios, const BatchOptions& 
     std::fprintf(stderr, "lockstep %s: %s\n", o.command.c_str(), error.c_str());
     return kExitDataErr;
   }
-  int mismatches = 0, skipped = 0;
+  size_t mismatches = 0, skipped = 0;
   for (const auto& r : rows) {
     if (!r.skipped.empty()) ++skipped;
     else if (!matched(r)) ++mismatches;
   }
-  const int count = static_cast<int>(ran.size());
-  std::printf("\n%d scenarios%s, %d as expected, %d mismatched", count, o.ran_where.c_str(), count - mismatches,
-              mismatches);
-  if (skipped > 0) std::printf(", %d skipped", skipped);
-  std::printf("; reports in %s/ (open %s/index.html)\n", o.out.c_str(), o.out.c_str());
-  for (const auto& r : rows) {
-    if (!r.skipped.empty()) std::printf("  skipped %s: %s\n", r.report.scenario.c_str(), r.skipped.c_str());
-  }
+  const size_t count = ran.size();
+  std::string summary = plural(count, "scenario", "scenarios") + o.ran_where + ": " +
+                        std::to_string(count - mismatches) + " as expected, " + std::to_string(mismatches) +
+                        " mismatched";
+  if (skipped > 0) summary += ", " + std::to_string(skipped) + " skipped";
+  std::printf("\n%s\n", fit(summary, width).c_str());
+  std::printf("%s\n", fit("reports: " + (fs::path(o.out) / "index.html").string(), width).c_str());
   for (const auto& r : rows) {
     if (!r.skipped.empty() || matched(r)) continue;
-    print_inconclusive(r.report);
+    for (const auto& why : reports::inconclusive_reasons(r.report))
+      std::printf("%s\n", fit("  " + r.report.scenario + ": " + why, width).c_str());
     std::printf("  replay: %s\n", r.report.replay.c_str());
   }
   if (count == 0) {

@@ -1,7 +1,8 @@
-// What `lockstep run` and `lockstep live` do alike around each world's run: print what is
-// run, write each scenario's history and reports (report.json, report.md, report.html),
-// then index.html and, if asked, JUnit XML for the whole batch, print one verdict table
-// and say how many runs matched their expectation. A scenario the world cannot play is
+// What `lockstep run` and `lockstep live` do alike around each world's run: write each
+// scenario's history and reports (report.json, report.md, report.html), print one line per
+// scenario as it ends (its result, verdict or most severe class, and the first sentence
+// of what it found), cut to the terminal's width, then index.html and, if asked, JUnit XML
+// for the whole batch, and say how many runs matched their expectation. A scenario the world cannot play is
 // listed as skipped with the reason, never silently dropped.
 #pragma once
 
@@ -20,7 +21,9 @@ struct BatchOptions {
   std::string out;
   std::string junit;
   std::optional<uint64_t> seed;  // shown in each scenario's header line
-  std::string ran_where;         // "" or " live": "N scenarios run live, ..."
+  std::string ran_where;         // "" or " run live": "N scenarios run live: ..."
+  bool quiet = false;    // -q: only the rows that did not go as expected, and the summary
+  bool verbose = false;  // -v: each scenario's seed, lock and faults before it runs
 };
 
 // Runs one scenario, or says why it cannot ("" when it ran).

@@ -74,13 +74,44 @@ TEST(CliCommands, NothingRanIsNotASuccess) {
   std::ofstream(file) << R"({"lock": {"algorithm": "set-px-lua"}, "expect": {"violations": []}})";
   CliRun live = lockstep("live --out " + (dir / "live").string() + " " + file);
   EXPECT_EQ(live.code, 1) << live.out;
-  EXPECT_NE(live.out.find("skipped sim-only: its worlds do not include \"live\""), std::string::npos) << live.out;
+  EXPECT_NE(live.out.find("skipped   sim-only"), std::string::npos) << live.out;
+  EXPECT_NE(live.out.find("its worlds do not include \"live\""), std::string::npos) << live.out;
   EXPECT_NE(live.out.find("nothing ran: every scenario was skipped, so nothing was tested"), std::string::npos)
       << live.out;
   const std::string external = std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/external/redis-py-stock-demo.json";
   CliRun run = lockstep("run --out " + (dir / "run").string() + " " + external);
   EXPECT_EQ(run.code, 1) << run.out;
   EXPECT_NE(run.out.find("nothing ran"), std::string::npos) << run.out;
+  std::filesystem::remove_all(dir);
+}
+
+// The catalogue's run fits a 120-column terminal: one line per scenario with its result,
+// its verdict or most severe class and the first sentence of what it found.
+TEST(CliCommands, TheCatalogueRunFitsTheTerminal) {
+  const auto dir = std::filesystem::temp_directory_path() / ("lockstep-cli-cols-" + std::to_string(::getpid()));
+  const std::string scenarios = std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios";
+  for (const char* columns : {"120", "80"}) {
+    CliRun r = lockstep_shell(std::string("COLUMNS=") + columns + " '" + LOCKSTEP_BINARY + "' run --out " +
+                              (dir / columns).string() + " " + scenarios);
+    EXPECT_EQ(r.code, 0) << r.out;
+    size_t lines = 0;
+    for (const auto& line : lockstep::test_shell::lines_of(r.out)) {
+      ++lines;
+      EXPECT_LE(line.size(), static_cast<size_t>(std::stoi(columns))) << line;
+    }
+    EXPECT_GE(lines, 80u);
+    EXPECT_NE(r.out.find("ok        05-set-px-del-slow-holder"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("seed="), std::string::npos) << "a batch prints no header per scenario";
+  }
+  CliRun full = lockstep_shell("COLUMNS=120 '" + std::string(LOCKSTEP_BINARY) + "' run --out " + (dir / "one").string() +
+                               " " + scenarios + "/08-set-px-lua-pause-in-unlock.json");
+  EXPECT_NE(full.out.find("lease-lost   lease lost while held: process 3's acquire"), std::string::npos) << full.out;
+  EXPECT_NE(full.out.find("seed=1004 algorithm=set-px-lua"), std::string::npos) << "one file: its header first";
+  EXPECT_NE(full.out.find("1 scenario: 1 as expected, 0 mismatched"), std::string::npos) << full.out;
+  CliRun quiet = lockstep_shell("COLUMNS=120 '" + std::string(LOCKSTEP_BINARY) + "' run -q --out " +
+                                (dir / "q").string() + " " + scenarios);
+  EXPECT_EQ(quiet.code, 0);
+  EXPECT_EQ(lockstep::test_shell::lines_of(quiet.out).size(), 3u) << quiet.out;
   std::filesystem::remove_all(dir);
 }
 
