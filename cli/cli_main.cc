@@ -40,6 +40,7 @@ int cli_main(int argc, char** argv) {
   runner::set_replay_program(program);
   CLI::App app{"lockstep: deterministic simulation and correctness testing for Redis locks"};
   app.require_subcommand(1);
+  app.formatter(wrapping_formatter());
   app.set_version_flag("--version", std::string("lockstep ") + version());
 
   std::map<const CLI::App*, CommandRunner> runners;

@@ -10,7 +10,9 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <memory>
 #include <string>
+#include <string_view>
 
 #include <CLI/CLI.hpp>
 
@@ -22,6 +24,20 @@ inline constexpr int kExitUsage = 64;
 inline constexpr int kExitDataErr = 65;
 
 using CommandRunner = std::function<int()>;
+
+// The width the command's output is cut or wrapped to: $COLUMNS, else the terminal's,
+// else 120 (a CI log).
+size_t terminal_columns();
+// `text` wrapped at words to `width` columns, the lines after the first indented by `indent`.
+std::string wrapped(std::string_view text, size_t width, size_t indent);
+// A number of seconds as a person writes it: "20", "0.5" (not "20.000000").
+inline std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", s);
+  return buf;
+}
+// CLI11's help with every description wrapped to terminal_columns().
+std::shared_ptr<CLI::Formatter> wrapping_formatter();
 
 // Writes `data` to `p`, replacing it; false when it could not.
 inline bool write_file(const std::filesystem::path& p, const std::string& data) {

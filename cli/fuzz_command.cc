@@ -224,7 +224,7 @@ int fuzz(const FuzzArgs& a) {
   if (!parse_space(a, space, opts)) return kExitUsage;
   std::printf("fuzz: seed=%llu shard=%s algorithm=%s faults=%s stop-on=%s %s\n", static_cast<unsigned long long>(a.seed),
               shard_text(opts).c_str(), subject(a).c_str(), a.faults.c_str(), a.stop_on.c_str(),
-              a.time_limit_s > 0 ? ("time-limit=" + std::to_string(a.time_limit_s) + "s").c_str()
+              a.time_limit_s > 0 ? ("time-limit=" + seconds_text(a.time_limit_s) + "s").c_str()
                                  : ("runs=" + std::to_string(opts.runs)).c_str());
   std::fflush(stdout);
   runner::Progress progress("fuzz");

@@ -59,7 +59,7 @@ std::string command_line(const MatrixArgs& a, const runner::MatrixOptions& o) {
   if (!a.profiles.empty() || a.algorithms.empty()) c += " --profiles " + (a.profiles.empty() ? "all" : a.profiles);
   if (!a.algorithms.empty()) c += " --algorithms " + a.algorithms;
   c += " --faults " + (a.faults.empty() ? "all" : a.faults);
-  c += a.time_limit_s > 0 ? " --time-limit " + std::to_string(a.time_limit_s) : " --runs " + std::to_string(o.runs);
+  c += a.time_limit_s > 0 ? " --time-limit " + seconds_text(a.time_limit_s) : " --runs " + std::to_string(o.runs);
   if (o.stop_on != "all") c += " --stop-on " + o.stop_on;
   return c + " --seed " + std::to_string(a.seed);
 }
@@ -302,7 +302,7 @@ int matrix(const MatrixArgs& a) {
     rows.push_back(std::move(row));
   }
   reports::MatrixMeta meta{o.seed,
-                           a.time_limit_s > 0 ? std::to_string(a.time_limit_s) + " s per cell"
+                           a.time_limit_s > 0 ? seconds_text(a.time_limit_s) + " s per cell"
                                               : std::to_string(o.runs) + " runs per cell",
                            command_line(a, o)};
   return finish(a, o, meta, rows, cases);

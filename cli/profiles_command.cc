@@ -16,19 +16,26 @@ std::string default_text(const ProfileOption& o) {
   return o.default_value.dump();
 }
 
+// "    name                         default  meaning", the meaning wrapped under itself.
+void print_option(const std::string& name, const std::string& def, const std::string& meaning, size_t width) {
+  constexpr size_t kMeaningAt = 4 + 28 + 1 + 8 + 1;
+  std::printf("    %-28s %-8s %s\n", name.c_str(), def.c_str(), wrapped(meaning, width, kMeaningAt).c_str());
+}
+
 int list(bool with_options) {
   size_t w_lib = 7, w_ver = 7;
   for (const auto& p : profiles()) {
     w_lib = std::max(w_lib, p.library.size());
     w_ver = std::max(w_ver, p.version.size());
   }
+  const size_t width = terminal_columns() - 1;
+  const size_t models_at = w_lib + w_ver + 4;
   std::printf("%-*s  %-*s  %s\n", int(w_lib), "LIBRARY", int(w_ver), "VERSION", "MODELS");
   for (const auto& p : profiles()) {
-    std::printf("%-*s  %-*s  %s\n", int(w_lib), p.library.c_str(), int(w_ver), p.version.c_str(), p.models.c_str());
+    std::printf("%-*s  %-*s  %s\n", int(w_lib), p.library.c_str(), int(w_ver), p.version.c_str(),
+                wrapped(p.models, width, models_at).c_str());
     if (!with_options) continue;
-    for (const auto& o : p.options) {
-      std::printf("    %-28s %-8s %s\n", o.name.c_str(), default_text(o).c_str(), o.meaning.c_str());
-    }
+    for (const auto& o : p.options) print_option(o.name, default_text(o), o.meaning, width);
   }
   std::printf("\nUse one as \"lock\": {\"profile\": \"LIBRARY@VERSION\", \"options\": {...}} in a scenario file.\n");
   if (!with_options) return 0;
@@ -39,8 +46,7 @@ int list(bool with_options) {
       continue;
     }
     std::printf("%s%s\n", a.name.c_str(), a.options->empty() ? "  (no options)" : "");
-    for (const auto& o : *a.options)
-      std::printf("    %-28s %-8s %s\n", o.name.c_str(), default_text(o).c_str(), o.meaning.c_str());
+    for (const auto& o : *a.options) print_option(o.name, default_text(o), o.meaning, width);
   }
   return 0;
 }

@@ -1,6 +1,5 @@
 #include "scenario_batch.h"
 
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -25,18 +24,6 @@ struct Row {
 };
 
 bool matched(const Row& r) { return r.skipped.empty() && r.report.as_expected(); }
-
-// The width lines are cut to: $COLUMNS, else the terminal's, else 120 (a CI log).
-size_t output_columns() {
-  if (const char* c = std::getenv("COLUMNS")) {
-    char* end = nullptr;
-    const long n = std::strtol(c, &end, 10);
-    if (end != c && *end == '\0' && n >= 40 && n <= 1000) return static_cast<size_t>(n);
-  }
-  winsize w{};
-  if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &w) == 0 && w.ws_col >= 40) return w.ws_col;
-  return 120;
-}
 
 // `s` cut to `width` columns, the cut marked. Sentences and names are ASCII or UTF-8; a
 // cut never splits a character, and continuation bytes take no column.
@@ -124,7 +111,7 @@ void print_header(const runner::Scenario& s, const BatchOptions& o, size_t width
 }  // namespace
 
 int run_batch(const std::vector<LoadedScenario>& scenarios, const BatchOptions& o, const RunOne& run_one) {
-  const size_t width = output_columns();
+  const size_t width = terminal_columns();
   size_t longest = 8;
   for (const auto& s : scenarios) longest = std::max(longest, s.scenario.name.size());
   // The name gives way to the sentence only so far: 40 columns keep most names whole.

@@ -115,6 +115,18 @@ TEST(CliCommands, TheCatalogueRunFitsTheTerminal) {
   std::filesystem::remove_all(dir);
 }
 
+// Help and listings wrap at words to the terminal's width rather than running past it.
+TEST(CliCommands, HelpAndListingsFitTheTerminal) {
+  for (const char* args : {"--help", "run --help", "live --help", "fuzz --help", "matrix --help", "check --help",
+                           "report --help", "profiles", "profiles --options"}) {
+    CliRun r = lockstep_shell("COLUMNS=120 '" + std::string(LOCKSTEP_BINARY) + "' " + args);
+    EXPECT_EQ(r.code, 0) << args;
+    for (const auto& line : lockstep::test_shell::lines_of(r.out)) EXPECT_LE(line.size(), 120u) << args << ": " << line;
+  }
+  CliRun fuzz = lockstep("fuzz --algorithm set-px-lua --faults none --time-limit 0.2 --out /dev/null");
+  EXPECT_NE(fuzz.out.find(" time-limit=0.2s"), std::string::npos) << fuzz.out;
+}
+
 TEST(CliCommands, StopOnNamesClassesAndPropertiesOrSaysWhatItTakes) {
   CliRun r = lockstep("fuzz --algorithm set-px-lua --runs 1 --stop-on two-holder --out /dev/null");
   EXPECT_EQ(r.code, 64);

@@ -42,6 +42,22 @@ size_t edit_distance(const std::string& a, const std::string& b) {
 
 }  // namespace
 
+std::vector<std::string> wrap_words(std::string_view text, size_t width) {
+  std::vector<std::string> lines(1);
+  size_t at = 0;
+  while (at < text.size()) {
+    const size_t space = text.find(' ', at);
+    const std::string_view word = text.substr(at, space == std::string_view::npos ? std::string_view::npos : space - at);
+    at = space == std::string_view::npos ? text.size() : space + 1;
+    if (word.empty()) continue;
+    std::string& line = lines.back();
+    if (!line.empty() && line.size() + 1 + word.size() > width) lines.emplace_back();
+    if (!lines.back().empty()) lines.back() += ' ';
+    lines.back() += word;
+  }
+  return lines;
+}
+
 std::string nearest_name(const std::string& s, const std::vector<std::string>& candidates) {
   const std::string* best = nullptr;
   size_t best_d = 3;

@@ -22,6 +22,10 @@ std::string join(const Strings& names, std::string_view sep = ", ") {
   return out;
 }
 
+// `text` broken into lines of at most `width` columns at spaces (a word longer than that
+// gets a line of its own); never empty.
+std::vector<std::string> wrap_words(std::string_view text, size_t width);
+
 // "1.5s", "250ms", "12.5ms": a duration or instant in the shortest honest form.
 std::string format_duration(int64_t ns);
 
