@@ -98,6 +98,11 @@ TEST(Matrix, FilesSayEachCellsVerdictAndLinkItsCounterexample) {
   EXPECT_NE(html.find("<a href=\"a@1--pause/report.html\">report</a>"), std::string::npos);
   EXPECT_NE(html.find("lockstep run m/a@1--pause/counterexample.json"), std::string::npos);
   EXPECT_NE(html.find("x &lt;y&gt;"), std::string::npos);
+  // Coloured and named by the most severe class, the details folded away.
+  EXPECT_NE(html.find("<td class=\"broken cls-two-holders\""), std::string::npos) << html;
+  EXPECT_NE(html.find("data-class=\"two-holders\"><b>two-holders</b><details><summary>mutual-exclusion</summary>"),
+            std::string::npos)
+      << html;
   EXPECT_EQ(html.find("<script"), std::string::npos);
   const std::string md = reports::render_matrix_markdown(rows);
   EXPECT_NE(md.find("| a@1 | no-violation | **broken**: two-holders (mutual-exclusion) |"), std::string::npos) << md;

@@ -67,13 +67,24 @@ std::string render_matrix_html(const std::vector<MatrixRow>& rows, const MatrixM
   h += "<title>lockstep safety matrix</title>\n<style>\n";
   h += "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}table{border-collapse:collapse}"
        "th,td{border:1px solid #ccc;padding:6px 8px;vertical-align:top;text-align:left}"
-       "th{background:#f4f4f4}td.broken{background:#fde2e1}td.safe{background:#e3f4e1}"
-       "td.broken b{color:#b3261e}td.safe b{color:#1e7b34}.small{font-size:12px;color:#555}"
-       "code{font-size:12px;background:#f6f6f6;padding:1px 3px}\n</style></head><body>\n";
+       "th{background:#f4f4f4}td.safe{background:#e3f4e1}td.safe b{color:#1e7b34}"
+       "td.cls-two-holders{background:#f6c9c6}td.cls-two-holders b{color:#8c1d18}"
+       "td.cls-damage{background:#fbd9b8}td.cls-damage b{color:#8a3b00}"
+       "td.cls-lease-lost{background:#fdf0c4}td.cls-lease-lost b{color:#6b4e00}"
+       "td.cls-stuck{background:#e4e0f7}td.cls-stuck b{color:#3a2d8c}"
+       "td.cls-unfair{background:#dcebf7}td.cls-unfair b{color:#144d7a}"
+       ".small{font-size:12px;color:#555}summary{cursor:pointer;font-size:12px;color:#555}"
+       "code{font-size:12px;background:#f6f6f6;padding:1px 3px}.key span{display:inline-block;padding:1px 6px;"
+       "margin-right:6px;border-radius:3px}\n</style></head><body>\n";
   h += "<h1>Safety matrix</h1>\n<p>" + std::to_string(rows.size()) + " cells, " + std::to_string(broken) +
        " broken. Each cell is one fuzz campaign (" + xml_escape(meta.budget) + ", seed " + std::to_string(meta.seed) +
-       "): <b>broken</b> means it found a violation and shrank it to the story linked there; <b>no-violation</b> "
-       "means none within that budget.</p>\n";
+       "): a broken cell names the most severe class its counterexample shows and is coloured by it; "
+       "<b>no-violation</b> means none within that budget. Open a cell's details for its properties, story, "
+       "report and replay command.</p>\n";
+  h += "<p class=\"key\"><span style=\"background:#f6c9c6\">two-holders</span><span style=\"background:#fbd9b8\">"
+       "damage</span><span style=\"background:#fdf0c4\">lease-lost</span><span style=\"background:#e4e0f7\">stuck"
+       "</span><span style=\"background:#dcebf7\">unfair</span><span style=\"background:#e3f4e1\">no violation"
+       "</span></p>\n";
   if (!meta.command.empty()) h += "<p class=\"small\">Made by <code>" + xml_escape(meta.command) + "</code></p>\n";
   h += "<table>\n<tr><th>profile</th>";
   for (const auto& f : faults) h += "<th>" + xml_escape(f) + "</th>";
@@ -87,14 +98,19 @@ std::string render_matrix_html(const std::vector<MatrixRow>& rows, const MatrixM
         continue;
       }
       const bool bad = r->verdict == matrix_verdict::kBroken;
-      h += std::string("<td class=\"") + (bad ? "broken" : "safe") + "\" data-profile=\"" + xml_escape(p) +
-           "\" data-fault=\"" + xml_escape(f) + "\"><b>" + xml_escape(r->verdict) + "</b>";
+      // The classes come most severe first: the cell is coloured and named by that one.
+      const std::string cls = bad && !r->classes.empty() ? r->classes.front() : "";
+      h += std::string("<td class=\"") + (bad ? "broken cls-" + cls : std::string("safe")) + "\" data-profile=\"" +
+           xml_escape(p) + "\" data-fault=\"" + xml_escape(f) + "\"" +
+           (bad ? " data-class=\"" + xml_escape(cls) + "\"" : std::string()) + "><b>" +
+           xml_escape(bad ? (cls.empty() ? r->verdict : cls) : r->verdict) + "</b>";
       if (bad) {
-        h += "<br>" + xml_escape(join(r->classes, ", ")) + ": " + xml_escape(join(r->properties, ", "));
-        if (!r->report.empty()) h += "<br><a href=\"" + xml_escape(r->report) + "\">report</a>";
+        h += "<details><summary>" + xml_escape(join(r->properties, ", ")) + "</summary>";
+        if (!r->report.empty()) h += "<a href=\"" + xml_escape(r->report) + "\">report</a>";
         if (!r->counterexample.empty()) h += " · <a href=\"" + xml_escape(r->counterexample) + "\">scenario</a>";
         if (!r->story.empty()) h += "<div class=\"small\">" + xml_escape(truncate_text(r->story, 240)) + "</div>";
         if (!r->replay.empty()) h += "<div class=\"small\"><code>" + xml_escape(r->replay) + "</code></div>";
+        h += "</details>";
       }
       h += "<div class=\"small\">" + std::to_string(r->runs) + " runs, " + seconds_text(r->seconds) + "</div></td>";
     }
