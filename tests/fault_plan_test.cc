@@ -61,6 +61,9 @@ class RecordingWorld : public WorldControl {
   }
   void fail_over(const ProcessRef& p) override { act("failover " + p.name); }
   Env& env(const ProcessRef&) override { std::abort(); }
+  Reply admin(int, const std::vector<std::string>&) override { std::abort(); }
+  int node_of_key(const std::string&) const override { return 0; }
+  int node_count() const override { return 1; }
 
   std::vector<std::string> log;
 

@@ -245,8 +245,8 @@ TEST(LiveRunner, CliReadsScenarioSubdirectories) {
   std::stringstream ss;
   ss << f.rdbuf();
   EXPECT_EQ(WEXITSTATUS(rc), 0) << ss.str();
-  EXPECT_NE(ss.str().find("[09-set-px-lua-gc-pause]"), std::string::npos) << ss.str();
-  EXPECT_NE(ss.str().find("[redlock-clock-jump]"), std::string::npos) << ss.str();
+  EXPECT_NE(ss.str().find("ok        09-set-px-lua-gc-pause"), std::string::npos) << ss.str();
+  EXPECT_NE(ss.str().find("ok        redlock-clock-jump"), std::string::npos) << ss.str();
   EXPECT_EQ(ss.str().find("schema"), std::string::npos) << ss.str();
 }
 

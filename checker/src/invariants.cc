@@ -402,24 +402,26 @@ namespace lockstep::checker {
 
 std::vector<Violation> check_fairness(const History& h, const InvariantOptions& o) {
   if (!o.fair) return {};
+  // When a client asked: its acquire's invoke, or, where the world saw the request leave
+  // (a request record, live), the first such moment after the invoke, which is the order
+  // a fair lock's server can go by.
   struct Ask {
-    int64_t process;
-    int64_t invoked_ns;
+    int64_t since_ns;
+    bool seen_leaving;
   };
-  // Asks still waiting, oldest first; a holder taking the lock again (reentrance) is not
-  // in line for it.
-  std::vector<Ask> waiting;
+  std::map<int64_t, Ask> waiting;    // process -> its open ask; a holder asking again is not in line
   std::map<int64_t, int64_t> holds;  // process -> acquisitions not yet released
-  std::map<int64_t, int64_t> asked;  // process -> when its open acquire was invoked
   std::optional<Violation> first;
   int64_t count = 0;
-  auto stop_waiting = [&waiting](int64_t process) {
-    std::erase_if(waiting, [process](const Ask& a) { return a.process == process; });
-  };
   for (const auto& e : h.events) {
     if (is_truth(e, truth::kCrash)) {
-      stop_waiting(e.process);
+      waiting.erase(e.process);
       holds.erase(e.process);
+      continue;
+    }
+    if (is_truth(e, truth::kRequest) && e.key == o.lock_key) {
+      auto it = waiting.find(e.process);
+      if (it != waiting.end() && !it->second.seen_leaving) it->second = Ask{e.time_ns, true};
       continue;
     }
     if (e.type == EventType::Truth || e.key != o.lock_key || e.thread != 0) continue;
@@ -429,25 +431,27 @@ std::vector<Violation> check_fairness(const History& h, const InvariantOptions& 
     }
     if (!is_acquire(e.f)) continue;
     if (e.type == EventType::Invoke) {
-      asked[e.process] = e.time_ns;
-      if (holds[e.process] == 0) waiting.push_back({e.process, e.time_ns});
+      if (holds[e.process] == 0) waiting[e.process] = Ask{e.time_ns, false};
       continue;
     }
-    stop_waiting(e.process);
+    auto mine = waiting.find(e.process);
+    const int64_t since = mine == waiting.end() ? e.time_ns : mine->second.since_ns;
+    if (mine != waiting.end()) waiting.erase(mine);
     if (e.type != EventType::Ok) continue;
     ++holds[e.process];
-    const int64_t since = asked.count(e.process) ? asked[e.process] : e.time_ns;
-    for (const Ask& a : waiting) {
-      if (a.invoked_ns + o.fairness_margin_ns >= since) break;  // oldest first: the rest asked later
-      ++count;
-      if (first) break;
-      first = violation(Property::Fairness,
-                        process_label(e.process) + " was served at t=" + format_seconds(e.time_ns) + " (it asked at t=" +
-                            format_seconds(since) + ") while " + process_label(a.process) + ", which had asked at t=" +
-                            format_seconds(a.invoked_ns) + ", was still waiting: a fair lock serves in arrival order.",
-                        {e.process, a.process}, e.time_ns);
-      break;
+    // The one that has waited longest, if it asked clearly before this one.
+    const std::pair<const int64_t, Ask>* oldest = nullptr;
+    for (const auto& w : waiting) {
+      if (!oldest || w.second.since_ns < oldest->second.since_ns) oldest = &w;
     }
+    if (!oldest || oldest->second.since_ns + o.fairness_margin_ns >= since) continue;
+    ++count;
+    if (first) continue;
+    first = violation(Property::Fairness,
+                      process_label(e.process) + " was served at t=" + format_seconds(e.time_ns) + " (it asked at t=" +
+                          format_seconds(since) + ") while " + process_label(oldest->first) + ", which had asked at t=" +
+                          format_seconds(oldest->second.since_ns) + ", was still waiting: a fair lock serves in arrival order.",
+                      {e.process, oldest->first}, e.time_ns);
   }
   if (!first) return {};
   first->count = count;

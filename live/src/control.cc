@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 
+#include "lockstep/fault_plan.h"
+
 namespace lockstep::live {
 namespace {
 
@@ -41,6 +43,15 @@ Control::Control(LiveWorld& world, Cluster& cluster)
   };
   cluster_.on_failover = [this](bool requested, nlohmann::json value, int node) {
     truth(requested ? Truth::FailoverRequested : Truth::Failover, -1, std::move(value), node);
+  };
+  // A workload client's command leaving and its reply arriving are the events
+  // event-triggered faults wait for; a helper client of the run's own (a poller) is not.
+  world_.on_command = [this](const CommandNote& n) {
+    if (!on_event || n.argv->empty()) return false;
+    const std::string& name = world_.client_name(n.client);
+    if (name.rfind("client-", 0) != 0) return false;
+    const auto kind = n.reply ? WorldEvent::Kind::Receives : WorldEvent::Kind::Sends;
+    return event({kind, name, (*n.argv)[0], command_key(*n.argv)});
   };
 }
 
@@ -105,5 +116,11 @@ void Control::block_link(const ProcessRef& from, const ProcessRef& to, int delta
 void Control::fail_over(const ProcessRef& master) { cluster_.fail_over(static_cast<int>(master.truth_node)); }
 
 Env& Control::env(const ProcessRef& client) { return world_.env(client.id); }
+
+// Its own connection to the node's current address, straight past the fault proxy. Two
+// seconds is far beyond a loopback round trip and short enough for a stopped server.
+Reply Control::admin(int node, const std::vector<std::string>& argv) {
+  return sync_command(world_.node_address(node), argv, Millis(2000));
+}
 
 }  // namespace lockstep::live

@@ -72,7 +72,10 @@ live::ClusterSpec cluster_spec(const Scenario& s) {
     clock.offset = Millis(k.offset_ms);
     clock.drift_ppm = k.drift_ppm;
   }
-  c.seed = {{s.workload.stock_key, std::to_string(s.workload.initial_stock)}};
+  // Keys placed by the cluster go in with the servers, so replicas start holding them.
+  for (const auto& w : initial_writes(s)) {
+    if (!w.node) c.seed.push_back({w.key, w.value});
+  }
   c.latency = latency_of(s.network.latency);
   return c;
 }
@@ -102,7 +105,7 @@ class LiveRun {
   std::string run() {
     control_->start();
     if (auto err = start_servers(); !err.empty()) return err;
-    if (auto err = seed_database(); !err.empty()) return err;
+    if (auto err = seed_nodes(); !err.empty()) return err;
     if (external_control_ && !external_control_->error().empty()) return external_control_->error();
     control_->start();  // time 0 is when the clients may start, not server boot
     record_truth(*control_, rec_);
@@ -121,8 +124,8 @@ class LiveRun {
 
   checker::History take_history() { return std::move(rec_.history()); }
   const Scenario& scenario() const { return s_; }
-  bool resource_read() const { return resource_read_; }
-  bool cache_read() const { return cache_read_; }
+  bool resource_read() const { return end_.resource_read; }
+  bool cache_read() const { return end_.cache_read; }
   const LockTruth& truth() const { return truth_; }
   const live::Cluster& cluster() const { return cluster_; }
   const ExternalWorkload* external() const { return external_.get(); }
@@ -154,14 +157,10 @@ class LiveRun {
       const int64_t now = rec_.now();
       if (!m.reply) {
         truth_.sent(process, *m.argv);
+        if (truth_.names_lock(*m.argv)) rec_.truth(checker::truth::kRequest, process, s_.lock.key, (*m.argv)[0]);
       } else {
         truth_.replied(process, m.node, *m.argv, *m.reply, (m.sent - control_->origin()).count(), now);
       }
-    };
-    world_.on_command = [this](const live::CommandNote& n) {
-      if (n.client == observer_ || n.argv->empty()) return false;
-      const auto kind = n.reply ? WorldEvent::Kind::Receives : WorldEvent::Kind::Sends;
-      return control_->event({kind, world_.client_name(n.client), (*n.argv)[0], command_key(*n.argv)});
     };
     truth_.on_change = [this](int node, bool set) {
       key_event(*control_, "node-" + std::to_string(node + 1), s_.lock.key, set);
@@ -193,43 +192,15 @@ class LiveRun {
     }
   }
 
-  // The cache-aside database (a second redis-server standing for it) holds every item
-  // before any client starts.
-  std::string seed_database() {
-    const CacheAsideSpec& c = s_.workload.cache_aside;
-    if (!c.enabled()) return "";
-    for (int k = 0; k < c.keys; ++k) {
-      std::vector<std::string> set{"SET", cache_aside_db_key(k), cache_aside_initial_value(k)};
-      const Reply r = live::sync_command(world_.node_address(c.db_node - 1), set, Millis(2000));
-      if (!r.is_ok()) return "cannot seed the database's " + cache_aside_db_key(k) + ": " + to_short_text(r);
+  // The writes aimed at a node of their own (the cache-aside database, a server standing
+  // for it) go in once the servers are up, before any client starts.
+  std::string seed_nodes() {
+    for (const auto& w : initial_writes(s_)) {
+      if (!w.node) continue;
+      const Reply r = control_->admin(*w.node, {"SET", w.key, w.value});
+      if (!r.is_ok()) return "cannot seed " + w.key + " on node-" + std::to_string(*w.node + 1) + ": " + to_short_text(r);
     }
     return "";
-  }
-
-  // What the cache and the database hold at the end, for the stale-cache check.
-  void record_cache_aside() {
-    const CacheAsideSpec& c = s_.workload.cache_aside;
-    if (!c.enabled()) return;
-    auto ask = [this](int node, std::vector<std::string> argv) {
-      return live::sync_command(world_.node_address(node), argv, Millis(2000));
-    };
-    auto value = [](const Reply& r) { return r.type == Reply::Type::Bulk ? nlohmann::json(r.str) : nlohmann::json(); };
-    bool all = true;
-    for (int k = 0; k < c.keys; ++k) {
-      const Reply cache = ask(c.cache_node - 1, {"GET", cache_aside_cache_key(k)});
-      const Reply ttl = ask(c.cache_node - 1, {"PTTL", cache_aside_cache_key(k)});
-      const Reply db = ask(c.db_node - 1, {"GET", cache_aside_db_key(k)});
-      const auto answered = [](const Reply& r) { return r.type == Reply::Type::Bulk || r.type == Reply::Type::Nil; };
-      if (!answered(cache) || !answered(db) || ttl.type != Reply::Type::Integer) {
-        all = false;  // a server gone: that key's state is unknown
-        continue;
-      }
-      rec_.truth(checker::truth::kCacheFinal, -1, cache_aside_item(k),
-                 {{"cache", value(cache)}, {"db", value(db)}, {"cache_ttl_ms", ttl.integer},
-                  {"max_stale_ms", c.max_stale_ms}},
-                 c.cache_node - 1);
-    }
-    cache_read_ = all;
   }
 
   // lockstep's own clients on LiveEnv, or the user's program once per client, reaching
@@ -297,41 +268,11 @@ class LiveRun {
     world_.stop_all();
     truth_.settle_all(end);
     record_unfired(*plan_, rec_);
-    record_resource();
-    record_cache_aside();
-    record_oom_errors();
+    end_ = record_end_state(s_, *control_, rec_);
     if (o_.redis) {
       std::vector<std::string> del{"DEL", s_.lock.key, s_.workload.stock_key};
       live::sync_command(world_.node_address(0), del, Millis(1000));
     }
-  }
-
-  // What each master answered OOM, from its own INFO errorstats (as in the simulator).
-  void record_oom_errors() {
-    if (s_.topology.maxmemory_bytes == 0) return;
-    for (int n = 0; n < world_.node_count(); ++n) {
-      std::vector<std::string> info{"INFO", "errorstats"};
-      const Reply r = live::sync_command(world_.node_address(n), info, Millis(2000));
-      if (const int64_t count = oom_errors_in_info(r.str); count > 0)
-        rec_.truth(checker::truth::kOomRefused, -1, "", count, n);
-    }
-  }
-
-  void record_resource() {
-    std::vector<std::string> get{"GET", s_.workload.stock_key};
-    Reply r = cluster_.command(get, Millis(2000));
-    if (r.type != Reply::Type::Bulk && r.type != Reply::Type::Nil) return;  // node gone: unknown
-    resource_read_ = true;
-    nlohmann::json final_value = nullptr;
-    if (r.type == Reply::Type::Bulk) {
-      try {
-        final_value = std::stoll(r.str);
-      } catch (...) {
-        final_value = r.str;
-      }
-    }
-    rec_.truth(checker::truth::kResource, -1, s_.workload.stock_key,
-               {{"initial", s_.workload.initial_stock}, {"final", final_value}}, 0);
   }
 
   Scenario s_;
@@ -350,8 +291,7 @@ class LiveRun {
   std::vector<int> clients_;
   std::vector<int> cache_writers_;
   int observer_ = -1;
-  bool resource_read_ = false;
-  bool cache_read_ = false;
+  EndState end_;
 };
 
 nlohmann::json checkable(const LiveRun& run) {

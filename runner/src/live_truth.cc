@@ -68,6 +68,13 @@ void LockTruth::sent(int64_t process, const std::vector<std::string>& argv) {
   }
 }
 
+bool LockTruth::names_lock(const std::vector<std::string>& argv) const {
+  if (argv.size() < 2) return false;
+  const std::string cmd = upper(argv[0]);
+  if (cmd == "EVAL" || cmd == "EVALSHA") return script_keys(argv, key_);
+  return argv[1] == key_;
+}
+
 bool LockTruth::script_keys(const std::vector<std::string>& argv, const std::string& key) {
   if (argv.size() < 4) return false;
   const size_t numkeys = static_cast<size_t>(std::max(0, std::atoi(argv[2].c_str())));

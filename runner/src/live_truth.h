@@ -48,6 +48,9 @@ class LockTruth {
   LockTruth(Recorder& rec, std::string key, int nodes);
 
   void sent(int64_t process, const std::vector<std::string>& argv);
+  // Whether the command works on the lock key: names it as its key, or among a script's
+  // KEYS.
+  bool names_lock(const std::vector<std::string>& argv) const;
 
   // The reply to a command that left for the server at `sent` came back at `now`.
   void replied(int64_t process, int node, const std::vector<std::string>& argv, const Reply& r, int64_t sent,

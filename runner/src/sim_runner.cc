@@ -52,9 +52,7 @@ class SimRun {
     bool finished = world_.scheduler().run_until(s_.duration_ms * kNsPerMs, kEventCountMax);
     if (!finished) rec_.truth(checker::truth::kRunaway, -1, "", "event bound reached");
     record_unfired(plan, rec_);
-    record_resource();
-    record_cache_aside();
-    record_oom_errors();
+    record_end_state(s_, control_, rec_);
     if (stream_) {
       rec_.stream_to(nullptr);
       stream_->close();
@@ -125,39 +123,11 @@ class SimRun {
     }
   }
 
-  // The stock counter exists before any client starts, as in the seed's demo.
+  // The stage is set before any client starts, as in the seed's demo, and on the masters
+  // alone: replicas start as copies of them.
   void seed_resource() {
-    sim::ClientState setup;
-    const int shard = world_.shard_of_key(s_.workload.stock_key);
-    world_.redis(shard).execute(setup, {"SET", s_.workload.stock_key, std::to_string(s_.workload.initial_stock)},
-                            world_.node_wall_ms(world_.node_process(shard)));
-    // The cache-aside database holds every item before any client starts.
-    const CacheAsideSpec& c = s_.workload.cache_aside;
-    if (!c.enabled()) return;
-    const int db = c.db_node - 1;
-    for (int k = 0; k < c.keys; ++k) {
-      world_.redis(db).execute(setup, {"SET", cache_aside_db_key(k), cache_aside_initial_value(k)},
-                               world_.node_wall_ms(world_.node_process(db)));
-    }
-  }
-
-  // What the cache and the database hold at the end, for the stale-cache check.
-  void record_cache_aside() {
-    const CacheAsideSpec& c = s_.workload.cache_aside;
-    if (!c.enabled()) return;
-    auto ask = [this](int node, std::vector<std::string> argv) {
-      sim::ClientState admin;
-      return world_.redis(node).execute(admin, argv, world_.node_wall_ms(world_.node_process(node)));
-    };
-    auto value = [](const Reply& r) { return r.type == Reply::Type::Bulk ? nlohmann::json(r.str) : nlohmann::json(); };
-    for (int k = 0; k < c.keys; ++k) {
-      const Reply cache = ask(c.cache_node - 1, {"GET", cache_aside_cache_key(k)});
-      const Reply ttl = ask(c.cache_node - 1, {"PTTL", cache_aside_cache_key(k)});
-      const Reply db = ask(c.db_node - 1, {"GET", cache_aside_db_key(k)});
-      rec_.truth(checker::truth::kCacheFinal, -1, cache_aside_item(k),
-                 {{"cache", value(cache)}, {"db", value(db)}, {"cache_ttl_ms", ttl.integer},
-                  {"max_stale_ms", c.max_stale_ms}},
-                 c.cache_node - 1);
+    for (const auto& w : initial_writes(s_)) {
+      control_.admin(w.node.value_or(control_.node_of_key(w.key)), {"SET", w.key, w.value});
     }
   }
 
@@ -195,32 +165,6 @@ class SimRun {
       rec_.truth(checker::truth::kKeySet, p.redis->writer_of(s_.lock.key), s_.lock.key, *v, p.node_index,
                  {{"reloaded", true}});
     }
-  }
-
-  // How often each node answered OOM: what makes a full node an availability failure.
-  void record_oom_errors() {
-    if (s_.topology.maxmemory_bytes == 0) return;
-    for (int pid = 0; pid < world_.process_count(); ++pid) {
-      auto& p = world_.process(pid);
-      if (!p.is_node) continue;
-      sim::ClientState admin;
-      const Reply info = p.redis->execute(admin, {"INFO", "errorstats"}, world_.node_wall_ms(pid));
-      if (const int64_t n = oom_errors_in_info(info.str); n > 0)
-        rec_.truth(checker::truth::kOomRefused, -1, "", n, p.node_index);
-    }
-  }
-
-  void record_resource() {
-    nlohmann::json final_value = nullptr;
-    if (auto v = world_.redis(world_.shard_of_key(s_.workload.stock_key)).peek_string(s_.workload.stock_key)) {
-      try {
-        final_value = std::stoll(*v);
-      } catch (...) {
-        final_value = *v;
-      }
-    }
-    rec_.truth(checker::truth::kResource, -1, s_.workload.stock_key,
-               {{"initial", s_.workload.initial_stock}, {"final", final_value}}, 0);
   }
 
   const Scenario& s_;

@@ -116,6 +116,68 @@ int64_t client_start_ms(const WorkloadSpec& w, int i) {
 
 std::string cache_writer_name(int i) { return "cache-" + std::to_string(i); }
 
+std::vector<InitialWrite> initial_writes(const Scenario& s) {
+  std::vector<InitialWrite> out;
+  out.push_back({std::nullopt, s.workload.stock_key, std::to_string(s.workload.initial_stock)});
+  const CacheAsideSpec& c = s.workload.cache_aside;
+  if (!c.enabled()) return out;
+  for (int k = 0; k < c.keys; ++k) out.push_back({c.db_node - 1, cache_aside_db_key(k), cache_aside_initial_value(k)});
+  return out;
+}
+
+namespace {
+
+bool read_back(const Reply& r) { return r.type == Reply::Type::Bulk || r.type == Reply::Type::Nil; }
+
+nlohmann::json string_value(const Reply& r) {
+  return r.type == Reply::Type::Bulk ? nlohmann::json(r.str) : nlohmann::json();
+}
+
+}  // namespace
+
+EndState record_end_state(const Scenario& s, WorldControl& world, Recorder& rec) {
+  EndState out;
+  const Reply stock = world.admin(world.node_of_key(s.workload.stock_key), {"GET", s.workload.stock_key});
+  if (read_back(stock)) {
+    out.resource_read = true;
+    nlohmann::json final_value = nullptr;
+    if (stock.type == Reply::Type::Bulk) {
+      try {
+        final_value = std::stoll(stock.str);
+      } catch (...) {
+        final_value = stock.str;
+      }
+    }
+    rec.truth(checker::truth::kResource, -1, s.workload.stock_key,
+              {{"initial", s.workload.initial_stock}, {"final", final_value}}, 0);
+  }
+  const CacheAsideSpec& c = s.workload.cache_aside;
+  if (c.enabled()) {
+    out.cache_read = true;
+    for (int k = 0; k < c.keys; ++k) {
+      const Reply cache = world.admin(c.cache_node - 1, {"GET", cache_aside_cache_key(k)});
+      const Reply ttl = world.admin(c.cache_node - 1, {"PTTL", cache_aside_cache_key(k)});
+      const Reply db = world.admin(c.db_node - 1, {"GET", cache_aside_db_key(k)});
+      if (!read_back(cache) || !read_back(db) || ttl.type != Reply::Type::Integer) {
+        out.cache_read = false;  // a server gone: that key's state is unknown
+        continue;
+      }
+      rec.truth(checker::truth::kCacheFinal, -1, cache_aside_item(k),
+                {{"cache", string_value(cache)}, {"db", string_value(db)}, {"cache_ttl_ms", ttl.integer},
+                 {"max_stale_ms", c.max_stale_ms}},
+                c.cache_node - 1);
+    }
+  }
+  // How often each node answered OOM: what makes a full node an availability failure.
+  if (s.topology.maxmemory_bytes > 0) {
+    for (int n = 0; n < world.node_count(); ++n) {
+      if (const int64_t count = oom_errors_in_info(world.admin(n, {"INFO", "errorstats"}).str); count > 0)
+        rec.truth(checker::truth::kOomRefused, -1, "", count, n);
+    }
+  }
+  return out;
+}
+
 std::vector<std::string> memory_config(const TopologySpec& t) {
   if (t.maxmemory_bytes == 0 && t.maxmemory_policy == "noeviction" && t.maxmemory_samples == 5) return {};
   return {"CONFIG", "SET", "maxmemory", std::to_string(t.maxmemory_bytes), "maxmemory-policy", t.maxmemory_policy,

@@ -3,7 +3,10 @@
 // the fault plan's ground truth into the history, and refuse what the world cannot do.
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "lockstep/runner/recorder.h"
 #include "lockstep/runner/scenario.h"
@@ -33,6 +36,27 @@ std::string cache_writer_name(int i);
 
 // errorstat_OOM's count in an INFO errorstats reply (0 when absent).
 int64_t oom_errors_in_info(const std::string& info);
+
+// A write that sets the stage before any client starts: the resource's first value, the
+// cache-aside database's items. `node` is the logical node it goes to, or none for the
+// node that holds its key (a cluster's shard for it); either way its replicas start
+// with it.
+struct InitialWrite {
+  std::optional<int> node;
+  std::string key, value;
+};
+// What every world writes before the run, in order.
+std::vector<InitialWrite> initial_writes(const Scenario& s);
+
+// What the run left behind, read through the world's admin channel and written as truth
+// records, the same in both worlds: the resource's last value, each cache-aside item's
+// cache entry (and its TTL) and database value, each node's count of OOM replies. A read
+// a server did not answer leaves its record out (its state is unknown).
+struct EndState {
+  bool resource_read = false;  // the resource's record is there
+  bool cache_read = false;     // every cache-aside item's record is there
+};
+EndState record_end_state(const Scenario& s, WorldControl& world, Recorder& rec);
 
 // The CONFIG SET that gives a node the scenario's memory limit, or nothing when the
 // scenario keeps Redis's defaults.

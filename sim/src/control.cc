@@ -54,4 +54,11 @@ void Control::fail_over(const ProcessRef& master) { world_.failover(world_.proce
 
 Env& Control::env(const ProcessRef& client) { return world_.env(client.id); }
 
+// Straight into the node's command path at this instant, on the node's own clock: no
+// message, no draw from any random stream, so the run around it is unchanged.
+Reply Control::admin(int node, const std::vector<std::string>& argv) {
+  ClientState state;
+  return world_.redis(node).execute(state, argv, world_.node_wall_ms(world_.node_process(node)));
+}
+
 }  // namespace lockstep::sim

@@ -25,10 +25,12 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "lockstep/env.h"
+#include "lockstep/reply.h"
 
 namespace lockstep {
 
@@ -150,6 +152,16 @@ class WorldControl {
   virtual void block_link(const ProcessRef& from, const ProcessRef& to, int delta) = 0;
   // Promotes a replica of master node-N, as Sentinel would, and points clients at it.
   virtual void fail_over(const ProcessRef& master) = 0;
+
+  // The runner's own channel to the servers, outside the scenario: setting the stage
+  // before the run and reading what is left after it, the same way in both worlds. It is
+  // not a client: no fault, link or latency applies and nothing reaches the history.
+  // `node` is a logical node (node-N is N-1), answered by its current master; a server
+  // that cannot answer gives an error reply, never a hang.
+  virtual Reply admin(int node, const std::vector<std::string>& argv) = 0;
+  // The logical node that holds `key`: its cluster shard, else node 0.
+  virtual int node_of_key(const std::string& key) const = 0;
+  virtual int node_count() const = 0;
 
   // Client processes run the workload: their Env, and what a restarted client does.
   virtual Env& env(const ProcessRef& client) = 0;

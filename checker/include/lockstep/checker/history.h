@@ -66,6 +66,10 @@ inline constexpr const char* kResource = "resource";  // value: {initial, final}
 // PTTL (-1: no TTL) and how long the scenario lets the cache lag the database.
 inline constexpr const char* kCacheFinal = "cache-final";
 inline constexpr const char* kOomRefused = "oom-refused";  // value: how many OOM errors node sent
+// A client's command on the lock key left for its server, as the live world's fault proxy
+// saw it (value: the command's name): when a request really went out, which the client's
+// own invoke, stamped before its event loop sent anything, may precede by milliseconds.
+inline constexpr const char* kRequest = "request";
 
 }  // namespace truth
 

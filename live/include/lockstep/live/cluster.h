@@ -116,6 +116,9 @@ class Cluster {
   const std::string& sentinel_timers() const { return sentinel_timers_; }
   const nlohmann::json& sentinel_events() const { return sentinel_events_; }
 
+  // The logical node a seeded key is written on.
+  int seed_node(const std::string& key) const;
+
  private:
   live::ServerConfig config(const std::string& name, std::optional<NodeAddress> replica_of) const;
   std::string start_servers();
@@ -124,8 +127,6 @@ class Cluster {
   std::string start_sentinels();
   std::string form_cluster();
   bool cluster() const { return spec_.cluster_node_timeout_ms > 0; }
-  // The logical node a seeded key is written on.
-  int seed_node(const std::string& key) const;
   // A keyed command from the control plane, sent to the server of the key's slot.
   Reply keyed_command(const std::vector<std::string>& argv, Nanos timeout);
   // Every 100 ms: a member that became master of its shard (the cluster failed it over)

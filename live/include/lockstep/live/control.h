@@ -48,6 +48,9 @@ class Control : public WorldControl {
   void block_link(const ProcessRef& from, const ProcessRef& to, int delta) override;
   void fail_over(const ProcessRef& master) override;
   Env& env(const ProcessRef& client) override;
+  Reply admin(int node, const std::vector<std::string>& argv) override;
+  int node_of_key(const std::string& key) const override { return cluster_.seed_node(key); }
+  int node_count() const override { return world_.node_count(); }
 
  protected:
   // For siblings that play some processes differently (ExternalControl).

@@ -31,6 +31,9 @@ class Control : public WorldControl {
   void block_link(const ProcessRef& from, const ProcessRef& to, int delta) override;
   void fail_over(const ProcessRef& master) override;
   Env& env(const ProcessRef& client) override;
+  Reply admin(int node, const std::vector<std::string>& argv) override;
+  int node_of_key(const std::string& key) const override { return world_.shard_of_key(key); }
+  int node_count() const override { return world_.node_count(); }
 
   ProcessRef ref(int pid) const;
 
