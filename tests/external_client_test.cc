@@ -277,10 +277,12 @@ TEST(ExternalClient, AnInterruptedRunLeavesNoClientBehind) {
 
 TEST(ExternalClient, TheSimulatorSkipsExternalWorkloadsWithTheReason) {
   const Scenario s = scenario(shell_scenario(R"("clients": 1)", "[]", "[]"));
-  EXPECT_EQ(sim_unsupported(s), "its workload is an external program, which only the live world starts (lockstep live)");
+  EXPECT_EQ(sim_unsupported(s),
+            "an external workload runs your own program, which only the live world starts (lockstep live) "
+            "(workload.kind \"external\")");
   const RunOutcome o = run_in_sim(s);
   EXPECT_EQ(o.report.verdict, "unknown");
-  EXPECT_NE(o.report.stats.value("error", "").find("external program"), std::string::npos);
+  EXPECT_NE(o.report.stats.value("error", "").find("external workload runs your own program"), std::string::npos);
   // `lockstep run scenarios` reaches scenarios/external/ and passes over it cleanly.
   const std::string out = ::testing::TempDir() + "/lockstep-run-external";
   const std::string cmd = std::string(LOCKSTEP_BINARY) + " run --out " + out + " " + LOCKSTEP_SOURCE_DIR +
@@ -292,7 +294,7 @@ TEST(ExternalClient, TheSimulatorSkipsExternalWorkloadsWithTheReason) {
   EXPECT_EQ(WEXITSTATUS(rc), 1) << "nothing ran: " << text.str();
   EXPECT_NE(text.str().find("0 scenarios: 0 as expected, 0 mismatched, 6 skipped"), std::string::npos) << text.str();
   EXPECT_NE(text.str().find("skipped   redis-py-stock-demo"), std::string::npos) << text.str();
-  EXPECT_NE(text.str().find("its workload is an external program"), std::string::npos)
+  EXPECT_NE(text.str().find("an external workload runs your own program"), std::string::npos)
       << text.str();
 }
 

@@ -18,7 +18,18 @@ int master_index(std::string_view name) {
 
 Capabilities live_capabilities(bool own_servers) {
   Capabilities c = Capabilities::all();
+  c.deny(Capability::ExternalClients, "lockstep's own clients were asked for (an external workload, or --client, runs your program)");
+  c.deny(Capability::BuiltInFailureDetector,
+         "automatic failover (topology.down_after_ms) needs redis-sentinel live: set topology.sentinels (the "
+         "simulator's failure detector stands in for them)");
+  c.deny(Capability::ClusterPartition,
+         "a partition with topology.cluster is not played live: the fault proxy would hold a cut cluster bus's bytes "
+         "rather than lose them");
   if (!own_servers) {
+    c.deny(Capability::SeveralServers, "--redis gives one server; run it without --redis");
+    c.deny(Capability::ReconfigureServers,
+           "a memory limit or a cache writer fills and reconfigures the server, which lockstep does only to servers of "
+           "its own; run it without --redis");
     const std::string yours =
         "--redis: refusing to fault your server; run it without --redis (lockstep then starts its own)";
     c.deny(Capability::PauseServer, yours).deny(Capability::CrashServer, yours).deny(Capability::Failover, yours);

@@ -24,6 +24,11 @@ std::string make_temp_dir() {
 Capabilities external_capabilities(bool own_servers, const std::vector<std::string>& argv,
                                    const std::string& directory) {
   Capabilities c = live_capabilities(own_servers);
+  c.allow(Capability::ExternalClients);
+  c.deny(Capability::Cluster, "external clients reach each node by address, not as Redis Cluster clients (topology.cluster)");
+  c.deny(Capability::Sentinel,
+         "external clients reach each node through one fixed address and would not follow Sentinel's failover "
+         "(topology.sentinels)");
   c.deny(Capability::Failover,
          "external clients reach each node through one fixed address, and nothing re-points them after a failover");
   auto clock = [argv0 = argv.empty() ? std::string() : argv[0], directory]() -> std::string {

@@ -323,30 +323,7 @@ reports::RunReport make_report(const Scenario& original, const LiveOptions& o, c
 std::string live_unsupported(const Scenario& s, const LiveOptions& o) {
   if (std::find(s.worlds.begin(), s.worlds.end(), "live") == s.worlds.end())
     return "its worlds do not include \"live\"";
-  if (s.topology.down_after_ms > 0 && s.topology.replicas > 0 && s.topology.sentinels == 0)
-    return "automatic failover (topology.down_after_ms) needs redis-sentinel live: set topology.sentinels (the "
-           "simulator's failure detector stands in for them)";
-  if (o.redis && (s.topology.nodes > 1 || s.topology.replicas > 0))
-    return "--redis gives one server, but the topology needs " +
-           std::to_string(s.topology.nodes * (1 + s.topology.replicas)) + "; run it without --redis";
-  if (s.topology.cluster_enabled()) {
-    // As the scenario reader says for files; a scenario built otherwise (--client) is
-    // checked here.
-    if (s.workload.external())
-      return "external clients reach each node by address, not as Redis Cluster clients (topology.cluster)";
-    for (const auto& f : s.faults) {
-      if (f.kind == FaultKind::Partition)
-        return "a partition with topology.cluster is not played live: the fault proxy would hold a cut cluster bus's "
-               "bytes rather than lose them";
-    }
-  }
-  if (o.redis && (!memory_config(s.topology).empty() || s.workload.cache.writers > 0))
-    return "a memory limit or a cache writer fills and reconfigures the server, which lockstep does only to servers "
-           "of its own; run it without --redis";
   if (!s.workload.external()) return unplayable(s, live::live_capabilities(!o.redis));
-  if (s.topology.sentinels > 0)
-    return "external clients reach each node through one fixed address and would not follow Sentinel's failover "
-           "(topology.sentinels)";
   return unplayable(s, live::external_capabilities(!o.redis, s.workload.command, s.workload.command_dir));
 }
 

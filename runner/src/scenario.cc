@@ -17,6 +17,7 @@
 #include "json_reader.h"
 #include "lockstep/algorithms.h"
 #include "lockstep/checker/properties.h"
+#include "lockstep/live/control.h"
 #include "lockstep/profiles.h"
 #include "lockstep/text.h"
 #include "profile_spec.h"
@@ -654,9 +655,7 @@ Scenario read_scenario(const json& j, const std::string& file) {
     for (size_t i = 0; i < s.worlds.size(); ++i) {
       if (s.worlds[i] == "live" && partition)
         fail(child(top.at("worlds"), i),
-             "\"sim\" only (a partition with topology.cluster is not played live: the fault proxy would hold a cut "
-             "cluster bus's bytes rather than lose them)",
-             "\"live\"");
+             "\"sim\" only (" + live::live_capabilities(true).why_not(Capability::ClusterPartition) + ")", "\"live\"");
     }
   }
   s.expect = read_expect(top);

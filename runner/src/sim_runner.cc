@@ -198,10 +198,9 @@ const std::string& replay_program() { return replay_program_slot(); }
 void set_replay_program(std::string program) { replay_program_slot() = std::move(program); }
 
 std::string sim_unsupported(const Scenario& s) {
-  if (s.workload.external())
-    return "its workload is an external program, which only the live world starts (lockstep live)";
-  if (std::find(s.worlds.begin(), s.worlds.end(), "sim") == s.worlds.end()) return "its worlds do not include \"sim\"";
-  return "";
+  if (std::find(s.worlds.begin(), s.worlds.end(), "sim") == s.worlds.end() && !s.workload.external())
+    return "its worlds do not include \"sim\"";
+  return unplayable(s, sim::sim_capabilities());
 }
 
 RunOutcome run_in_sim(const Scenario& scenario, const RunOptions& options) {

@@ -203,7 +203,30 @@ void record_unfired(const FaultPlan& plan, Recorder& rec) {
   for (const auto& f : plan.unfired()) rec.truth(checker::truth::kFaultUnfired, -1, "", fault_record(f));
 }
 
+std::vector<std::pair<Capability, std::string>> needs(const Scenario& s) {
+  std::vector<std::pair<Capability, std::string>> out;
+  const TopologySpec& t = s.topology;
+  if (s.workload.external()) out.push_back({Capability::ExternalClients, "workload.kind \"external\""});
+  if (const int servers = t.nodes * (1 + t.replicas); servers > 1)
+    out.push_back({Capability::SeveralServers, "the topology needs " + std::to_string(servers) + " servers"});
+  if (t.down_after_ms > 0 && t.replicas > 0 && t.sentinels == 0)
+    out.push_back({Capability::BuiltInFailureDetector, "topology.down_after_ms without sentinels"});
+  if (t.cluster_enabled()) {
+    out.push_back({Capability::Cluster, "topology.cluster"});
+    for (const auto& f : s.faults) {
+      if (f.kind == FaultKind::Partition) out.push_back({Capability::ClusterPartition, describe_fault(f)});
+    }
+  }
+  if (t.sentinels > 0) out.push_back({Capability::Sentinel, "topology.sentinels"});
+  if (!memory_config(t).empty()) out.push_back({Capability::ReconfigureServers, "topology.maxmemory_*"});
+  if (s.workload.cache.writers > 0) out.push_back({Capability::ReconfigureServers, "workload.cache"});
+  return out;
+}
+
 std::string unplayable(const Scenario& s, const Capabilities& caps) {
+  for (const auto& [need, what] : needs(s)) {
+    if (!caps.has(need)) return caps.why_not(need) + " (" + what + ")";
+  }
   for (const auto& c : s.clocks) {
     const bool server = c.process.rfind("node-", 0) == 0;
     const Capability drift = server ? Capability::ClockDriftServer : Capability::ClockDriftClient;

@@ -6,6 +6,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "lockstep/runner/recorder.h"
@@ -73,8 +74,14 @@ void key_event(WorldControl& world, const std::string& node, const std::string& 
 // Writes a fault-unfired record for each event-triggered fault whose event never came.
 void record_unfired(const FaultPlan& plan, Recorder& rec);
 
-// Why the scenario cannot run on a world with these capabilities ("" if it can): a
-// fault or a starting clock the world cannot play.
+// What the scenario asks of a world beyond its faults, each with what in the scenario
+// asks it: external clients, several servers, a failure detector, a cluster, Sentinel,
+// reconfigured servers.
+std::vector<std::pair<Capability, std::string>> needs(const Scenario& s);
+
+// Why the scenario cannot run on a world with these capabilities ("" if it can): the
+// capability's reason, and what in the scenario needs it. The one answer to "can this
+// world run it", for both worlds.
 std::string unplayable(const Scenario& s, const Capabilities& caps);
 
 }  // namespace lockstep::runner

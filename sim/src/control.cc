@@ -4,6 +4,12 @@
 
 namespace lockstep::sim {
 
+Capabilities sim_capabilities() {
+  Capabilities c = Capabilities::all();
+  c.deny(Capability::ExternalClients, "an external workload runs your own program, which only the live world starts (lockstep live)");
+  return c;
+}
+
 Control::Control(World& world) : world_(world) {
   world_.on_client_restart = [this](int pid) {
     if (on_client_restart) on_client_restart(ref(pid));

@@ -34,8 +34,16 @@
 
 namespace lockstep {
 
-// What a world can do. Server means any Redis process (master or replica).
+// What a world can do. Server means any Redis process (master or replica). The first
+// group is what a scenario's topology and workload ask of a world; the rest are faults.
 enum class Capability {
+  ExternalClients,         // the clients are the user's own programs
+  SeveralServers,          // more than one redis-server (several nodes, or replicas)
+  BuiltInFailureDetector,  // down_after_ms without Sentinel processes: the world promotes
+  Cluster,                 // a Redis Cluster (topology.cluster)
+  ClusterPartition,        // a partition inside a Redis Cluster
+  Sentinel,                // redis-sentinel processes (topology.sentinels)
+  ReconfigureServers,      // a memory limit set, memory filled by a cache writer
   PauseClient,
   PauseServer,
   CrashClient,

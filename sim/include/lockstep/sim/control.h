@@ -1,6 +1,6 @@
 // sim::Control is the simulator's WorldControl: the fault plan's handle on a World. Every
 // fault is exact here: it happens at its instant of true time, in the scheduler's order,
-// and the simulator can do every kind (capabilities() denies nothing).
+// and the simulator can do every kind; it runs only lockstep's own clients.
 #pragma once
 
 #include <optional>
@@ -10,6 +10,9 @@
 #include "lockstep/world_control.h"
 
 namespace lockstep::sim {
+
+// What the simulator can do: every fault and topology, but not a user's own program.
+Capabilities sim_capabilities();
 
 class Control : public WorldControl {
  public:
@@ -39,7 +42,7 @@ class Control : public WorldControl {
 
  private:
   World& world_;
-  Capabilities capabilities_ = Capabilities::all();
+  Capabilities capabilities_ = sim_capabilities();
 };
 
 }  // namespace lockstep::sim
