@@ -227,7 +227,7 @@ class RedissonLock : public Lock {
   Attempt fenced_attempt(const Reply& r) {
     const bool pair = r.type == Reply::Type::Array && r.elements.size() == 2 &&
                       r.elements[0].type == Reply::Type::Integer && r.elements[1].type == Reply::Type::Integer;
-    if (!pair) return attempt(r.type == Reply::Type::Array ? Reply::error("ERR unexpected reply") : r);
+    if (!pair) return r.type == Reply::Type::Array ? Attempt{AcquireOutcome::Unknown} : attempt(r);
     if (r.elements[0].integer == -1 && r.elements[1].integer >= 0) {
       fence_ = r.elements[1].integer;
       return Attempt{AcquireOutcome::Acquired};
