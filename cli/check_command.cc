@@ -3,9 +3,14 @@
 // The output is the same for any --threads, apart from the milliseconds.
 // Exit: 0 all valid, 1 any invalid, 2 any unknown and none invalid, 64 usage error,
 // 65 any file unreadable or malformed (takes precedence: that file was not checked).
+#include <fcntl.h>
+#include <malloc.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -33,6 +38,23 @@ struct CheckOptions {
 };
 
 constexpr size_t kShownLinearization = 12;  // text output shows the tail of long ones
+
+// What the process holds resident, as the kernel counts it (the second field of
+// /proc/self/statm, in pages); 0 where that cannot be read, which leaves the limit to
+// what the search counts. Read with a buffer on the stack: any search thread may call it.
+size_t resident_bytes() {
+  const int fd = ::open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char buf[128];
+  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  char* end = nullptr;
+  std::strtoull(buf, &end, 10);  // the total size, in pages
+  const unsigned long long pages = std::strtoull(end, nullptr, 10);
+  return static_cast<size_t>(pages) * static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+}
 
 std::string short_event(const Event& e, size_t index, bool has_time) {
   std::string s = "event " + std::to_string(index + 1) + ": process " + std::to_string(e.process) + " " +
@@ -146,7 +168,9 @@ int run_check(const CheckOptions& o) {
   }
   // At most 2^62 bytes, so that the conversion from a double cannot overflow; NaN is 0.
   double memory_bytes = o.memory_limit_mb > 0 ? std::min(o.memory_limit_mb * 1024.0 * 1024.0, 0x1p62) : 0.0;
-  Limits limits{o.time_limit_s, static_cast<size_t>(memory_bytes), o.threads};
+  // The memory limit bounds the process beyond its size now, before any file is read:
+  // the history, the search and whatever the allocator keeps, together.
+  Limits limits{o.time_limit_s, static_cast<size_t>(memory_bytes), o.threads, resident_bytes, resident_bytes()};
   bool any_invalid = false, any_unknown = false, any_error = false;
   auto judged = [&](const LinResult& r) {
     any_invalid = any_invalid || r.verdict == Verdict::Invalid;
@@ -157,6 +181,10 @@ int run_check(const CheckOptions& o) {
         std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count());
   };
   for (const std::string& file : o.files) {
+    // What the last file's check freed goes back to the system, so this file has the
+    // whole limit to itself (the search's pool and malloc would keep it, resident).
+    release_kept_search_memory();
+    ::malloc_trim(0);
     auto start = std::chrono::steady_clock::now();
     History h;
     std::string error;
@@ -218,7 +246,7 @@ CommandRunner add_check_command(CLI::App& app) {
   cmd->add_option("--time-limit", o->time_limit_s, "Seconds per file before the verdict is unknown")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  cmd->add_option("--memory-limit", o->memory_limit_mb, "MiB the search may hold per file before unknown")
+  cmd->add_option("--memory-limit", o->memory_limit_mb, "MiB the process may hold beyond its start-up size, per file, before unknown")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_option("--threads", o->threads,

@@ -1,5 +1,8 @@
 // `lockstep check` end to end: runs the built binary on fixture files and asserts its
-// output lines and exit codes.
+// output lines and exit codes, and the most memory it held.
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -7,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -14,6 +18,8 @@
 #include <nlohmann/json.hpp>
 
 #include "test_shell.h"
+
+extern char** environ;
 
 namespace {
 
@@ -187,6 +193,81 @@ TEST(CheckerCli, ReadsLockstepsOwnRunHistoriesWithoutFlags) {
   CheckerRun asked = checker_cli("check --model mutex '" + h05 + "'");
   EXPECT_EQ(asked.code, 65);
   std::filesystem::remove_all(dir);
+}
+
+// How `lockstep ARGS...` ended, run as a child of its own, and the most memory it held
+// resident: the kernel's own account (getrusage's ru_maxrss of that child alone).
+struct Peak {
+  int code = -1;
+  size_t max_rss_bytes = 0;
+  std::string out;
+};
+
+Peak peak_of(const std::vector<std::string>& args) {
+  const auto out = std::filesystem::temp_directory_path() / ("lockstep-checker-cli-peak-" + std::to_string(getpid()));
+  std::vector<std::string> all = {LOCKSTEP_BINARY};
+  all.insert(all.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : all) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t io;
+  posix_spawn_file_actions_init(&io);
+  posix_spawn_file_actions_addopen(&io, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&io, 1, 2);
+  Peak p;
+  pid_t pid = -1;
+  if (posix_spawn(&pid, argv[0], &io, nullptr, argv.data(), environ) == 0) {
+    int status = 0;
+    rusage ru{};
+    if (wait4(pid, &status, 0, &ru) == pid && WIFEXITED(status)) p.code = WEXITSTATUS(status);
+    p.max_rss_bytes = static_cast<size_t>(ru.ru_maxrss) * 1024;
+  }
+  posix_spawn_file_actions_destroy(&io);
+  std::ifstream in(out);
+  p.out.assign(std::istreambuf_iterator<char>(in), {});
+  std::filesystem::remove(out);
+  return p;
+}
+
+// --memory-limit bounds the process, not only what the search counts of itself. The
+// history: two keys, each 70 writes that crashed (so each explored set of them takes two
+// words) and reads no order of them explains, searched on two threads, so that each
+// thread keeps blocks of its own, until the limit ends it `unknown`. The process's peak
+// stays within the limit plus its size before it read anything, measured as the peak of
+// a check of a six-line history, with 4 MiB of margin for what two runs of one binary
+// differ by (the stacks of the second thread, a few pages of allocator bookkeeping).
+TEST(CheckerCli, MemoryLimitBoundsTheProcessResidentSize) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer holds freed memory in quarantine and shadow memory beside every byte";
+#endif
+  constexpr size_t kLimitMiB = 32, kMarginMiB = 4;
+  const auto path = std::filesystem::temp_directory_path() / ("lockstep-checker-cli-hard-" + std::to_string(getpid()));
+  {
+    std::ofstream out(path);
+    int64_t t = 0;
+    auto line = [&](int p, const char* type, const char* f, const std::string& value, const std::string& key) {
+      out << R"({"type":")" << type << R"(","process":)" << p << R"(,"f":")" << f << R"(","key":")" << key
+          << R"(","value":)" << value << R"(,"time_ns":)" << (t += 10'000'000) << "}\n";
+    };
+    for (int k = 0; k < 2; ++k) {
+      const std::string key = "h" + std::to_string(k);
+      for (int p = 0; p < 70; ++p) line(1000 * k + p, "invoke", "write", std::to_string(p + 1), key);
+      for (int p = 0; p < 70; ++p) line(1000 * k + p, "info", "write", "null", key);
+      for (const char* v : {"1", "2", "999"}) {
+        line(1000 * k + 70, "invoke", "read", "null", key);
+        line(1000 * k + 70, "ok", "read", v, key);
+      }
+    }
+  }
+  const Peak start = peak_of({"check", "--model", "mutex", kData + "mutex-valid.jsonl"});
+  ASSERT_EQ(start.code, 0) << start.out;
+  const Peak hard = peak_of({"check", "--model", "cas-register", "--threads", "2", "--time-limit", "600",
+                             "--memory-limit", std::to_string(kLimitMiB), path.string()});
+  std::filesystem::remove(path);
+  EXPECT_EQ(hard.code, 2) << hard.out;
+  EXPECT_NE(hard.out.find("(memory limit; "), std::string::npos) << hard.out;
+  EXPECT_LE(hard.max_rss_bytes, start.max_rss_bytes + ((kLimitMiB + kMarginMiB) << 20))
+      << "start-up " << (start.max_rss_bytes >> 20) << " MiB, limit " << kLimitMiB << " MiB\n" << hard.out;
 }
 
 }  // namespace

@@ -90,6 +90,45 @@ TEST(Profiles, MistakesAreOneLineWithPathAndHint) {
             "lock.options), found 100");
 }
 
+// An option of one of the library's lock kinds only, beside another kind, would be
+// ignored by the lock it configures: the file says something the run does not do.
+TEST(Profiles, AnOptionOfAnotherKindIsRefused) {
+  EXPECT_EQ(error_of(R"({"profile": "redis-plus-plus@1.3.15", "options": {"retry_count": 5}})"),
+            "f.json: $.lock.options.retry_count: expected no retry_count with the default kind \"redmutex\" (it "
+            "applies to kind \"redlock\" only; did you mean \"kind\": \"redlock\"?), found 5");
+  EXPECT_EQ(error_of(R"({"profile": "redis-plus-plus@1.3.15",
+                         "options": {"kind": "redlock", "auto_extend_err_callback": true}})"),
+            "f.json: $.lock.options.auto_extend_err_callback: expected no auto_extend_err_callback with kind "
+            "\"redlock\" (it applies to kind \"redmutex\" only; did you mean \"kind\": \"redmutex\"?), found true");
+  EXPECT_EQ(error_of(R"({"profile": "node-redlock@afe5cf9", "options": {"automaticExtensionThreshold": 200}})"),
+            "f.json: $.lock.options.automaticExtensionThreshold: expected no automaticExtensionThreshold with the "
+            "default kind \"acquire\" (it applies to kind \"using\" only; did you mean \"kind\": \"using\"?), "
+            "found 200");
+  // The same options beside their own kind, and the options of every kind beside either.
+  EXPECT_EQ(error_of(R"({"profile": "redis-plus-plus@1.3.15",
+                         "options": {"kind": "redlock", "retry_count": 5, "retry_delay": 0, "ttl": 1000}})"),
+            "");
+  EXPECT_EQ(error_of(R"({"profile": "redis-plus-plus@1.3.15", "options": {"auto_extend_err_callback": true,
+                                                                           "ttl": 1000}})"),
+            "");
+  EXPECT_EQ(error_of(R"({"profile": "node-redlock@5.0.0-beta.2",
+                         "options": {"kind": "using", "automaticExtensionThreshold": 200, "retryCount": 3}})"),
+            "");
+}
+
+// Every option that applies to some kinds only names kinds the profile has.
+TEST(Profiles, KindsAnOptionAppliesToAreTheProfilesOwn) {
+  for (const auto& p : profiles()) {
+    const ProfileOption* kind = find_option(p, "kind");
+    for (const auto& o : p.options) {
+      if (o.kinds.empty()) continue;
+      ASSERT_NE(kind, nullptr) << p.name << " has no kind for " << o.name;
+      for (const auto& k : o.kinds)
+        EXPECT_NE(std::find(kind->choices.begin(), kind->choices.end(), k), kind->choices.end()) << p.name << " " << k;
+    }
+  }
+}
+
 TEST(Profiles, OptionsTheLibraryItselfWouldRefuseAreRefused) {
   EXPECT_EQ(error_of(R"({"profile": "node-redlock@5.0.0-beta.2",
                          "options": {"kind": "using", "duration": 500, "automaticExtensionThreshold": 450}})"),

@@ -163,6 +163,24 @@ TEST_F(Redisson, FencingTokensRiseWithEveryAcquisition) {
   EXPECT_EQ(tokens, (std::vector<int64_t>{1, 2, 3, 4}));
 }
 
+// Kleppmann's case: client-1's grant reply reaches it after its lease ran out and client-2
+// took the lock. The token was taken by the script that granted client-1 the lock, as
+// Redisson's RedissonFencedLock does, so it is below client-2's: a store checking tokens
+// refuses client-1. (A token taken after the reply would be client-2's plus one.)
+TEST_F(Redisson, FencingTokenIsTakenWithTheGrantNotWithItsReply) {
+  make("redisson-fenced", redisson_params(1000));
+  auto late = acquire(0, 0, 5s);
+  h.world.scheduler().at(1 * kMs, [this] { h.world.pause(h.client[0], 1500 * kMs); });  // the reply waits
+  auto next = acquire(1, 1100, 5s);
+  auto counter = cmd(1, 1300, {"GET", "redisson_lock_token:{lock}"});
+  h.run_until_ms(2000);
+  ASSERT_EQ(**late, AcquireOutcome::Acquired);
+  ASSERT_EQ(**next, AcquireOutcome::Acquired);
+  EXPECT_EQ(lock[0]->fencing_token(), 1);
+  EXPECT_EQ(lock[1]->fencing_token(), 2);
+  EXPECT_EQ(**counter, Reply::bulk("2"));
+}
+
 TEST(RedissonFair, WaitersAreServedInArrivalOrder) {
   SimHarness h(3);
   std::unique_ptr<Lock> lock[3];

@@ -4,6 +4,7 @@
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "lockstep/text.h"
@@ -232,6 +233,10 @@ std::vector<Bad> bad_table() {
       {"options_switch_not_flag", "$.lock.options.parallel", "0 or 1 (or false or true)", "2"},
       {"profile_option_typo", "$.lock.options.expiri", "an option of redsync@4.17.0 (did you mean \"expiry\"?)",
        "unknown key \"expiri\""},
+      {"profile_option_other_kind", "$.lock.options.retry_count",
+       "no retry_count with the default kind \"redmutex\" (it applies to kind \"redlock\" only; did you mean "
+       "\"kind\": \"redlock\"?)",
+       "5"},
       {"profile_options_conflict", "$.lock.options.automaticExtensionThreshold",
        "at most duration - 100 (900): using() throws \"A lock `duration` must be at least 100ms greater than the "
        "`automaticExtensionThreshold` setting.\"",
@@ -473,11 +478,26 @@ nlohmann::json option_schema(const LockOption& o) {
   return j;
 }
 
+// An option of some kinds only: given, `kind` must be one of them (and be given, when the
+// default kind is not).
+nlohmann::json kind_rule(const LockOption& o, const LockOption& kind) {
+  nlohmann::json then = {{"properties", {{"kind", {{"enum", o.kinds}}}}}};
+  if (!applies_to_kind(o, kind.default_value.get<std::string>())) then["required"] = {"kind"};
+  return {{"if", {{"required", {o.name}}}}, {"then", then}};
+}
+
 nlohmann::json options_rule(const std::string& key, const std::string& name, const std::vector<LockOption>& table) {
   nlohmann::json props = nlohmann::json::object();
-  for (const auto& o : table) props[o.name] = option_schema(o);
+  nlohmann::json kinds = nlohmann::json::array();
+  const auto kind = std::find_if(table.begin(), table.end(), [](const LockOption& o) { return o.name == "kind"; });
+  for (const auto& o : table) {
+    props[o.name] = option_schema(o);
+    if (!o.kinds.empty()) kinds.push_back(kind_rule(o, *kind));
+  }
+  nlohmann::json options = {{"properties", props}, {"additionalProperties", false}};
+  if (!kinds.empty()) options["allOf"] = kinds;
   return {{"if", {{"required", {key}}, {"properties", {{key, {{"const", name}}}}}}},
-          {"then", {{"properties", {{"options", {{"properties", props}, {"additionalProperties", false}}}}}}}};
+          {"then", {{"properties", {{"options", options}}}}}};
 }
 
 TEST(Scenario, SchemaOptionRulesAreTheOptionTables) {

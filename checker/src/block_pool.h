@@ -56,7 +56,34 @@ class BlockPool {
     ::operator delete(p, bytes);
   }
 
+  // Hands every block the calling thread's pool keeps back to the system.
+  static void release_kept() noexcept {
+    Lists& l = lists();
+    for (unsigned c = 0; c < kClasses; ++c) {
+      for (void* p : l.free[c]) ::operator delete(p, std::size_t{1} << c);
+      l.free[c].clear();
+    }
+    l.kept = 0;
+  }
+
+  // What a block of `bytes` occupies once allocated: its size class from 4 KiB up (the
+  // pool rounds to a power of two there, and a reused block's pages have all been
+  // touched before), below that what malloc hands out (heap_footprint). The same in every
+  // build, so what a search counts does not depend on the allocator it runs on.
+  static std::size_t footprint(std::size_t bytes) {
+    return bytes >= kMinBytes ? std::size_t{1} << size_class(bytes) : heap_footprint(bytes);
+  }
+
+  // What malloc (glibc's) takes for `bytes`: an 8-byte header, rounded up to 16, at least
+  // 32; from a page up, whole pages.
+  static std::size_t heap_footprint(std::size_t bytes) {
+    if (bytes == 0) return 0;
+    if (bytes >= kPageBytes) return (bytes + 16 + kPageBytes - 1) / kPageBytes * kPageBytes;
+    return bytes + 8 <= 32 ? 32 : (bytes + 8 + 15) / 16 * 16;
+  }
+
  private:
+  static constexpr std::size_t kPageBytes = 4096;
   static constexpr std::size_t kMinBytes = 4096;
   static constexpr std::size_t kKeptBytes = std::size_t{16} << 20;
   static constexpr unsigned kClasses = 48;

@@ -6,6 +6,7 @@
 #include <thread>
 #include <utility>
 
+#include "block_pool.h"
 #include "partitions.h"
 
 namespace lockstep::checker {
@@ -169,6 +170,8 @@ unsigned thread_count(unsigned asked) {
 
 }  // namespace
 
+void release_kept_search_memory() { detail::BlockPool::release_kept(); }
+
 LinResult check_linearizable(const History& history, const Model& model, const Limits& limits) {
   return check_linearizable(history, collect(history), model, limits);
 }
@@ -184,7 +187,7 @@ LinResult check_linearizable(const History& history, OperationCollector&& collec
   r.ops = ops.size();
   std::vector<std::unique_ptr<detail::Partition>> parts;
   if (!make_partitions(ops, model, parts, r.error)) return r;
-  detail::MemoryLedger ledger(limits.memory_limit_bytes);
+  detail::MemoryLedger ledger(limits.memory_limit_bytes, limits.resident_bytes, limits.resident_base_bytes);
   detail::SearchBudget budget;
   // At most 31 years, so that converting to the clock's nanoseconds cannot overflow; NaN
   // counts as 0.

@@ -9,6 +9,14 @@ namespace lockstep::checker::detail {
 
 namespace {
 constexpr size_t kBlockWords = size_t{1} << 18;  // 1 MiB of uint32_t
+
+// What adding one block to a table of blocks costs the table: nothing while it has room,
+// else its new array, allocated while the old one is still held.
+template <class Table>
+size_t table_growth(const Table& t) {
+  if (t.size() < t.capacity()) return 0;
+  return BlockPool::heap_footprint(std::max<size_t>(1, t.capacity() * 2) * sizeof(t[0]));
+}
 constexpr size_t kScanRecords = 64;
 
 uint64_t hash_bytes(const State& s) {
@@ -32,7 +40,7 @@ uint64_t hash_bytes(const State& s) {
 
 bool StateTable::grow(Room& room) {
   size_t n = index_.empty() ? 16 : index_.size() * 2;
-  if (!room.admit(n * sizeof(int32_t))) return false;
+  if (!room.admit(BlockPool::heap_footprint(n * sizeof(int32_t)))) return false;
   std::vector<int32_t> index(n, 0);
   for (size_t id = 0; id < states_.size(); ++id) {
     size_t i = hashes_[id] & (n - 1);
@@ -53,15 +61,20 @@ int32_t StateTable::intern(const State& s, Room& room) {
     if (hashes_[id] == h && states_[id] == s) return static_cast<int32_t>(id);
   }
   if (states_.size() >= size_t{INT32_MAX}) return -1;
-  // Every state's bytes count as if on the heap: over by a few bytes for short ones.
+  // Growing, the new arrays are allocated while the old ones (counted until then) are
+  // still held; a state longer than a string holds inline has its bytes on the heap.
   size_t cap = states_.size() < states_.capacity() ? states_.capacity() : std::max<size_t>(16, states_.capacity() * 2);
-  size_t grown = (cap - states_.capacity()) * (sizeof(State) + sizeof(uint64_t));
-  if (!room.admit(grown + s.size() + 1)) return -1;
+  size_t grown = cap == states_.capacity() ? 0
+                                           : BlockPool::heap_footprint(cap * sizeof(State)) +
+                                                 BlockPool::heap_footprint(cap * sizeof(uint64_t));
+  static const size_t kInline = State().capacity();
+  size_t text = s.size() > kInline ? BlockPool::heap_footprint(s.size() + 1) : 0;
+  if (!room.admit(grown + text)) return -1;
   states_.reserve(cap);
   hashes_.reserve(cap);
   states_.push_back(s);
   hashes_.push_back(h);
-  heap_bytes_ += s.size() + 1;
+  heap_bytes_ += text;
   index_[i] = static_cast<int32_t>(states_.size());
   return static_cast<int32_t>(states_.size() - 1);
 }
@@ -77,10 +90,12 @@ bool MemoCache::store(const KeySource& key, size_t len, Slot& slot, Room& room) 
     // Blocks grow from 4 KiB to 1 MiB so tiny searches stay tiny: a check that allocates
     // and frees much more than 128 KiB makes malloc return and re-fetch pages every time.
     size_t words = std::max(std::min(kBlockWords, std::max<size_t>(1024, key_bytes_ / 4)), need);
-    if (!room.admit(words * 4)) return false;
+    const size_t block = BlockPool::footprint(words * 4);
+    if (!room.admit(block + table_growth(keys_))) return false;
     keys_.emplace_back();
     keys_.back().reserve(words);
     key_bytes_ += words * 4;
+    block_bytes_ += block;
   }
   auto& b = keys_.back();
   slot.block = static_cast<uint32_t>(keys_.size() - 1);
@@ -96,7 +111,7 @@ bool MemoCache::grow(Room& room) {
   // Doubling, from 4 KiB: the table is zeroed, so all of it is touched, and a table four
   // times too large cost more page faults than the rehashes that quadrupling saved.
   size_t n = slots_.empty() ? 256 : slots_.size() * 2;
-  if (!room.admit(n * sizeof(Slot))) return false;
+  if (!room.admit(BlockPool::footprint(n * sizeof(Slot)))) return false;
   PooledVector<Slot> old;
   old.swap(slots_);
   slots_.resize(n);
@@ -146,9 +161,10 @@ MemoCache::Insert MemoCache::add_set(Slot& slot, const uint64_t* optional, size_
   if (count_ >= (size_t{1} << 32) - 1) return Insert::Full;
   if ((count_ & (records_per_block_ - 1)) == 0) {
     size_t block_words = records_per_block_ * (words + 1);
-    if (!room.admit(block_words * 8)) return Insert::Full;
+    const size_t block = BlockPool::footprint(block_words * 8);
+    if (!room.admit(block + table_growth(sets_))) return Insert::Full;
     sets_.emplace_back(block_words, 0);
-    set_bytes_ += block_words * 8;
+    block_bytes_ += block;
   }
   auto id = static_cast<uint32_t>(count_++);
   uint64_t* r = record(id, words);

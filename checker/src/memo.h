@@ -59,7 +59,12 @@ class MemoCache {
   Insert insert(const KeySource& key, size_t len, uint32_t hash, const uint64_t* optional, size_t words,
                 Room& room);
   size_t size() const { return count_; }
-  size_t bytes() const { return key_bytes_ + set_bytes_ + slots_.capacity() * sizeof(Slot); }
+  // As allocated: blocks by their size class, the tables of blocks by malloc's measure.
+  size_t bytes() const {
+    return block_bytes_ + BlockPool::footprint(slots_.capacity() * sizeof(Slot)) +
+           BlockPool::heap_footprint(keys_.capacity() * sizeof(keys_[0])) +
+           BlockPool::heap_footprint(sets_.capacity() * sizeof(sets_[0]));
+  }
 
  private:
   struct Slot {
@@ -84,8 +89,8 @@ class MemoCache {
   unsigned block_shift_ = 0;
   size_t count_ = 0;       // records: (key, optional set) pairs stored
   size_t key_count_ = 0;   // distinct keys
-  size_t key_bytes_ = 0;
-  size_t set_bytes_ = 0;
+  size_t key_bytes_ = 0;    // asked for key blocks, which sets the next block's size
+  size_t block_bytes_ = 0;  // key and set blocks as allocated
 };
 
 // The distinct model states seen by one search, each stored once and named by its index.
@@ -95,8 +100,9 @@ class StateTable {
   int32_t intern(const State& s, Room& room);
   const State& operator[](int32_t id) const { return states_[static_cast<size_t>(id)]; }
   size_t bytes() const {
-    return states_.capacity() * sizeof(State) + heap_bytes_ + index_.capacity() * sizeof(int32_t) +
-           hashes_.capacity() * sizeof(uint64_t);
+    return BlockPool::heap_footprint(states_.capacity() * sizeof(State)) + heap_bytes_ +
+           BlockPool::heap_footprint(index_.capacity() * sizeof(int32_t)) +
+           BlockPool::heap_footprint(hashes_.capacity() * sizeof(uint64_t));
   }
 
  private:
@@ -104,7 +110,7 @@ class StateTable {
   std::vector<State> states_;
   std::vector<uint64_t> hashes_;  // by id
   std::vector<int32_t> index_;    // open addressing: 1 + id, 0 empty
-  size_t heap_bytes_ = 0;         // what the states hold outside their own objects
+  size_t heap_bytes_ = 0;         // what the states hold outside their own objects, as allocated
 };
 
 }  // namespace lockstep::checker::detail

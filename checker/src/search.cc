@@ -445,9 +445,13 @@ class Searcher {
     out_.partial_state = states_[state_];
   }
 
+  // Everything else the search holds, as allocated (block_pool.h).
   size_t stack_bytes() const {
-    return frames_.capacity() * sizeof(Frame) + out_.partial.capacity() * 4 + nodes_.size() * (sizeof(Node) + 16) +
-           ok_below_.capacity() * 4 + transitions_.capacity() * sizeof(Transition);
+    auto pooled = [](const auto& v) { return BlockPool::footprint(v.capacity() * sizeof(v[0])); };
+    auto heap = [](const auto& v) { return BlockPool::heap_footprint(v.capacity() * sizeof(v[0])); };
+    return sizeof(Searcher) + pooled(nodes_) + pooled(frames_) + pooled(twin_) + pooled(lifted_) + pooled(read_) +
+           pooled(opt_index_) + pooled(ok_next_) + pooled(ok_prev_) + pooled(ok_below_) + pooled(zobrist_) +
+           pooled(transitions_) + heap(opt_bits_) + heap(first_) + heap(out_.partial);
   }
 
   size_t bytes_held() const { return cache_.bytes() + states_.bytes() + stack_bytes(); }

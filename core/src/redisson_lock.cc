@@ -4,7 +4,13 @@
 // Where it breaks: a pause longer than the lease stops the watchdog too, so the key
 // expires and a second client enters; tryLock measures its wait on the wall clock, so a
 // clock jump shortens or stretches the wait; a failover before replication loses the
-// key. redisson-fenced adds an INCR fencing token, which only helps a store that checks it.
+// key. redisson-fenced (RedissonFencedLock) takes a fencing token inside the lock script, as
+// Redisson does: INCR of redisson_lock_token:{key} in the same script as the grant, returned
+// with it. A token taken by a second command after the grant reply would be ordered by when
+// the reply arrived, not by when the lock was granted: a client whose grant reply came back
+// after its lease ran out would get a newer token than the client that took the lock
+// meanwhile, and a store checking tokens would take the stale client's write. Tokens only
+// help a store that checks them.
 // redisson-rw (RReadWriteLock) keeps a mode and per-thread hold counts in one hash:
 // readers share it, a writer has it alone; its lease fails exactly as the plain lock's.
 // redisson-fair (RedissonFairLock) queues waiters FIFO in a list + zset of give-up times
@@ -82,6 +88,7 @@ class RedissonLock : public Lock {
                              p_.key)),
         queue_(prefix_name("redisson_lock_queue", p_.key)),
         timeouts_(prefix_name("redisson_lock_timeout", p_.key)),
+        token_key_(prefix_name("redisson_lock_token", p_.key)),
         fenced_(kind == Kind::Fenced),
         fair_(kind == Kind::Fair),
         fair_wait_ms_(fair_ ? *option("fair_wait_ms") : 0),
@@ -185,6 +192,8 @@ class RedissonLock : public Lock {
       case Kind::Read:
         return make_argv("EVAL", script("rw_read_lock"), "1", p_.key, ms_string(lease()), field_, owner_ + ":write");
       case Kind::Write: return make_argv("EVAL", script("rw_write_lock"), "1", p_.key, ms_string(lease()), field_);
+      case Kind::Fenced:
+        return make_argv("EVAL", script("fenced_lock"), "2", p_.key, token_key_, ms_string(lease()), owner_);
       default: return make_argv("EVAL", script("reentrant_lock"), "1", p_.key, ms_string(lease()), owner_);
     }
   }
@@ -201,23 +210,41 @@ class RedissonLock : public Lock {
   Task<Attempt> try_acquire() {
     Argv lock = lock_argv();
     Reply r = co_await env_.node(0).call(std::move(lock), p_.command_timeout);
-    if (r.is_nil()) co_return Attempt{AcquireOutcome::Acquired};
-    if (r.type == Reply::Type::Integer) co_return Attempt{AcquireOutcome::NotAcquired, r.integer};
-    if (r.type == Reply::Type::IoError) co_return Attempt{AcquireOutcome::NotAcquired, kIoError};
-    co_return Attempt{AcquireOutcome::Unknown};
+    co_return fenced_ ? fenced_attempt(r) : attempt(r);
   }
 
-  // After the script said yes: replica confirmation, fencing token, watchdog.
+  // The lock script's nil (ours now) or the holder's ttl.
+  static Attempt attempt(const Reply& r) {
+    if (r.is_nil()) return Attempt{AcquireOutcome::Acquired};
+    if (r.type == Reply::Type::Integer) return Attempt{AcquireOutcome::NotAcquired, r.integer};
+    if (r.type == Reply::Type::IoError) return Attempt{AcquireOutcome::NotAcquired, kIoError};
+    return Attempt{AcquireOutcome::Unknown};
+  }
+
+  // The fenced script's {-1, token} (ours now, with its token) or {ttl, -1}. Redisson reads
+  // the first element only, -1 for a grant; here a holder's key without a TTL (PTTL -1 too)
+  // comes with token -1 and is not taken for a grant.
+  Attempt fenced_attempt(const Reply& r) {
+    const bool pair = r.type == Reply::Type::Array && r.elements.size() == 2 &&
+                      r.elements[0].type == Reply::Type::Integer && r.elements[1].type == Reply::Type::Integer;
+    if (!pair) return r.type == Reply::Type::Array ? Attempt{AcquireOutcome::Unknown} : attempt(r);
+    if (r.elements[0].integer == -1 && r.elements[1].integer >= 0) {
+      fence_ = r.elements[1].integer;
+      return Attempt{AcquireOutcome::Acquired};
+    }
+    return Attempt{AcquireOutcome::NotAcquired, r.elements[0].integer};
+  }
+
+  // After the script said yes: replica confirmation, watchdog.
   Task<AcquireOutcome> finish(AcquireOutcome o) {
     if (o != AcquireOutcome::Acquired) co_return o;
-    if (wait_replicas_ > 0 && !co_await replicas_confirm()) {
+    // (The confirmation is named before it is tested: GCC 12 miscompiles a co_await inside
+    // the condition of an if that opens a coroutine.)
+    bool confirmed = true;
+    if (wait_replicas_ > 0) confirmed = co_await replicas_confirm();
+    if (!confirmed) {
       co_await env_.node(0).call(unlock_argv(), p_.command_timeout);
       co_return AcquireOutcome::NotAcquired;
-    }
-    if (fenced_) {
-      Argv incr = make_argv("INCR", p_.key + ":fence");
-      Reply r = co_await env_.node(0).call(std::move(incr), p_.command_timeout);
-      fence_ = r.type == Reply::Type::Integer ? r.integer : -1;
     }
     if (++holds_ == 1 && watchdog_) start_watchdog();
     co_return AcquireOutcome::Acquired;
@@ -248,6 +275,7 @@ class RedissonLock : public Lock {
   std::string channel_;
   std::string queue_;
   std::string timeouts_;
+  std::string token_key_;  // redisson-fenced's token counter, in the lock's slot
   bool fenced_;
   bool fair_;
   int64_t fair_wait_ms_;

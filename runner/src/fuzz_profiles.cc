@@ -48,7 +48,7 @@ nlohmann::json options_for(const ProfileInfo& p, const std::string& kind, int64_
   if (!kind.empty()) out["kind"] = kind;
   const double scale = static_cast<double>(lease_ms) / default_lease_ms(p);
   for (const auto& o : p.options) {
-    if (!o.duration || !o.default_value.is_number()) continue;
+    if (!o.duration || !o.default_value.is_number() || !applies_to_kind(o, kind)) continue;
     out[o.name] = scaled(o, scale);
   }
   const ProfileOption* lease = find_option(p, p.lease_option);

@@ -52,6 +52,37 @@ std::vector<std::string> option_names(const std::vector<LockOption>& table) {
   return out;
 }
 
+const LockOption* find_in(const std::vector<LockOption>& table, const std::string& name) {
+  for (const auto& o : table)
+    if (o.name == name) return &o;
+  return nullptr;
+}
+
+std::string quoted_list(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : ", ") + quote(s);
+  return out;
+}
+
+// An option of some kinds only, beside another kind: the lock would ignore it, and the
+// file would say something the run does not do. (`kind` itself was checked already.)
+void check_option_kinds(const std::vector<LockOption>& table, const json& opts, const std::string& path) {
+  const LockOption* kind = find_in(table, "kind");
+  if (!kind) return;
+  const auto given = opts.find("kind");
+  const bool chosen_by_file = given != opts.end();
+  const std::string chosen = chosen_by_file ? given->get<std::string>() : kind->default_value.get<std::string>();
+  for (const auto& [k, v] : opts.items()) {
+    const LockOption& o = *find_in(table, k);
+    if (applies_to_kind(o, chosen)) continue;
+    fail(child(path, k),
+         "no " + k + " with " + (chosen_by_file ? "" : "the default ") + "kind " + quote(chosen) + " (it applies to kind" +
+             (o.kinds.size() > 1 ? "s " : " ") + quoted_list(o.kinds) + " only; did you mean \"kind\": " +
+             quote(o.kinds.front()) + "?)",
+         describe(v));
+  }
+}
+
 }  // namespace
 
 void check_lock_options(const std::vector<LockOption>& table, const std::string& owner, const json& opts,
@@ -59,9 +90,7 @@ void check_lock_options(const std::vector<LockOption>& table, const std::string&
   if (!opts.is_object()) fail(path, "an object of " + owner + " options", describe(opts));
   const auto names = option_names(table);
   for (const auto& [k, v] : opts.items()) {
-    const LockOption* opt = nullptr;
-    for (const auto& o : table)
-      if (o.name == k) opt = &o;
+    const LockOption* opt = find_in(table, k);
     if (!opt) {
       const std::string hint = did_you_mean(k, names);
       const std::string takes = names.empty() ? "it takes none" : join(names);
@@ -70,6 +99,7 @@ void check_lock_options(const std::vector<LockOption>& table, const std::string&
     }
     check_option(*opt, v, child(path, k));
   }
+  check_option_kinds(table, opts, path);
 }
 
 LockSpec read_profile_lock(const Obj& o) {

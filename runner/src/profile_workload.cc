@@ -1,8 +1,10 @@
 #include "profile_workload.h"
 
 #include <charconv>
+#include <memory>
 #include <optional>
 
+#include "lockstep/gate.h"
 #include "lockstep/profiles.h"
 #include "op_outcomes.h"
 
@@ -36,14 +38,16 @@ struct Client {
   }
 
   // Works for `ms` in steps of extend_every_ms, extending after each step while work is
-  // left. False when an extension did not succeed: the user stops working.
+  // left. False when an extension did not succeed, or the library called to say the hold
+  // is lost: the user stops working.
   Task<bool> work(int64_t ms) {
     const int64_t every = w.extend_every_ms;
     int64_t left = ms;
     constexpr int kStepsMax = 10'000'000;
     for (int i = 0; i < kStepsMax && left > 0; ++i) {
       const int64_t step = every > 0 ? std::min(every, left) : left;
-      co_await env.sleep(Millis(step));
+      const bool told = co_await sleep_unless_told(Millis(step));
+      if (told) co_return false;
       left -= step;
       if (every == 0 || left == 0) continue;
       rec.op(EventType::Invoke, process, "extend", lock.key);
@@ -52,6 +56,35 @@ struct Client {
       if (o != ExtendOutcome::Extended) co_return false;
     }
     co_return true;
+  }
+
+  // Sleeps `d`, or less when the library calls to say the hold is lost (then true, and
+  // at once: the work stops where it is). A library that only leaves a signal to check
+  // (node-redlock's abort signal) is checked before the write instead.
+  Task<bool> sleep_unless_told(Nanos d) {
+    if (!l.tells_when_lost()) {
+      co_await env.sleep(d);
+      co_return false;
+    }
+    if (l.aborted()) co_return true;
+    auto wake = std::make_shared<Wake>();
+    l.on_told_lost = [wake] {
+      wake->told = true;
+      wake->gate.open();
+    };
+    env.spawn(open_after(env, d, wake));
+    co_await wake->gate.wait();
+    l.on_told_lost = nullptr;
+    co_return wake->told;
+  }
+  struct Wake {
+    Gate gate;
+    bool told = false;
+  };
+  // The sleep beside the callback; it outlives the wait when the callback comes first.
+  static Task<void> open_after(Env& env, Nanos d, std::shared_ptr<Wake> wake) {
+    co_await env.sleep(d);
+    wake->gate.open();
   }
 
   // A helper that takes the same (reentrant) lock: a failed unlock throws out of it.

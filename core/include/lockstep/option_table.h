@@ -5,6 +5,7 @@
 // table, so an option the reader accepts is one the lock uses.
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -31,7 +32,14 @@ struct LockOption {
   bool duration = false;
   double ms_per_unit = 1;
   std::string meaning;  // one line, for `lockstep profiles --options`
+  // The values of the lock's own `kind` option this option applies to; empty: every kind.
+  // Beside another kind the lock would ignore it, so the scenario reader refuses it.
+  std::vector<std::string> kinds = {};
 };
+
+inline bool applies_to_kind(const LockOption& o, const std::string& kind) {
+  return o.kinds.empty() || std::find(o.kinds.begin(), o.kinds.end(), kind) != o.kinds.end();
+}
 
 // An integer option in [min, max] with a fixed default: what most locks take.
 LockOption integer_option(std::string name, int64_t default_value, int64_t min, int64_t max, std::string meaning);

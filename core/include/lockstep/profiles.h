@@ -105,10 +105,20 @@ class ProfileLock : public Lock {
   // abort signal in using(), redis-plus-plus's auto-extension error callback. A user
   // following the library's documentation checks it before writing.
   virtual bool aborted() const { return false; }
+  // The library tells its user that the hold is lost by calling the user's code at once
+  // (redis-plus-plus's auto_extend_err_callback, when given), rather than leaving a signal
+  // to check: it then calls on_told_lost, once the library has done what it does by
+  // itself. A user following the documentation stops the work of its critical section
+  // there and then.
+  virtual bool tells_when_lost() const { return false; }
+  std::function<void()> on_told_lost;
   // Where the library's own background extensions are reported (may be empty).
   std::function<void(const ExtendNote&)> on_background_extend;
 
  protected:
+  void tell_lost() {
+    if (on_told_lost) on_told_lost();
+  }
   void note_background(bool begin, ExtendOutcome o = ExtendOutcome::Extended, std::string detail = "") {
     if (on_background_extend) on_background_extend(ExtendNote{begin, o, std::move(detail)});
   }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "lockstep/env.h"
+#include "lockstep/gate.h"
 #include "lockstep/profiles.h"
 
 namespace lockstep::ports {
@@ -28,30 +29,6 @@ inline constexpr Nanos kNoTimeout = std::chrono::hours(1);
 inline std::string ms_string(int64_t ms) { return std::to_string(ms); }
 inline int64_t wall_ms(Env& env) { return to_ms(env.now_wall()); }
 inline int64_t mono_ms(Env& env) { return to_ms(env.now_mono()); }
-
-// A point one coroutine waits at until another opens it. The opener resumes the waiter
-// at once, on its own stack; both belong to one process, so nothing else runs between.
-class Gate {
- public:
-  bool is_open() const { return open_; }
-  void open() {
-    open_ = true;
-    if (auto h = std::exchange(waiter_, {})) h.resume();
-  }
-  auto wait() {
-    struct Awaiter {
-      Gate& g;
-      bool await_ready() const noexcept { return g.open_; }
-      void await_suspend(std::coroutine_handle<> h) noexcept { g.waiter_ = h; }
-      void await_resume() const noexcept {}
-    };
-    return Awaiter{*this};
-  }
-
- private:
-  bool open_ = false;
-  std::coroutine_handle<> waiter_;
-};
 
 // One command sent to every node at once. Replies land in `replies` as they come; the
 // waiter wakes when `decided` says the round is decided (all replies in, by default).

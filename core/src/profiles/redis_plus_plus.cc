@@ -14,9 +14,11 @@
 // kind "redlock": that lock() per acquire, extend_lock by hand. Its pre-check is built
 // from a fresh LockInfo and always passes; a failed extension unlocks everywhere.
 // kind "redmutex": RedMutex. lock() tries one attempt every U(0,5) ms until it holds
-// the lock; the LockWatcher extends it every ttl/2 and, when an extension fails, unlocks,
-// calls auto_extend_err_callback if one was given, and resets the mutex — the holder's
-// work goes on unless the callback stops it. Unlocking a reset mutex throws "RedMutex is
+// the lock; the LockWatcher extends it every ttl/2 and, when an extension fails (false:
+// after unlocking; an exception: at once), calls auto_extend_err_callback if one was
+// given, and resets the mutex — the holder's work goes on unless the callback stops it,
+// which the README says it is for. The user's reaction to the callback comes after the
+// reset: an unlock() the user makes waits on the mutex the watcher holds meanwhile. Unlocking a reset mutex throws "RedMutex is
 // not locked" (#659; fixed after 1.3.15); unlock swallows errors otherwise (#563).
 #include "common.h"
 #include "lockstep/scripts.h"
@@ -77,6 +79,7 @@ class RedisPlusPlus : public ProfileLock {
   bool can_extend() const override { return !redmutex_; }
   Task<ExtendOutcome> extend() override { co_return co_await extend_lock(value_); }
   bool aborted() const override { return aborted_; }
+  bool tells_when_lost() const override { return redmutex_ && callback_; }
   const std::string& token() const override { return value_; }
 
  private:
@@ -187,6 +190,7 @@ class RedisPlusPlus : public ProfileLock {
       if (callback_) aborted_ = true;
       value_.clear();  // _reset(): the mutex no longer counts as locked
       w->stopped = true;
+      if (callback_) tell_lost();  // last: the user's code may run on from here
       co_return;
     }
   }

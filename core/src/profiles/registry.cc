@@ -31,6 +31,11 @@ ProfileOption choice(std::string name, std::vector<std::string> choices, std::st
   const std::string def = choices.front();
   return {std::move(name), T::Choice, def, 0, 0, std::move(choices), false, 1, std::move(meaning)};
 }
+// An option of some of the library's lock kinds only (`kind`).
+ProfileOption only_for(std::vector<std::string> kinds, ProfileOption o) {
+  o.kinds = std::move(kinds);
+  return o;
+}
 
 std::vector<ProfileOption> redsync_options(bool v4_17) {
   std::vector<ProfileOption> o = {
@@ -62,7 +67,10 @@ std::vector<ProfileOption> node_redlock_options(bool v5) {
   o.push_back(integer("retryCount", 10, -1, 1e6, "retries after the first attempt; -1: forever"));
   o.push_back(millis("retryDelay", 200, 0, "ms between attempts"));
   o.push_back(millis("retryJitter", 100, 0, "plus or minus this many ms, uniformly"));
-  if (v5) o.push_back(millis("automaticExtensionThreshold", 500, 0, "using(): extend this long before expiration"));
+  if (v5) {
+    o.push_back(only_for({"using"}, millis("automaticExtensionThreshold", 500, 0,
+                                           "using(): extend this long before expiration")));
+  }
   return o;
 }
 
@@ -129,11 +137,12 @@ std::vector<ProfileInfo> build_table() {
               "redmutex: RedMutex (lock(), watcher); redlock: RedLockMutexVessel::lock with retries, "
               "extend_lock by hand"),
        millis("ttl", 3000, 1, "lock TTL (ms; RedMutexOptions default 3 s)"),
-       integer("retry_count", 3, 1, 1e6, "redlock: attempts per lock() call"),
-       millis("retry_delay", 200, 0, "redlock: a retry waits U(0, retry_delay) ms"),
+       only_for({"redlock"}, integer("retry_count", 3, 1, 1e6, "redlock: attempts per lock() call")),
+       only_for({"redlock"}, millis("retry_delay", 200, 0, "redlock: a retry waits U(0, retry_delay) ms")),
        number("clock_drift_factor", 0.01, 0, 1, "drift: ttl*factor + 2 ms"),
-       boolean("auto_extend_err_callback", false,
-               "redmutex: the application passed the callback the README shows, and stops its work when told")},
+       only_for({"redmutex"}, boolean("auto_extend_err_callback", false,
+                                      "redmutex: the application passed the callback the README shows, and "
+                                      "stops its work when told"))},
       "ttl", false, true);
   add("redisson", "3.23.0",
       "Redisson RLock/MultiLock/RedLock: unlock without the latch, resent after a response timeout (#4871); "

@@ -34,6 +34,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -53,6 +54,14 @@ struct Limits {
   // Threads that search keys at once; 0 means one per core. A history with one key is
   // always searched on the calling thread.
   unsigned threads = 0;
+  // When set, reads what the process holds resident, in bytes: the memory limit then
+  // also ends the search before the process would hold more than resident_base_bytes +
+  // memory_limit_bytes, whatever the search does not count of itself (the history, blocks
+  // a thread's pool keeps, freed memory malloc has not given back). `lockstep check`
+  // passes its size at start-up as the base. Read as the search grows, from any of its
+  // threads; the outcome at the limit then depends on the allocator, not only the steps.
+  std::function<size_t()> resident_bytes = {};
+  size_t resident_base_bytes = 0;
 };
 
 // What the search explored, summed over keys. The counts depend on how far keys got
@@ -89,6 +98,12 @@ struct LinResult {
   std::vector<Event> partial_linearization;
   std::string final_state;         // the model state after that linearization, in words
 };
+
+// Gives back to the system the blocks the calling thread keeps for its next searches
+// (a search's large arrays come from them, so that a process checking one history after
+// another does not fault the same pages in again): for a process that wants the memory
+// back between checks, as `lockstep check` does between files.
+void release_kept_search_memory();
 
 LinResult check_linearizable(const History& history, const Model& model, const Limits& limits);
 
