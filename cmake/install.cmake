@@ -7,14 +7,16 @@
 include(CMakePackageConfigHelpers)
 
 set(LOCKSTEP_PUBLIC_HEADERS
-  core/include/lockstep/algorithms.h
   core/include/lockstep/env.h
   core/include/lockstep/fault_plan.h
-  core/include/lockstep/lock.h
-  core/include/lockstep/option_table.h
+  core/include/lockstep/gate.h
   core/include/lockstep/reply.h
   core/include/lockstep/task.h
   core/include/lockstep/world_control.h
+  locks/include/lockstep/algorithms.h
+  locks/include/lockstep/lock.h
+  locks/include/lockstep/option_table.h
+  locks/include/lockstep/profiles.h
   cli/include/lockstep/cli.h)
 install(FILES ${LOCKSTEP_PUBLIC_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/lockstep)
 install(FILES
@@ -40,7 +42,7 @@ add_library(lockstep::checker ALIAS lockstep_checker)
 set_target_properties(lockstep_checker PROPERTIES EXPORT_NAME checker)
 
 install(TARGETS lockstep_all lockstep_cli lockstep_runner lockstep_reports lockstep_live lockstep_sim lockstep_checker
-                lockstep_core
+                lockstep_locks lockstep_core
         EXPORT lockstepTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(TARGETS lockstep RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

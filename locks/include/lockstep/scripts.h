@@ -1,4 +1,4 @@
-// The Lua scripts the lock algorithms send with EVAL. They live as files in core/lua/ and
+// The Lua scripts the lock algorithms send with EVAL. They live as files in locks/lua/ and
 // are compiled into the binary, so the simulated node and a real redis-server run the
 // very same text.
 #pragma once
@@ -16,7 +16,7 @@ struct ScriptSource {
 
 const std::vector<ScriptSource>& all_scripts();
 
-// The text of core/lua/<name>.lua; aborts if there is no such script (a build error).
+// The text of locks/lua/<name>.lua; aborts if there is no such script (a build error).
 // Takes a view: lock code asks by literal on every release, and a std::string parameter
 // built a string from the literal each time just to look it up.
 const std::string& script(std::string_view name);

@@ -19,7 +19,7 @@ const std::string& script(std::string_view name) {
   if (last_text && name == last_name) return *last_text;
   auto it = kByName.find(name);
   if (it == kByName.end()) {
-    std::fprintf(stderr, "lockstep: no Lua script named %.*s in core/lua\n", static_cast<int>(name.size()), name.data());
+    std::fprintf(stderr, "lockstep: no Lua script named %.*s in locks/lua\n", static_cast<int>(name.size()), name.data());
     std::abort();
   }
   last_name = it->first;

@@ -1,5 +1,5 @@
 # Writes every lua/*.lua file into a C++ table {name, text} that scripts.h exposes.
-set(out "// Generated from core/lua/*.lua; do not edit.\n#include \"lockstep/scripts.h\"\n\nnamespace lockstep {\n\nconst std::vector<ScriptSource>& all_scripts() {\n  static const std::vector<ScriptSource> kScripts = {\n")
+set(out "// Generated from locks/lua/*.lua; do not edit.\n#include \"lockstep/scripts.h\"\n\nnamespace lockstep {\n\nconst std::vector<ScriptSource>& all_scripts() {\n  static const std::vector<ScriptSource> kScripts = {\n")
 separate_arguments(script_list UNIX_COMMAND "${SCRIPTS}")
 list(SORT script_list)
 foreach(path ${script_list})
