@@ -268,24 +268,6 @@ class RenewalThreadLock : public SetPxLuaLock {
 
 }  // namespace
 
-const char* to_string(AcquireOutcome o) {
-  switch (o) {
-    case AcquireOutcome::Acquired: return "acquired";
-    case AcquireOutcome::NotAcquired: return "not-acquired";
-    case AcquireOutcome::Unknown: return "unknown";
-  }
-  return "?";
-}
-
-const char* to_string(ReleaseOutcome o) {
-  switch (o) {
-    case ReleaseOutcome::Released: return "released";
-    case ReleaseOutcome::NotOwner: return "not-owner";
-    case ReleaseOutcome::Unknown: return "unknown";
-  }
-  return "?";
-}
-
 std::unique_ptr<Lock> make_set_family_lock(const std::string& algorithm, Env& env, const LockParams& params) {
   // The naive recipes write a constant, as the seeds do; the others a fresh uuid.
   if (algorithm == "setnx") return std::make_unique<SetnxLock>(env, params, "1");

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -48,6 +49,21 @@ inline int64_t option_or(const LockParams& p, const std::string& name, int64_t f
   return it == p.options.end() ? fallback : it->second;
 }
 
+enum class ExtendOutcome { Extended, NotExtended, Unknown };
+const char* to_string(ExtendOutcome o);
+
+// An extension the lock made on its own (a watchdog's renewal, an automatic extension),
+// told to whoever records the history: it began, then ended with `outcome`.
+struct ExtendNote {
+  bool begin = true;
+  ExtendOutcome outcome = ExtendOutcome::Extended;
+  std::string detail;  // what the lock concluded: "renewed", "renewal stopped", ...
+  int lane = 0;        // which of the lock's concurrent activities (a MultiLock's nodes)
+};
+
+// One lock interface for every lock lockstep runs, its own recipes and the library
+// profiles alike: acquire and release, and what a lock may also let its user do or learn
+// while holding it (each with a default for a lock that offers nothing of the kind).
 class Lock {
  public:
   virtual ~Lock() = default;
@@ -59,6 +75,33 @@ class Lock {
   // The fencing token of the current hold (rises with every acquisition), or -1 when the
   // algorithm issues none. A storage service would reject writes with an older token.
   virtual int64_t fencing_token() const { return -1; }
+
+  // The lock has an extend call (redsync Extend, node-redlock extend, redis-py
+  // extend/reacquire, redis-plus-plus extend_lock) that a user makes on a schedule.
+  virtual bool can_extend() const { return false; }
+  // One extension as the user calls it. NotExtended means the lock told the user it is
+  // not held (a false return or an exception saying so): the user stops.
+  virtual Task<ExtendOutcome> extend();
+  // The lock has told its user, out of band, that the hold is lost: node-redlock's abort
+  // signal in using(), redis-plus-plus's auto-extension error callback. A user following
+  // the library's documentation checks it before writing.
+  virtual bool aborted() const { return false; }
+  // The lock tells its user that the hold is lost by calling the user's code at once
+  // (redis-plus-plus's auto_extend_err_callback, when given), rather than leaving a signal
+  // to check: it then calls on_told_lost, once the lock has done what it does by itself.
+  // A user following the documentation stops the work of its critical section there.
+  virtual bool tells_when_lost() const { return false; }
+  std::function<void()> on_told_lost;
+  // Where the lock's own background extensions are reported (may be empty).
+  std::function<void(const ExtendNote&)> on_background_extend;
+
+ protected:
+  void tell_lost() {
+    if (on_told_lost) on_told_lost();
+  }
+  void note_background(bool begin, ExtendOutcome o = ExtendOutcome::Extended, std::string detail = "") {
+    if (on_background_extend) on_background_extend(ExtendNote{begin, o, std::move(detail)});
+  }
 };
 
 // A read-write lock: one owner identity (one process's thread) with two sides. Any number

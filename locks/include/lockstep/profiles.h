@@ -79,50 +79,9 @@ class ProfileOptions {
   nlohmann::json given_;
 };
 
-enum class ExtendOutcome { Extended, NotExtended, Unknown };
-const char* to_string(ExtendOutcome o);
-
-// An extension the library made on its own (a watchdog's renewal, an automatic
-// extension), told to whoever records the history: it began, then ended with `outcome`.
-struct ExtendNote {
-  bool begin = true;
-  ExtendOutcome outcome = ExtendOutcome::Extended;
-  std::string detail;  // what the library concluded: "renewed", "renewal stopped", ...
-  int lane = 0;        // which of the lock's concurrent activities (a MultiLock's nodes)
-};
-
-// The lock a library hands its user: the Lock operations, plus what the library lets the
-// user do or learn while holding it.
-class ProfileLock : public Lock {
- public:
-  // The library has an extend call (redsync Extend, node-redlock extend, redis-py
-  // extend/reacquire, redis-plus-plus extend_lock) that a user makes on a schedule.
-  virtual bool can_extend() const { return false; }
-  // One extension as the user calls it. NotExtended means the library told the user the
-  // lock is not held (a false return or an exception saying so): the user stops.
-  virtual Task<ExtendOutcome> extend();
-  // The library has told its user, out of band, that the hold is lost: node-redlock's
-  // abort signal in using(), redis-plus-plus's auto-extension error callback. A user
-  // following the library's documentation checks it before writing.
-  virtual bool aborted() const { return false; }
-  // The library tells its user that the hold is lost by calling the user's code at once
-  // (redis-plus-plus's auto_extend_err_callback, when given), rather than leaving a signal
-  // to check: it then calls on_told_lost, once the library has done what it does by
-  // itself. A user following the documentation stops the work of its critical section
-  // there and then.
-  virtual bool tells_when_lost() const { return false; }
-  std::function<void()> on_told_lost;
-  // Where the library's own background extensions are reported (may be empty).
-  std::function<void(const ExtendNote&)> on_background_extend;
-
- protected:
-  void tell_lost() {
-    if (on_told_lost) on_told_lost();
-  }
-  void note_background(bool begin, ExtendOutcome o = ExtendOutcome::Extended, std::string detail = "") {
-    if (on_background_extend) on_background_extend(ExtendNote{begin, o, std::move(detail)});
-  }
-};
+// A library's lock is a Lock like any other (lockstep/lock.h): the name says where it
+// came from.
+using ProfileLock = Lock;
 
 // Builds `profile`'s lock for the process behind `env` on `key`; nullptr for an unknown
 // profile. `options` has been checked against the profile's option table.

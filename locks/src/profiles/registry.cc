@@ -231,17 +231,6 @@ std::string ProfileOptions::choice(const std::string& name) const {
   return v.is_string() ? v.get<std::string>() : "";
 }
 
-const char* to_string(ExtendOutcome o) {
-  switch (o) {
-    case ExtendOutcome::Extended: return "extended";
-    case ExtendOutcome::NotExtended: return "not-extended";
-    case ExtendOutcome::Unknown: return "unknown";
-  }
-  return "?";
-}
-
-Task<ExtendOutcome> ProfileLock::extend() { co_return ExtendOutcome::NotExtended; }
-
 std::unique_ptr<ProfileLock> make_profile_lock(const std::string& profile, Env& env, const std::string& key,
                                                const nlohmann::json& options) {
   const ProfileInfo* info = profile_named(profile);
