@@ -42,11 +42,20 @@ TEST(ReportTimeline, FaultBandAndOverlapHighlight) {
   EXPECT_EQ(t.faults[0].lanes, std::vector<std::string>{"client-1"});
   EXPECT_EQ(t.faults[0].begin_ns, 50 * kMs);
   EXPECT_EQ(t.faults[0].end_ns, 1550 * kMs);
-  ASSERT_EQ(t.highlights.size(), 1u);  // lost-update has no place on the timeline
+  ASSERT_EQ(t.highlights.size(), 2u);
   EXPECT_EQ(t.highlights[0].property, "mutual-exclusion");
   EXPECT_EQ(t.highlights[0].begin_ns, 1013 * kMs);
   EXPECT_EQ(t.highlights[0].end_ns, 1116 * kMs);
   EXPECT_EQ(t.highlights[0].lanes, (std::vector<std::string>{"client-1", "client-2"}));
+  // The damage a lost-update verdict only counts: client-1's write, computed from its read
+  // of 10 before the pause, overwrote client-2's sale.
+  EXPECT_EQ(t.highlights[1].property, "lost-update");
+  EXPECT_EQ(t.highlights[1].label, "lost write");
+  EXPECT_EQ(t.highlights[1].begin_ns, 1552 * kMs);
+  EXPECT_EQ(t.highlights[1].lanes, std::vector<std::string>{"client-1"});
+  EXPECT_EQ(t.highlights[1].title,
+            "client-1 wrote 9 at 1.552s, computed from its read of 10 at 0.004s; client-2's write of 9 at 1.116s came "
+            "in between and was overwritten: its update was lost.");
 }
 
 TEST(ReportTimeline, ForeignUnlockIsAMarkerOnTheNode) {

@@ -44,6 +44,9 @@ struct FaultRow {
   std::string kind, target, at, duration, details;
 };
 std::vector<FaultRow> fault_rows(const RunReport& r);
+// The same, with `at` read from the history: when each fault struck (a fault waiting on
+// an event says the time it fired), and the trigger in words among the details.
+std::vector<FaultRow> fault_rows(const RunReport& r, const checker::History& h);
 
 // Writes report.json, report.md and report.html into `dir` (created if needed).
 bool write_scenario_reports(const std::filesystem::path& dir, const RunReport& r, const checker::History& h,
