@@ -1,0 +1,221 @@
+// The timeline in a real browser, driven as a person drives it: a two-minute run whose 19
+// overlaps all happen in its first second, where at the first view they share a few
+// pixel columns. The test zooms with Ctrl+wheel, the keyboard, a drag along the time axis
+// and the toolbar, pans by dragging, then steps through every violation with the "next"
+// button, and reads the DOM after each step: every overlap must be there, on screen, its
+// own width. Skipped, saying so, only when Chromium is not installed (scripts/setup
+// installs it).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <cmath>
+#include <set>
+#include <string>
+
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cdp_browser.h"
+#include "test_shell.h"
+
+namespace lockstep {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using test_browser::CdpBrowser;
+
+std::string find_chromium() {
+  for (const char* name : {"chromium", "chromium-browser"}) {
+    test_shell::Result r = test_shell::run(std::string("command -v ") + name + " 2>/dev/null");
+    if (r.status == 0 && !r.out.empty()) return r.out.substr(0, r.out.find('\n'));
+  }
+  return "";
+}
+
+json read_json(const fs::path& p) {
+  std::ifstream f(p);
+  return json::parse(f, nullptr, false);
+}
+
+class ReportZoom : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string chromium = find_chromium();
+    if (chromium.empty()) GTEST_SKIP() << "chromium is not installed (scripts/setup installs it); browser test skipped";
+    dir_ = fs::temp_directory_path() / ("lockstep-report-zoom-" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    const std::string scenario = std::string(LOCKSTEP_SOURCE_DIR) + "/tests/data/good_scenarios/long-run-overlaps.json";
+    test_shell::Result run = test_shell::run("'" + std::string(LOCKSTEP_BINARY) + "' run --out '" + (dir_ / "out").string() +
+                                             "' '" + scenario + "' 2>&1");
+    ASSERT_EQ(run.code, 0) << run.out;
+    const json report = read_json(dir_ / "out/long-run-overlaps/report.json");
+    for (const auto& v : report["violations"]) {
+      if (v["property"] == "mutual-exclusion") overlaps_ = v["count"].get<int>();
+    }
+    ASSERT_GE(overlaps_, 10) << "the run should overlap again and again";
+    std::string error;
+    ASSERT_TRUE(browser_.start(chromium, dir_ / "profile", 1400, 900, error)) << error;
+    ASSERT_TRUE(browser_.open("file://" + (dir_ / "out/long-run-overlaps/report.html").string())) << browser_.last_error();
+    ASSERT_EQ(browser_.eval("document.querySelector('.chart').getAttribute('data-zoom-ready')"), "1")
+        << browser_.last_error();
+    measure();
+  }
+
+  // Where the plot is on screen now.
+  void measure() {
+    box_ = json::parse(browser_.eval(R"(JSON.stringify((function(){var c=document.querySelector('.chart'),
+        s=c.querySelector('svg').getBoundingClientRect(),k=s.width/+c.getAttribute('data-width');
+        return {left:s.left+k*+c.getAttribute('data-plot-x'),width:k*+c.getAttribute('data-plot-w'),
+                top:s.top,axis:s.top+k*10,lanes:s.top+k*120,end:+c.getAttribute('data-end')};})()))")
+                           .get<std::string>());
+  }
+
+  void TearDown() override {
+    browser_.stop();
+    if (!dir_.empty() && !HasFailure()) fs::remove_all(dir_);
+  }
+
+  // The view as the page says it is: [begin, end] in ns.
+  std::pair<double, double> view() {
+    const std::string v = browser_.eval("document.querySelector('.chart').getAttribute('data-view')").get<std::string>();
+    const size_t sp = v.find(' ');
+    return {std::stod(v.substr(0, sp)), std::stod(v.substr(sp + 1))};
+  }
+
+  // Every overlap's box as the browser lays it out: {begin_ns, left, width, top} in pixels.
+  json overlap_boxes() {
+    return json::parse(browser_.eval(R"(JSON.stringify([].map.call(
+        document.querySelectorAll('g.violation[data-property="mutual-exclusion"]'),function(g){
+          var r=g.querySelector('rect.overlap').getBoundingClientRect();
+          return {begin:+g.getAttribute('data-begin'),left:r.left,width:r.width,top:r.top,height:r.height};})))")
+                           .get<std::string>());
+  }
+
+  // The x on screen where time t is in the current view.
+  double x_of(double t) {
+    auto [a, b] = view();
+    return box_["left"].get<double>() + (t - a) / (b - a) * box_["width"].get<double>();
+  }
+
+  double first_overlap_ns() {
+    double first = 1e30;
+    for (const auto& o : overlap_boxes()) first = std::min(first, o["begin"].get<double>());
+    return first;
+  }
+
+  fs::path dir_;
+  CdpBrowser browser_;
+  json box_;
+  int overlaps_ = 0;
+};
+
+TEST_F(ReportZoom, EveryOverlapIsMarkedAndCrowdedAtTheFirstView) {
+  const json boxes = overlap_boxes();
+  ASSERT_EQ(boxes.size(), static_cast<size_t>(overlaps_)) << "one mark per overlap, not only the first";
+  // The reason zoom exists: at the whole run's view they share a handful of pixel columns.
+  std::set<int> columns;
+  for (const auto& b : boxes) columns.insert(static_cast<int>(b["left"].get<double>()));
+  EXPECT_LT(columns.size(), boxes.size());
+  EXPECT_EQ(browser_.console(), std::vector<std::string>{});
+}
+
+TEST_F(ReportZoom, CtrlWheelKeysAndAxisDragZoomAndPan) {
+  const double end = box_["end"].get<double>();
+  EXPECT_EQ(view(), std::make_pair(0.0, end));
+  // Ctrl+wheel over the first overlap: the view narrows around it.
+  const double t = first_overlap_ns();
+  for (int i = 0; i < 6; ++i) browser_.wheel(x_of(t), box_["lanes"].get<double>(), -400, 2);
+  auto [a, b] = view();
+  EXPECT_LT(b - a, end / 50);
+  EXPECT_LE(a, t);
+  EXPECT_GE(b, t);
+  // A plain wheel is left to the page (it scrolls); the view stays.
+  browser_.wheel(x_of(t), box_["lanes"].get<double>(), -400, 0);
+  EXPECT_EQ(view(), std::make_pair(a, b));
+
+  // Dragging the plot to the left shows later times.
+  browser_.drag(box_["left"].get<double>() + 600, box_["lanes"].get<double>(), box_["left"].get<double>() + 300,
+                box_["lanes"].get<double>());
+  auto [a2, b2] = view();
+  EXPECT_GT(a2, a);
+  EXPECT_NEAR(b2 - a2, b - a, (b - a) * 1e-6);
+
+  // Keyboard: 0 shows the whole run, + zooms in around the middle, → moves later.
+  browser_.key("0");
+  EXPECT_EQ(view(), std::make_pair(0.0, end));
+  browser_.key("+");
+  auto [a3, b3] = view();
+  EXPECT_NEAR(b3 - a3, end / 2, end * 1e-6);
+  browser_.click(box_["left"].get<double>() + 10, box_["lanes"].get<double>());  // focus the chart
+  browser_.key("ArrowRight");
+  EXPECT_GT(view().first, a3);
+
+  // A drag along the time axis zooms into exactly that span.
+  browser_.key("0");
+  const double from = box_["left"].get<double>() + 100, to = box_["left"].get<double>() + 300;
+  browser_.drag(from, box_["axis"].get<double>(), to, box_["axis"].get<double>());
+  auto [a4, b4] = view();
+  const double px_ns = end / box_["width"].get<double>();
+  EXPECT_NEAR(a4, 100 * px_ns, px_ns);
+  EXPECT_NEAR(b4, 300 * px_ns, px_ns);
+  EXPECT_EQ(browser_.console(), std::vector<std::string>{});
+}
+
+TEST_F(ReportZoom, StepsThroughEveryViolationAndEachOverlapStandsAlone) {
+  const int total = browser_.eval("document.querySelectorAll('g.violation').length").get<int>();
+  ASSERT_GE(total, overlaps_);
+  double left = box_["left"].get<double>(), right = left + box_["width"].get<double>();
+  std::set<int> seen;
+  for (int i = 1; i <= total; ++i) {
+    const json button = json::parse(browser_.eval(R"(JSON.stringify((function(){
+        var r=document.querySelector('.zoombar button[data-act=next]').getBoundingClientRect();
+        return {x:r.left+r.width/2,y:r.top+r.height/2};})()))").get<std::string>());
+    browser_.click(button["x"].get<double>(), button["y"].get<double>());
+    ASSERT_EQ(browser_.eval("document.querySelector('.chart').getAttribute('data-current')"), std::to_string(i));
+    EXPECT_EQ(browser_.eval("document.querySelector('.vcur').textContent"), std::to_string(i));
+    const json current = json::parse(browser_.eval(R"(JSON.stringify((function(){
+        var g=document.querySelector('g.violation.current'),m=g.querySelector('rect.overlap,.marker-head');
+        var r=m.getBoundingClientRect();
+        return {property:g.getAttribute('data-property'),i:+g.getAttribute('data-i'),left:r.left,width:r.width};})()))")
+                                     .get<std::string>());
+    // It is on screen, inside the plot, and wide enough to see and to hover.
+    EXPECT_GE(current["left"].get<double>() + current["width"].get<double>(), left) << current;
+    EXPECT_LE(current["left"].get<double>(), right) << current;
+    EXPECT_GE(current["width"].get<double>(), 2) << current;
+    if (current["property"] == "mutual-exclusion") seen.insert(current["i"].get<int>());
+  }
+  EXPECT_EQ(seen.size(), static_cast<size_t>(overlaps_)) << "the next button reached every overlap";
+
+  // Zoomed on the first second, every overlap has pixels of its own: no two share a box
+  // (two overlaps may begin together, when a third client entered beside two: then they
+  // sit on different pairs of lanes).
+  browser_.key("0");
+  measure();
+  const double px_ns = box_["end"].get<double>() / box_["width"].get<double>();
+  double last_overlap = 0;
+  for (const auto& o : overlap_boxes()) last_overlap = std::max(last_overlap, o["begin"].get<double>());
+  const double axis_y = box_["axis"].get<double>();
+  left = box_["left"].get<double>();
+  right = left + box_["width"].get<double>();
+  browser_.drag(left - 1, axis_y, left + (last_overlap + 50e6) / px_ns + 3, axis_y);
+  json boxes = overlap_boxes();
+  EXPECT_LT(view().second, box_["end"].get<double>() / 50);
+  for (size_t i = 0; i < boxes.size(); ++i) {
+    EXPECT_GE(boxes[i]["width"].get<double>(), 2) << boxes[i];
+    EXPECT_GE(boxes[i]["left"].get<double>(), left - 1) << boxes[i];
+    EXPECT_LE(boxes[i]["left"].get<double>() + boxes[i]["width"].get<double>(), right + 1) << boxes[i];
+    for (size_t j = 0; j < i; ++j) {
+      const bool same = std::abs(boxes[i]["left"].get<double>() - boxes[j]["left"].get<double>()) < 0.5 &&
+                        std::abs(boxes[i]["top"].get<double>() - boxes[j]["top"].get<double>()) < 0.5 &&
+                        std::abs(boxes[i]["height"].get<double>() - boxes[j]["height"].get<double>()) < 0.5;
+      EXPECT_FALSE(same) << boxes[i] << " and " << boxes[j];
+    }
+  }
+  EXPECT_EQ(browser_.console(), std::vector<std::string>{});
+}
+
+}  // namespace
+}  // namespace lockstep
