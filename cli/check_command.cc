@@ -1,11 +1,14 @@
 // `lockstep check`: reads history files and checks each for linearizability against one
-// model, printing one verdict line per file (or one JSON object per line with --json).
+// model, printing one verdict line per file (or one JSON object per line with --json),
+// and with --html a page per file: its operations on a timeline and, for an invalid one,
+// the partial linearization and the operation that could not be placed.
 // The output is the same for any --threads, apart from the milliseconds.
 // Exit: 0 all valid, 1 any invalid, 2 any unknown and none invalid, 64 usage error,
 // 65 any file unreadable or malformed (takes precedence: that file was not checked).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -14,6 +17,7 @@
 #include "commands.h"
 #include "lockstep/checker/history_io.h"
 #include "lockstep/checker/linearizability.h"
+#include "lockstep/reports/check_report.h"
 
 namespace lockstep::cli {
 namespace {
@@ -28,6 +32,7 @@ struct CheckOptions {
   double memory_limit_mb = 1024.0;
   unsigned threads = 0;  // one per core
   bool json = false;
+  std::string html;  // a page (one file) or a folder of pages (several), "" for none
   std::vector<std::string> files;
 };
 
@@ -118,6 +123,27 @@ void print_error(const std::string& file, const std::string& error, bool json) {
   std::cout << j.dump() << "\n";
 }
 
+// Where a file's page goes: --html names the page itself when one history is checked and
+// ends in .html; otherwise it is a folder, and each history gets <its file name>.html.
+std::filesystem::path page_path(const CheckOptions& o, const std::string& file) {
+  const std::filesystem::path out(o.html);
+  if (o.files.size() == 1 && out.extension() == ".html") return out;
+  return out / (std::filesystem::path(file).filename().string() + ".html");
+}
+
+bool write_page(const CheckOptions& o, const std::string& file, const History& h, const LinResult& r) {
+  const std::filesystem::path path = page_path(o, file);
+  std::error_code ec;
+  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
+  const std::string page = reports::render_check_html({file, o.model, &h, &r});
+  if (ec || !write_file(path, page)) {
+    std::cerr << "lockstep check: " << path.string() << ": cannot write" << (ec ? " (" + ec.message() + ")" : "") << "\n";
+    return false;
+  }
+  if (!o.json) std::cout << "  page: " << path.string() << "\n";
+  return true;
+}
+
 int run_check(const CheckOptions& o) {
   ModelOptions model_options;
   parse_kv_missing(o.kv_missing, model_options.kv_missing);  // CLI11 checked the name
@@ -155,6 +181,7 @@ int run_check(const CheckOptions& o) {
     any_unknown = any_unknown || r.verdict == Verdict::Unknown;
     if (o.json) print_json(file, r, ms);
     else print_text(file, h, r, ms);
+    if (!o.html.empty() && !write_page(o, file, h, r)) any_error = true;
     std::cout.flush();
   }
   if (any_error) return kExitDataErr;
@@ -188,6 +215,9 @@ CommandRunner add_check_command(CLI::App& app) {
       ->check(CLI::IsMember({"empty", "nil"}))
       ->capture_default_str();
   cmd->add_flag("--json", o->json, "One JSON object per file instead of text");
+  cmd->add_option("--html", o->html,
+                  "Also write a page per history: its operations on a timeline and, when invalid, the partial "
+                  "linearization and the operation that could not be placed. PATH.html for one file, else a folder");
   cmd->add_option("files", o->files, "History files")->required();
   return [o] { return run_check(*o); };
 }

@@ -217,5 +217,53 @@ TEST_F(ReportZoom, StepsThroughEveryViolationAndEachOverlapStandsAlone) {
   EXPECT_EQ(browser_.console(), std::vector<std::string>{});
 }
 
+// `lockstep check --html` on a Porcupine etcd history: a click on a step of the partial
+// linearization shows that operation on the timeline, and the one that could not be
+// placed is there, in red, on screen.
+TEST(CheckPageBrowser, ClickingAStepShowsItsOperation) {
+  const std::string chromium = find_chromium();
+  if (chromium.empty()) GTEST_SKIP() << "chromium is not installed (scripts/setup installs it); browser test skipped";
+  const fs::path dir = fs::temp_directory_path() / ("lockstep-check-page-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  const std::string history = std::string(LOCKSTEP_SOURCE_DIR) + "/tests/data/histories/etcd-cas-register-invalid.log";
+  test_shell::Result run = test_shell::run("'" + std::string(LOCKSTEP_BINARY) + "' check --model cas-register --html '" +
+                                           (dir / "etcd.html").string() + "' '" + history + "' 2>&1");
+  ASSERT_EQ(run.code, 1) << run.out;
+  CdpBrowser browser;
+  std::string error;
+  ASSERT_TRUE(browser.start(chromium, dir / "profile", 1400, 1400, error)) << error;
+  ASSERT_TRUE(browser.open("file://" + (dir / "etcd.html").string())) << browser.last_error();
+  EXPECT_EQ(browser.eval("document.body.getAttribute('data-ok')"), "1");
+  EXPECT_EQ(browser.eval("document.querySelectorAll('ol.lin li').length"), 11);
+
+  auto click_step = [&](const std::string& selector) {
+    const json at = json::parse(browser.eval("JSON.stringify((function(){var r=document.querySelector('" + selector +
+                                             "').getBoundingClientRect();return {x:r.left+20,y:r.top+r.height/2};})())")
+                                    .get<std::string>());
+    browser.click(at["x"].get<double>(), at["y"].get<double>());
+  };
+  click_step("ol.lin li:nth-child(6)");  // p1 cas [1 4]
+  EXPECT_EQ(browser.eval("document.querySelector('ol.lin li.picked').textContent"), "p1 cas [1,4]→ value 4");
+  const std::string view = browser.eval("document.querySelector('.chart').getAttribute('data-view')").get<std::string>();
+  EXPECT_NE(view, browser.eval("'0 '+document.querySelector('.chart').getAttribute('data-end')").get<std::string>());
+
+  click_step("ol.lin li.stuck");
+  const json stuck = json::parse(browser.eval(R"(JSON.stringify((function(){
+      var c=document.querySelector('.chart'),s=c.querySelector('svg').getBoundingClientRect(),k=s.width/+c.getAttribute('data-width');
+      var r=document.querySelector('rect.opbox.stuck').getBoundingClientRect();
+      return {left:r.left,width:r.width,plot:s.left+k*+c.getAttribute('data-plot-x'),plotw:k*+c.getAttribute('data-plot-w'),
+              text:document.querySelector('text.optext[data-full="read → 4"]').textContent};})()))")
+                                     .get<std::string>());
+  EXPECT_GE(stuck["left"].get<double>(), stuck["plot"].get<double>() - 1) << stuck;
+  EXPECT_LE(stuck["left"].get<double>() + stuck["width"].get<double>(),
+            stuck["plot"].get<double>() + stuck["plotw"].get<double>() + 1)
+      << stuck;
+  EXPECT_GT(stuck["width"].get<double>(), 100) << "zoomed in on it";
+  EXPECT_EQ(stuck["text"], "read → 4");
+  EXPECT_EQ(browser.console(), std::vector<std::string>{});
+  browser.stop();
+  if (!HasFailure()) fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace lockstep

@@ -274,10 +274,14 @@ class Svg {
   // Text inside a bar, shown by the script only while the bar is wide enough for it.
   void bar_text(const Bar& bar, double y, const char* cls, const std::string& s) {
     const double room = x(bar.end_ns) - x(bar.begin_ns);
-    const bool fits = room >= 6.2 * static_cast<double>(s.size()) + 6;
-    out_ += "<text class=\"" + std::string(cls) + "\"" + times(bar.begin_ns, bar.end_ns) + " data-dx=\"4\" data-len=\"" +
-            std::to_string(s.size()) + "\" x=\"" + num(x(bar.begin_ns) + 4) + "\" y=\"" + num(y) + "\"" +
-            (fits ? "" : " style=\"display:none\"") + ">" + xml_escape(s) + "</text>\n";
+    // A numbered operation ("#3 write 2") shows at least its number where the rest does not fit.
+    const std::string brief = s.rfind('#', 0) == 0 ? s.substr(0, s.find(' ')) : "";
+    const auto fits = [&](const std::string& t) { return room >= 6.2 * static_cast<double>(t.size()) + 6; };
+    const std::string shown = fits(s) ? s : !brief.empty() && fits(brief) ? brief : s;
+    out_ += "<text class=\"" + std::string(cls) + "\"" + times(bar.begin_ns, bar.end_ns) + " data-dx=\"4\" data-full=\"" +
+            xml_escape(s) + "\"" + (brief.empty() ? "" : " data-brief=\"" + xml_escape(brief) + "\"") + " x=\"" +
+            num(x(bar.begin_ns) + 4) + "\" y=\"" + num(y) + "\"" + (fits(shown) ? "" : " style=\"display:none\"") +
+            ">" + xml_escape(shown) + "</text>\n";
   }
 
   void marks() {
@@ -431,7 +435,7 @@ std::string toolbar(const Timeline& t) {
   return out + "<span class=\"viewtext muted\"></span></div>\n";
 }
 
-constexpr const char* kStyle = R"CSS(
+constexpr const char* kChartStyle = R"CSS(
 .chart{overflow-x:auto;border:1px solid var(--line);border-radius:6px;padding:0 0 6px;max-width:1250px;outline:none}
 .chart:focus-visible{box-shadow:0 0 0 2px #8fb3f0}
 .zoombar{display:flex;align-items:center;gap:6px;padding:6px 8px;border-bottom:1px solid var(--line);background:#fafbfc;font-size:12.5px;position:sticky;left:0}
@@ -489,7 +493,7 @@ svg.timeline.dragging{cursor:grabbing}
 )CSS";
 
 // The view is [a, b] in nanoseconds; every element with data-t is placed from it.
-constexpr const char* kScript = R"JS(
+constexpr const char* kChartScript = R"JS(
 (function(){
 var chart=document.querySelector('.chart[data-end]');if(!chart)return;
 var svg=chart.querySelector('svg.timeline'),NS='http://www.w3.org/2000/svg';
@@ -499,7 +503,7 @@ var EVENTS=chart.getAttribute('data-unit')==='events',MIN=EVENTS?4e6:1000,SLACK=
 var view={a:0,b:END},items=[];
 svg.querySelectorAll('[data-t]').forEach(function(el){if(el.parentNode.classList.contains('ticks'))return;var t=el.getAttribute('data-t').split(' ');
 items.push({el:el,tag:el.tagName.toLowerCase(),a:+t[0],b:t.length>1?+t[1]:null,w:+(el.getAttribute('data-w')||0),
-dx:+(el.getAttribute('data-dx')||0),len:+(el.getAttribute('data-len')||0),row:el.classList.contains('fault-label')?1:el.classList.contains('violation-label')?2:0});});
+dx:+(el.getAttribute('data-dx')||0),row:el.classList.contains('fault-label')?1:el.classList.contains('violation-label')?2:0});});
 var ticks=svg.querySelector('g.ticks');
 function X(t){return X0+(t-view.a)*W/(view.b-view.a);}
 function T(x){return view.a+(x-X0)/W*(view.b-view.a);}
@@ -509,7 +513,9 @@ function place(it){var el=it.el,x=X(it.a);
 if(it.tag==='rect'){var x1=it.b===null?x:X(it.b),l=cl(x),r=cl(x1);el.setAttribute('x',f2(l));el.setAttribute('width',f2(Math.max(r-l,it.w||1)));}
 else if(it.tag==='line'){if(it.b===null){el.setAttribute('x1',f2(x));el.setAttribute('x2',f2(x));}else{var s=cl(x);el.setAttribute('x1',f2(s));el.setAttribute('x2',f2(Math.max(cl(X(it.b)),s+it.w)));}}
 else if(it.tag==='circle'){el.setAttribute('cx',f2(x));}
-else if(it.tag==='text'){if(it.row)return;if(it.b!==null){var l2=Math.max(x,X0),r2=Math.min(X(it.b),X0+W);el.setAttribute('x',f2(l2+it.dx));el.style.display=r2-l2>=it.len*6.2+6?'':'none';}else el.setAttribute('x',f2(x+it.dx));}
+else if(it.tag==='text'){if(it.row)return;if(it.b!==null){var l2=Math.max(x,X0),r2=Math.min(X(it.b),X0+W),room=r2-l2,full=el.getAttribute('data-full'),br=el.getAttribute('data-brief');
+el.setAttribute('x',f2(l2+it.dx));var txt=room>=full.length*6.2+6?full:br&&room>=br.length*6.2+6?br:null;
+if(txt!==null&&el.textContent!==txt)el.textContent=txt;el.style.display=txt===null?'none':'';}else el.setAttribute('x',f2(x+it.dx));}
 else el.setAttribute('transform','translate('+f2(x)+',0)');}
 function rows(){[1,2].forEach(function(row){var right=-1e9,last=null;
 function done(){if(last)last.el.textContent=last.text+(last.more?' +'+last.more:'');}
@@ -562,6 +568,7 @@ if(d.axis){sel.setAttribute('width','0');var x=sx(ev);if(Math.abs(x-d.x)>3)setVi
 document.addEventListener('keydown',function(ev){if(ev.ctrlKey||ev.metaKey||ev.altKey)return;var tg=ev.target&&ev.target.tagName;if(tg==='INPUT'||tg==='TEXTAREA')return;
 var k=ev.key,focused=chart.contains(document.activeElement),m={'+':'in','=':'in','-':'out','_':'out','0':'reset','n':'next','p':'prev'};
 if(m[k]){act(m[k]);ev.preventDefault();}else if(focused&&(k==='ArrowLeft'||k==='ArrowRight')){act(k==='ArrowLeft'?'left':'right');ev.preventDefault();}});
+document.addEventListener('lockstep-show',function(e){var a=e.detail.a,b=e.detail.b,w=Math.max((b-a)*4,MIN*4),c=(a+b)/2;setView(c-w/2,c+w/2);});
 layout();chart.setAttribute('data-zoom-ready','1');
 })();
 )JS";
@@ -578,8 +585,8 @@ std::string render_timeline_chart(const Timeline& t, const ChartOptions& o) {
          (o.event_axis ? " data-unit=\"events\"" : "") + ">\n" + toolbar(t) + drawn + "</div>\n" + legend(t, o);
 }
 
-const char* timeline_style() { return kStyle; }
-const char* timeline_script() { return kScript; }
+const char* timeline_style() { return kChartStyle; }
+const char* timeline_script() { return kChartScript; }
 int timeline_plot_width() { return kPlotW; }
 
 }  // namespace lockstep::reports
