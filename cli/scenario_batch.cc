@@ -90,6 +90,7 @@ int run_batch(const std::vector<LoadedScenario>& scenarios, const BatchOptions& 
       row.report.scenario = s.name;
       row.report.algorithm = lock_in_use(s);
       row.report.expected_violations = s.expected_violations;
+      row.report.description = s.description;
       row.skipped = skipped;
       rows.push_back(std::move(row));
       continue;
@@ -108,11 +109,13 @@ int run_batch(const std::vector<LoadedScenario>& scenarios, const BatchOptions& 
   }
   print_table(rows);
   std::vector<reports::RunReport> ran;
+  reports::IndexInfo index{o.command, {}};
   for (const auto& r : rows) {
     if (r.skipped.empty()) ran.push_back(r.report);
+    else index.skipped.push_back({r.report.scenario, r.report.algorithm, r.report.description, r.skipped});
   }
   std::string error;
-  if (!reports::write_index(o.out, ran, error) ||
+  if (!reports::write_index(o.out, ran, error, index) ||
       (!o.junit.empty() && !reports::write_junit(ran, "lockstep", o.junit, error))) {
     std::fprintf(stderr, "lockstep %s: %s\n", o.command.c_str(), error.c_str());
     return kExitDataErr;

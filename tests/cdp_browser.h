@@ -132,7 +132,7 @@ class CdpBrowser {
   void key(const std::string& key) {
     json down = {{"type", "keyDown"}, {"key", key}};
     if (key.size() == 1) down["text"] = key;
-    static const std::pair<const char*, int> kCodes[] = {{"ArrowLeft", 37}, {"ArrowRight", 39}, {"Home", 36}};
+    static const std::pair<const char*, int> kCodes[] = {{"ArrowLeft", 37}, {"ArrowRight", 39}, {"Home", 36}, {"Backspace", 8}};
     for (const auto& [name, code] : kCodes) {
       if (key == name) down["windowsVirtualKeyCode"] = code;
     }

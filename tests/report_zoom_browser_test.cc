@@ -265,5 +265,62 @@ TEST(CheckPageBrowser, ClickingAStepShowsItsOperation) {
   if (!HasFailure()) fs::remove_all(dir);
 }
 
+// index.html in a real browser: typing in the filter keeps the rows that match every word,
+// a status button keeps its rows, and a click on a header sorts by that column.
+TEST(IndexBrowser, FilterAndSort) {
+  const std::string chromium = find_chromium();
+  if (chromium.empty()) GTEST_SKIP() << "chromium is not installed (scripts/setup installs it); browser test skipped";
+  const fs::path dir = fs::temp_directory_path() / ("lockstep-index-browser-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  const std::string catalogue = std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios";
+  test_shell::Result run = test_shell::run("'" + std::string(LOCKSTEP_BINARY) + "' run --out '" + (dir / "out").string() +
+                                           "' '" + catalogue + "/01-setnx-crash-deadlock.json' '" + catalogue +
+                                           "/02-set-px-lua-crash-recovers.json' '" + catalogue +
+                                           "/05-set-px-del-slow-holder.json' '" + catalogue + "/external/redis-py-gc-pause.json' 2>&1");
+  ASSERT_EQ(run.code, 0) << run.out;
+  CdpBrowser browser;
+  std::string error;
+  ASSERT_TRUE(browser.start(chromium, dir / "profile", 1400, 1000, error)) << error;
+  ASSERT_TRUE(browser.open("file://" + (dir / "out/index.html").string())) << browser.last_error();
+  ASSERT_EQ(browser.eval("document.body.getAttribute('data-ok')"), "1");
+  const int all = browser.eval("document.querySelectorAll('table.runs tbody tr').length").get<int>();
+  const int skipped = browser.eval("document.querySelectorAll('tr.skipped').length").get<int>();
+  EXPECT_GT(skipped, 0) << "the live-only scenarios are listed as skipped";
+  EXPECT_EQ(browser.eval("document.body.getAttribute('data-shown')"), std::to_string(all));
+  const auto visible = [&] {
+    return browser.eval("[].filter.call(document.querySelectorAll('table.runs tbody tr'),function(r){return !r.hidden;})"
+                        ".map(function(r){return r.cells[0].textContent;}).join(' ')")
+        .get<std::string>();
+  };
+
+  const json input = json::parse(browser.eval("JSON.stringify((function(){var r=document.querySelector('input.filter')"
+                                              ".getBoundingClientRect();return {x:r.left+10,y:r.top+r.height/2};})())")
+                                     .get<std::string>());
+  browser.click(input["x"].get<double>(), input["y"].get<double>());
+  for (char c : std::string("lua crash")) browser.key(std::string(1, c));
+  EXPECT_EQ(visible(), "02-set-px-lua-crash-recovers") << "every word, anywhere in the row";
+  for (int i = 0; i < 9; ++i) browser.key("Backspace");
+  EXPECT_EQ(browser.eval("document.querySelector('input.filter').value"), "");
+
+  auto click = [&](const std::string& selector) {
+    const json at = json::parse(browser.eval("JSON.stringify((function(){var r=document.querySelector('" + selector +
+                                             "').getBoundingClientRect();return {x:r.left+r.width/2,y:r.top+r.height/2};})())")
+                                    .get<std::string>());
+    browser.click(at["x"].get<double>(), at["y"].get<double>());
+  };
+  click(".tools button[data-status=skipped]");
+  EXPECT_EQ(browser.eval("document.body.getAttribute('data-shown')"), std::to_string(skipped));
+  click(".tools button[data-status=all]");
+  EXPECT_EQ(browser.eval("document.body.getAttribute('data-shown')"), std::to_string(all));
+
+  click("th[data-sort]:nth-child(6)");  // verdict, a to z: safe before skipped before violation
+  EXPECT_EQ(browser.eval("document.querySelector('table.runs tbody tr').cells[5].textContent"), "safe");
+  click("th[data-sort]:nth-child(6)");
+  EXPECT_EQ(browser.eval("document.querySelector('table.runs tbody tr').cells[5].textContent"), "violation");
+  EXPECT_EQ(browser.console(), std::vector<std::string>{});
+  browser.stop();
+  if (!HasFailure()) fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace lockstep
