@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "option_values.h"
 #include "lockstep/checker/history_io.h"
 #include "lockstep/checker/linearizability.h"
 #include "lockstep/reports/check_report.h"
@@ -146,14 +147,16 @@ bool write_page(const CheckOptions& o, const std::string& file, const History& h
 
 int run_check(const CheckOptions& o) {
   ModelOptions model_options;
-  parse_kv_missing(o.kv_missing, model_options.kv_missing);  // CLI11 checked the name
+  if (!parse_kv_missing(o.kv_missing, model_options.kv_missing)) {
+    std::cerr << "lockstep check: " << unknown_value("--kv-missing value", o.kv_missing, {"empty", "nil"}, "Values") << "\n";
+    return kExitUsage;
+  }
   std::unique_ptr<Model> model = make_model(o.model, model_options);
   Format fmt;
   if (!model || !parse_format(o.format, fmt)) {
-    std::string known;
-    for (const auto& n : model_names()) known += (known.empty() ? "" : ", ") + n;
-    std::cerr << "lockstep check: " << (model ? "unknown format '" + o.format + "' (known: auto, json, edn, jepsen-log)"
-                                              : "unknown model '" + o.model + "' (known: " + known + ")")
+    std::cerr << "lockstep check: "
+              << (model ? unknown_value("format", o.format, {"auto", "json", "edn", "jepsen-log"}, "Formats")
+                        : unknown_value("model", o.model, model_names(), "Models"))
               << "\n";
     return kExitUsage;
   }
@@ -212,7 +215,6 @@ CommandRunner add_check_command(CLI::App& app) {
   cmd->add_option("--kv-missing", o->kv_missing,
                   "kv model: what a get of a never-written key returns, empty (\"\", as Jepsen's kv tests "
                   "record; nil reads as \"\" too) or nil")
-      ->check(CLI::IsMember({"empty", "nil"}))
       ->capture_default_str();
   cmd->add_flag("--json", o->json, "One JSON object per file instead of text");
   cmd->add_option("--html", o->html,
