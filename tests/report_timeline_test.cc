@@ -11,7 +11,7 @@
 namespace lockstep::reports {
 namespace {
 
-constexpr int64_t kMs = 1'000'000;
+constexpr int64_t kMillis = 1'000'000;
 using checker::Event;
 using checker::EventType;
 
@@ -22,7 +22,7 @@ Event truth(const char* f, int64_t process, int64_t ms, int64_t node, nlohmann::
   e.process = process;
   e.f = f;
   e.key = node >= 0 ? "lock" : "";
-  e.time_ns = ms * kMs;
+  e.time_ns = ms * kMillis;
   e.node = node;
   e.value = std::move(value);
   e.extra = std::move(extra);
@@ -50,22 +50,22 @@ TEST(ReportLease, TheKeyEndsWhereItsLeaseRanOutNotWhereExpiryNoticed) {
   auto [r, h] = example_run();
   // Expiry noticed 10 ms after the 1 s lease set at 1 ms ran out (client-2's SET found it).
   for (auto& e : h.events) {
-    if (e.f == "key-expire") e.time_ns = 1011 * kMs;
+    if (e.f == "key-expire") e.time_ns = 1011 * kMillis;
   }
   const Timeline t = build_timeline(r, h);
   const auto& keys = lane(t, "node-1").keys;
   ASSERT_GE(keys.size(), 2u);
-  EXPECT_EQ(keys[0].begin_ns, 1 * kMs);
-  EXPECT_EQ(keys[0].end_ns, 1001 * kMs);
+  EXPECT_EQ(keys[0].begin_ns, 1 * kMillis);
+  EXPECT_EQ(keys[0].end_ns, 1001 * kMillis);
   EXPECT_EQ(keys[0].cls, "key");
   EXPECT_EQ(keys[1].cls, "key-expired");
-  EXPECT_EQ(keys[1].begin_ns, 1001 * kMs);
-  EXPECT_EQ(keys[1].end_ns, 1011 * kMs);
+  EXPECT_EQ(keys[1].begin_ns, 1001 * kMillis);
+  EXPECT_EQ(keys[1].end_ns, 1011 * kMillis);
   const auto deadlines = marks_of(t, "deadline");
   ASSERT_EQ(deadlines.size(), 2u);
   EXPECT_EQ(deadlines[0].lane, "node-1");
   EXPECT_EQ(deadlines[1].lane, "client-1");  // it still believed it held the lock
-  EXPECT_EQ(deadlines[1].at_ns, 1001 * kMs);
+  EXPECT_EQ(deadlines[1].at_ns, 1001 * kMillis);
   EXPECT_EQ(deadlines[1].title,
             "client-1's lease on node-1 ran out at 1.001s while it still believed it held the lock (until 1.554s)");
   EXPECT_NE(render_html(r, h).find("class=\"key-expired\""), std::string::npos);
@@ -78,7 +78,7 @@ TEST(ReportLease, ARenewedKeyGetsNoDeadlineFromItsFirstLease) {
   r.scenario_json["lock"]["lease_ms"] = 100;
   const Timeline t = build_timeline(r, h);
   EXPECT_TRUE(marks_of(t, "deadline").empty());
-  EXPECT_EQ(lane(t, "node-1").keys[0].end_ns, 1001 * kMs);
+  EXPECT_EQ(lane(t, "node-1").keys[0].end_ns, 1001 * kMillis);
   EXPECT_EQ(lane(t, "node-1").keys[0].cls, "key");
 }
 
@@ -92,7 +92,7 @@ checker::History failover_history(int64_t failover_node, int64_t new_key_node) {
   h.events.push_back(a);
   h.events.push_back(truth("key-set", 1, 1, 0, "t1"));
   a.type = EventType::Ok;
-  a.time_ns = 2 * kMs;
+  a.time_ns = 2 * kMillis;
   h.events.push_back(a);
   h.events.push_back(truth("crash", -1, 100, 0, "node-1"));
   h.events.push_back(truth("failover", -1, 500, failover_node, {{"from", "node-1"}, {"to", "node-1-replica-1"}}));
@@ -124,7 +124,7 @@ TEST(ReportFailover, TheKeyIsDrawnOnThePromotedReplica) {
     ASSERT_EQ(failovers.size(), 1u);
     EXPECT_EQ(failovers[0].lane, "node-1");
     EXPECT_EQ(failovers[0].to_lane, "node-1-replica-1");
-    EXPECT_EQ(failovers[0].at_ns, 500 * kMs);
+    EXPECT_EQ(failovers[0].at_ns, 500 * kMillis);
   }
 }
 
@@ -152,12 +152,12 @@ TEST(ReportFaults, AFaultOnAnEventIsPlacedWhenItStruckWithItsSentence) {
   r.faults = nlohmann::json::array({spec});
   for (auto& e : h.events) {
     if (e.f == "fault-start" || e.f == "fault-end") e.value = struck;
-    if (e.f == "fault-end") e.time_ns = 1549 * kMs;
+    if (e.f == "fault-end") e.time_ns = 1549 * kMillis;
   }
   const Timeline t = build_timeline(r, h);
   ASSERT_EQ(t.faults.size(), 1u);
-  EXPECT_EQ(t.faults[0].begin_ns, 50 * kMs);
-  EXPECT_EQ(t.faults[0].end_ns, 1549 * kMs);  // when its end was recorded
+  EXPECT_EQ(t.faults[0].begin_ns, 50 * kMillis);
+  EXPECT_EQ(t.faults[0].end_ns, 1549 * kMillis);  // when its end was recorded
   EXPECT_EQ(t.faults[0].sentence,
             "pause 1.5s on client-1 48ms after client-1 enters critical-section: struck at 0.050s, over at 1.549s");
   const auto rows = fault_rows(r, h);
@@ -178,7 +178,7 @@ TEST(ReportLinearizability, TheFindingIsDrawnWithItsCauseAndExcerpted) {
                    "the lock's operations are not linearizable as a mutex: process 2's acquire completed at t=1.013s "
                    "while process 1 still held the lock since t=0.002s (not released until t=1.554s).",
                    {2},
-                   1013 * kMs,
+                   1013 * kMillis,
                    1}};
   r.expected_violations = {"linearizability"};
   const Timeline t = build_timeline(r, h);
@@ -186,8 +186,8 @@ TEST(ReportLinearizability, TheFindingIsDrawnWithItsCauseAndExcerpted) {
   const Highlight& hl = t.highlights[0];
   EXPECT_TRUE(hl.cause);
   EXPECT_EQ(hl.label, "not linearizable");
-  EXPECT_EQ(hl.begin_ns, 2 * kMs);  // client-1's acquire: the cause
-  EXPECT_EQ(hl.end_ns, 1013 * kMs);  // client-2's acquire: what could not be placed
+  EXPECT_EQ(hl.begin_ns, 2 * kMillis);  // client-1's acquire: the cause
+  EXPECT_EQ(hl.end_ns, 1013 * kMillis);  // client-2's acquire: what could not be placed
   EXPECT_EQ(hl.lanes, (std::vector<std::string>{"client-2", "client-1"}));
 
   const Excerpt ex = history_excerpt(r, h);
@@ -206,10 +206,10 @@ TEST(ReportAvailability, EveryAcquireWaitIsInTheStrip) {
   const Timeline t = build_timeline(r, h);
   ASSERT_EQ(t.waits.size(), 2u);
   EXPECT_EQ(t.waits[0].lane, "client-1");
-  EXPECT_EQ(t.waits[0].end_ns - t.waits[0].begin_ns, 2 * kMs);
+  EXPECT_EQ(t.waits[0].end_ns - t.waits[0].begin_ns, 2 * kMillis);
   EXPECT_EQ(t.waits[1].lane, "client-2");
-  EXPECT_EQ(t.waits[1].begin_ns, 5 * kMs);
-  EXPECT_EQ(t.waits[1].end_ns, 1013 * kMs);
+  EXPECT_EQ(t.waits[1].begin_ns, 5 * kMillis);
+  EXPECT_EQ(t.waits[1].end_ns, 1013 * kMillis);
   EXPECT_EQ(t.waits[1].outcome, "ok");
   EXPECT_EQ(t.waits[1].title, "client-2 waited 1.008s for the lock [0.005s, 1.013s] and got the lock");
   TimelineOptions few;
