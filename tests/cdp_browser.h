@@ -25,9 +25,20 @@
 
 #include <nlohmann/json.hpp>
 
+#include "test_shell.h"
+
 namespace lockstep::test_browser {
 
 using json = nlohmann::json;
+
+// Debian's chromium (scripts/setup installs it), or "" when there is none.
+inline std::string chromium_path() {
+  for (const char* name : {"chromium", "chromium-browser"}) {
+    test_shell::Result r = test_shell::run(std::string("command -v ") + name + " 2>/dev/null");
+    if (r.status == 0 && !r.out.empty()) return r.out.substr(0, r.out.find('\n'));
+  }
+  return "";
+}
 
 class CdpBrowser {
  public:

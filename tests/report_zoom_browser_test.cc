@@ -7,8 +7,8 @@
 // installs it).
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <cmath>
+#include <fstream>
 #include <set>
 #include <string>
 
@@ -26,39 +26,70 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 using test_browser::CdpBrowser;
 
-std::string find_chromium() {
-  for (const char* name : {"chromium", "chromium-browser"}) {
-    test_shell::Result r = test_shell::run(std::string("command -v ") + name + " 2>/dev/null");
-    if (r.status == 0 && !r.out.empty()) return r.out.substr(0, r.out.find('\n'));
-  }
-  return "";
-}
-
 json read_json(const fs::path& p) {
   std::ifstream f(p);
   return json::parse(f, nullptr, false);
 }
 
-class ReportZoom : public ::testing::Test {
+// A test's own folder, the lockstep binary, and a browser to open what it writes there.
+// Skipped, saying so, when Chromium is not installed.
+class BrowserPage : public ::testing::Test {
  protected:
   void SetUp() override {
-    const std::string chromium = find_chromium();
-    if (chromium.empty()) GTEST_SKIP() << "chromium is not installed (scripts/setup installs it); browser test skipped";
-    dir_ = fs::temp_directory_path() / ("lockstep-report-zoom-" + std::to_string(::getpid()));
+    chromium_ = test_browser::chromium_path();
+    if (chromium_.empty()) GTEST_SKIP() << "chromium is not installed (scripts/setup installs it); browser test skipped";
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() /
+           ("lockstep-" + std::string(info->test_suite_name()) + "-" + info->name() + "-" + std::to_string(::getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
+  }
+
+  void TearDown() override {
+    browser_.stop();
+    if (!dir_.empty() && !HasFailure()) fs::remove_all(dir_);
+  }
+
+  // `lockstep ARGS`, its output and exit code.
+  static test_shell::Result lockstep(const std::string& args) {
+    return test_shell::run("'" + std::string(LOCKSTEP_BINARY) + "' " + args + " 2>&1");
+  }
+
+  // Starts the browser on a page of the test's folder.
+  void open(const std::string& page, int width, int height) {
+    std::string error;
+    ASSERT_TRUE(browser_.start(chromium_, dir_ / "profile", width, height, error)) << error;
+    ASSERT_TRUE(browser_.open("file://" + (dir_ / page).string())) << browser_.last_error();
+  }
+
+  // Clicks the first element `selector` matches: `dx` from its left edge, or its middle.
+  void click(const std::string& selector, double dx = -1) {
+    const json at = json::parse(browser_.eval("JSON.stringify((function(){var r=document.querySelector('" + selector +
+                                              "').getBoundingClientRect();return {x:r.left+(" + std::to_string(dx) +
+                                              "<0?r.width/2:" + std::to_string(dx) + "),y:r.top+r.height/2};})())")
+                                     .get<std::string>());
+    browser_.click(at["x"].get<double>(), at["y"].get<double>());
+  }
+
+  std::string chromium_;
+  fs::path dir_;
+  CdpBrowser browser_;
+};
+
+class ReportZoom : public BrowserPage {
+ protected:
+  void SetUp() override {
+    BrowserPage::SetUp();
+    if (IsSkipped()) return;
     const std::string scenario = std::string(LOCKSTEP_SOURCE_DIR) + "/tests/data/good_scenarios/long-run-overlaps.json";
-    test_shell::Result run = test_shell::run("'" + std::string(LOCKSTEP_BINARY) + "' run --out '" + (dir_ / "out").string() +
-                                             "' '" + scenario + "' 2>&1");
+    test_shell::Result run = lockstep("run --out '" + (dir_ / "out").string() + "' '" + scenario + "'");
     ASSERT_EQ(run.code, 0) << run.out;
     const json report = read_json(dir_ / "out/long-run-overlaps/report.json");
     for (const auto& v : report["violations"]) {
       if (v["property"] == "mutual-exclusion") overlaps_ = v["count"].get<int>();
     }
     ASSERT_GE(overlaps_, 10) << "the run should overlap again and again";
-    std::string error;
-    ASSERT_TRUE(browser_.start(chromium, dir_ / "profile", 1400, 900, error)) << error;
-    ASSERT_TRUE(browser_.open("file://" + (dir_ / "out/long-run-overlaps/report.html").string())) << browser_.last_error();
+    open("out/long-run-overlaps/report.html", 1400, 900);
     ASSERT_EQ(browser_.eval("document.querySelector('.chart').getAttribute('data-zoom-ready')"), "1")
         << browser_.last_error();
     measure();
@@ -71,11 +102,6 @@ class ReportZoom : public ::testing::Test {
         return {left:s.left+k*+c.getAttribute('data-plot-x'),width:k*+c.getAttribute('data-plot-w'),
                 top:s.top,axis:s.top+k*10,lanes:s.top+k*120,end:+c.getAttribute('data-end')};})()))")
                            .get<std::string>());
-  }
-
-  void TearDown() override {
-    browser_.stop();
-    if (!dir_.empty() && !HasFailure()) fs::remove_all(dir_);
   }
 
   // The view as the page says it is: [begin, end] in ns.
@@ -106,8 +132,6 @@ class ReportZoom : public ::testing::Test {
     return first;
   }
 
-  fs::path dir_;
-  CdpBrowser browser_;
   json box_;
   int overlaps_ = 0;
 };
@@ -170,10 +194,7 @@ TEST_F(ReportZoom, StepsThroughEveryViolationAndEachOverlapStandsAlone) {
   double left = box_["left"].get<double>(), right = left + box_["width"].get<double>();
   std::set<int> seen;
   for (int i = 1; i <= total; ++i) {
-    const json button = json::parse(browser_.eval(R"(JSON.stringify((function(){
-        var r=document.querySelector('.zoombar button[data-act=next]').getBoundingClientRect();
-        return {x:r.left+r.width/2,y:r.top+r.height/2};})()))").get<std::string>());
-    browser_.click(button["x"].get<double>(), button["y"].get<double>());
+    click(".zoombar button[data-act=next]");
     ASSERT_EQ(browser_.eval("document.querySelector('.chart').getAttribute('data-current')"), std::to_string(i));
     EXPECT_EQ(browser_.eval("document.querySelector('.vcur').textContent"), std::to_string(i));
     const json current = json::parse(browser_.eval(R"(JSON.stringify((function(){
@@ -220,35 +241,21 @@ TEST_F(ReportZoom, StepsThroughEveryViolationAndEachOverlapStandsAlone) {
 // `lockstep check --html` on a Porcupine etcd history: a click on a step of the partial
 // linearization shows that operation on the timeline, and the one that could not be
 // placed is there, in red, on screen.
-TEST(CheckPageBrowser, ClickingAStepShowsItsOperation) {
-  const std::string chromium = find_chromium();
-  if (chromium.empty()) GTEST_SKIP() << "chromium is not installed (scripts/setup installs it); browser test skipped";
-  const fs::path dir = fs::temp_directory_path() / ("lockstep-check-page-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
+TEST_F(BrowserPage, CheckPageShowsTheStepClicked) {
   const std::string history = std::string(LOCKSTEP_SOURCE_DIR) + "/tests/data/histories/etcd-cas-register-invalid.log";
-  test_shell::Result run = test_shell::run("'" + std::string(LOCKSTEP_BINARY) + "' check --model cas-register --html '" +
-                                           (dir / "etcd.html").string() + "' '" + history + "' 2>&1");
+  test_shell::Result run = lockstep("check --model cas-register --html '" + (dir_ / "etcd.html").string() + "' '" + history + "'");
   ASSERT_EQ(run.code, 1) << run.out;
-  CdpBrowser browser;
-  std::string error;
-  ASSERT_TRUE(browser.start(chromium, dir / "profile", 1400, 1400, error)) << error;
-  ASSERT_TRUE(browser.open("file://" + (dir / "etcd.html").string())) << browser.last_error();
-  EXPECT_EQ(browser.eval("document.body.getAttribute('data-ok')"), "1");
-  EXPECT_EQ(browser.eval("document.querySelectorAll('ol.lin li').length"), 11);
+  open("etcd.html", 1400, 1400);
+  EXPECT_EQ(browser_.eval("document.body.getAttribute('data-ok')"), "1");
+  EXPECT_EQ(browser_.eval("document.querySelectorAll('ol.lin li').length"), 11);
 
-  auto click_step = [&](const std::string& selector) {
-    const json at = json::parse(browser.eval("JSON.stringify((function(){var r=document.querySelector('" + selector +
-                                             "').getBoundingClientRect();return {x:r.left+20,y:r.top+r.height/2};})())")
-                                    .get<std::string>());
-    browser.click(at["x"].get<double>(), at["y"].get<double>());
-  };
-  click_step("ol.lin li:nth-child(6)");  // p1 cas [1 4]
-  EXPECT_EQ(browser.eval("document.querySelector('ol.lin li.picked').textContent"), "p1 cas [1,4]→ value 4");
-  const std::string view = browser.eval("document.querySelector('.chart').getAttribute('data-view')").get<std::string>();
-  EXPECT_NE(view, browser.eval("'0 '+document.querySelector('.chart').getAttribute('data-end')").get<std::string>());
+  click("ol.lin li:nth-child(6)", 20);  // p1 cas [1 4]
+  EXPECT_EQ(browser_.eval("document.querySelector('ol.lin li.picked').textContent"), "p1 cas [1,4]→ value 4");
+  const std::string view = browser_.eval("document.querySelector('.chart').getAttribute('data-view')").get<std::string>();
+  EXPECT_NE(view, browser_.eval("'0 '+document.querySelector('.chart').getAttribute('data-end')").get<std::string>());
 
-  click_step("ol.lin li.stuck");
-  const json stuck = json::parse(browser.eval(R"(JSON.stringify((function(){
+  click("ol.lin li.stuck", 20);
+  const json stuck = json::parse(browser_.eval(R"(JSON.stringify((function(){
       var c=document.querySelector('.chart'),s=c.querySelector('svg').getBoundingClientRect(),k=s.width/+c.getAttribute('data-width');
       var r=document.querySelector('rect.opbox.stuck').getBoundingClientRect();
       return {left:r.left,width:r.width,plot:s.left+k*+c.getAttribute('data-plot-x'),plotw:k*+c.getAttribute('data-plot-w'),
@@ -260,66 +267,46 @@ TEST(CheckPageBrowser, ClickingAStepShowsItsOperation) {
       << stuck;
   EXPECT_GT(stuck["width"].get<double>(), 100) << "zoomed in on it";
   EXPECT_EQ(stuck["text"], "read → 4");
-  EXPECT_EQ(browser.console(), std::vector<std::string>{});
-  browser.stop();
-  if (!HasFailure()) fs::remove_all(dir);
+  EXPECT_EQ(browser_.console(), std::vector<std::string>{});
 }
 
 // index.html in a real browser: typing in the filter keeps the rows that match every word,
 // a status button keeps its rows, and a click on a header sorts by that column.
-TEST(IndexBrowser, FilterAndSort) {
-  const std::string chromium = find_chromium();
-  if (chromium.empty()) GTEST_SKIP() << "chromium is not installed (scripts/setup installs it); browser test skipped";
-  const fs::path dir = fs::temp_directory_path() / ("lockstep-index-browser-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
+TEST_F(BrowserPage, IndexFiltersAndSorts) {
   const std::string catalogue = std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios";
-  test_shell::Result run = test_shell::run("'" + std::string(LOCKSTEP_BINARY) + "' run --out '" + (dir / "out").string() +
-                                           "' '" + catalogue + "/01-setnx-crash-deadlock.json' '" + catalogue +
-                                           "/02-set-px-lua-crash-recovers.json' '" + catalogue +
-                                           "/05-set-px-del-slow-holder.json' '" + catalogue + "/external/redis-py-gc-pause.json' 2>&1");
+  test_shell::Result run = lockstep("run --out '" + (dir_ / "out").string() + "' '" + catalogue +
+                                    "/01-setnx-crash-deadlock.json' '" + catalogue + "/02-set-px-lua-crash-recovers.json' '" +
+                                    catalogue + "/05-set-px-del-slow-holder.json' '" + catalogue +
+                                    "/external/redis-py-gc-pause.json'");
   ASSERT_EQ(run.code, 0) << run.out;
-  CdpBrowser browser;
-  std::string error;
-  ASSERT_TRUE(browser.start(chromium, dir / "profile", 1400, 1000, error)) << error;
-  ASSERT_TRUE(browser.open("file://" + (dir / "out/index.html").string())) << browser.last_error();
-  ASSERT_EQ(browser.eval("document.body.getAttribute('data-ok')"), "1");
-  const int all = browser.eval("document.querySelectorAll('table.runs tbody tr').length").get<int>();
-  const int skipped = browser.eval("document.querySelectorAll('tr.skipped').length").get<int>();
+  open("out/index.html", 1400, 1000);
+  ASSERT_EQ(browser_.eval("document.body.getAttribute('data-ok')"), "1");
+  const int all = browser_.eval("document.querySelectorAll('table.runs tbody tr').length").get<int>();
+  const int skipped = browser_.eval("document.querySelectorAll('tr.skipped').length").get<int>();
   EXPECT_GT(skipped, 0) << "the live-only scenarios are listed as skipped";
-  EXPECT_EQ(browser.eval("document.body.getAttribute('data-shown')"), std::to_string(all));
+  EXPECT_EQ(browser_.eval("document.body.getAttribute('data-shown')"), std::to_string(all));
   const auto visible = [&] {
-    return browser.eval("[].filter.call(document.querySelectorAll('table.runs tbody tr'),function(r){return !r.hidden;})"
+    return browser_.eval("[].filter.call(document.querySelectorAll('table.runs tbody tr'),function(r){return !r.hidden;})"
                         ".map(function(r){return r.cells[0].textContent;}).join(' ')")
         .get<std::string>();
   };
 
-  const json input = json::parse(browser.eval("JSON.stringify((function(){var r=document.querySelector('input.filter')"
-                                              ".getBoundingClientRect();return {x:r.left+10,y:r.top+r.height/2};})())")
-                                     .get<std::string>());
-  browser.click(input["x"].get<double>(), input["y"].get<double>());
-  for (char c : std::string("lua crash")) browser.key(std::string(1, c));
+  click("input.filter", 10);
+  for (char c : std::string("lua crash")) browser_.key(std::string(1, c));
   EXPECT_EQ(visible(), "02-set-px-lua-crash-recovers") << "every word, anywhere in the row";
-  for (int i = 0; i < 9; ++i) browser.key("Backspace");
-  EXPECT_EQ(browser.eval("document.querySelector('input.filter').value"), "");
+  for (int i = 0; i < 9; ++i) browser_.key("Backspace");
+  EXPECT_EQ(browser_.eval("document.querySelector('input.filter').value"), "");
 
-  auto click = [&](const std::string& selector) {
-    const json at = json::parse(browser.eval("JSON.stringify((function(){var r=document.querySelector('" + selector +
-                                             "').getBoundingClientRect();return {x:r.left+r.width/2,y:r.top+r.height/2};})())")
-                                    .get<std::string>());
-    browser.click(at["x"].get<double>(), at["y"].get<double>());
-  };
   click(".tools button[data-status=skipped]");
-  EXPECT_EQ(browser.eval("document.body.getAttribute('data-shown')"), std::to_string(skipped));
+  EXPECT_EQ(browser_.eval("document.body.getAttribute('data-shown')"), std::to_string(skipped));
   click(".tools button[data-status=all]");
-  EXPECT_EQ(browser.eval("document.body.getAttribute('data-shown')"), std::to_string(all));
+  EXPECT_EQ(browser_.eval("document.body.getAttribute('data-shown')"), std::to_string(all));
 
   click("th[data-sort]:nth-child(6)");  // verdict, a to z: safe before skipped before violation
-  EXPECT_EQ(browser.eval("document.querySelector('table.runs tbody tr').cells[5].textContent"), "safe");
+  EXPECT_EQ(browser_.eval("document.querySelector('table.runs tbody tr').cells[5].textContent"), "safe");
   click("th[data-sort]:nth-child(6)");
-  EXPECT_EQ(browser.eval("document.querySelector('table.runs tbody tr').cells[5].textContent"), "violation");
-  EXPECT_EQ(browser.console(), std::vector<std::string>{});
-  browser.stop();
-  if (!HasFailure()) fs::remove_all(dir);
+  EXPECT_EQ(browser_.eval("document.querySelector('table.runs tbody tr').cells[5].textContent"), "violation");
+  EXPECT_EQ(browser_.console(), std::vector<std::string>{});
 }
 
 }  // namespace
