@@ -71,6 +71,17 @@ TEST(ReportLease, TheKeyEndsWhereItsLeaseRanOutNotWhereExpiryNoticed) {
   EXPECT_NE(render_html(r, h).find("class=\"key-expired\""), std::string::npos);
 }
 
+TEST(ReportLease, AProfilesLeaseIsItsOwnOption) {
+  auto [r, h] = example_run();
+  r.scenario_json["lock"] = {{"profile", "redsync@4.17.0"}, {"key", "lock"}, {"options", {{"expiry", 1000}}}};
+  const auto deadlines = marks_of(build_timeline(r, h), "deadline");
+  ASSERT_EQ(deadlines.size(), 2u);
+  EXPECT_EQ(deadlines[0].at_ns, 1001 * kMillis);
+  // Left out, the option has the library's default (redsync: 8 s), which this key never reached.
+  r.scenario_json["lock"]["options"] = nlohmann::json::object();
+  EXPECT_TRUE(marks_of(build_timeline(r, h), "deadline").empty());
+}
+
 TEST(ReportLease, ARenewedKeyGetsNoDeadlineFromItsFirstLease) {
   auto [r, h] = example_run();
   // With a 100 ms lease the key outlived its lease by 900 ms: something renewed it (a

@@ -64,7 +64,8 @@ int64_t lease_ns_of(const RunReport& r) {
                              : nullptr;
   const ProfileOption* o = p ? find_option(*p, p->lease_option) : nullptr;
   if (!o) return 0;
-  const nlohmann::json& v = ProfileOptions(*p, lock.value("options", nlohmann::json::object())).value(o->name);
+  const ProfileOptions options(*p, lock.value("options", nlohmann::json::object()));
+  const nlohmann::json v = options.value(o->name);  // a copy: value() points into `options`
   if (!v.is_number() || v.get<double>() <= 0) return 0;
   return static_cast<int64_t>(v.get<double>() * o->ms_per_unit * 1e6);
 }
