@@ -11,15 +11,18 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "commands.h"
+#include "option_values.h"
 #include "lockstep/checker/history_io.h"
 #include "lockstep/checker/linearizability.h"
 #include "lockstep/checker/run_history.h"
+#include "lockstep/reports/check_report.h"
 
 namespace lockstep::cli {
 namespace {
@@ -34,6 +37,7 @@ struct CheckOptions {
   double memory_limit_mb = 1024.0;
   unsigned threads = 0;  // one per core
   bool json = false;
+  std::string html;  // a page (one file) or a folder of pages (several), "" for none
   std::vector<std::string> files;
 };
 
@@ -153,16 +157,44 @@ void print_error(const std::string& file, const std::string& error, bool json) {
   std::cout << j.dump() << "\n";
 }
 
+// Where a file's page goes: --html names the page itself when one history is checked and
+// ends in .html; otherwise it is a folder, and each history gets <its file name>.html.
+// A part of a run history (its lock, its resource) gets its own page, named after it.
+std::filesystem::path page_path(const CheckOptions& o, const std::string& file, const std::string& part) {
+  const std::filesystem::path out(o.html);
+  if (o.files.size() == 1 && out.extension() == ".html" && part.empty()) return out;
+  const std::filesystem::path folder = out.extension() == ".html" ? out.parent_path() : out;
+  const std::string base = out.extension() == ".html" && o.files.size() == 1 ? out.stem().string()
+                                                                             : std::filesystem::path(file).filename().string();
+  return folder / (base + (part.empty() ? "" : "." + part) + ".html");
+}
+
+bool write_page(const CheckOptions& o, const std::string& file, const History& h, const LinResult& r,
+                const HistoryPart* part = nullptr) {
+  const std::filesystem::path path = page_path(o, file, part ? part->what + "-" + part->key : "");
+  std::error_code ec;
+  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
+  const std::string page = reports::render_check_html({file, part ? part->model : (o.model.empty() ? "mutex" : o.model), &h, &r});
+  if (ec || !write_file(path, page)) {
+    std::cerr << "lockstep check: " << path.string() << ": cannot write" << (ec ? " (" + ec.message() + ")" : "") << "\n";
+    return false;
+  }
+  if (!o.json) std::cout << "  page: " << path.string() << "\n";
+  return true;
+}
+
 int run_check(const CheckOptions& o) {
   ModelOptions model_options;
-  parse_kv_missing(o.kv_missing, model_options.kv_missing);  // CLI11 checked the name
+  if (!parse_kv_missing(o.kv_missing, model_options.kv_missing)) {
+    std::cerr << "lockstep check: " << unknown_value("--kv-missing value", o.kv_missing, {"empty", "nil"}, "Values") << "\n";
+    return kExitUsage;
+  }
   std::unique_ptr<Model> model = make_model(o.model.empty() ? "mutex" : o.model, model_options);
   Format fmt;
   if (!model || !parse_format(o.format, fmt)) {
-    std::string known;
-    for (const auto& n : model_names()) known += (known.empty() ? "" : ", ") + n;
-    std::cerr << "lockstep check: " << (model ? "unknown format '" + o.format + "' (known: auto, json, edn, jepsen-log)"
-                                              : "unknown model '" + o.model + "' (known: " + known + ")")
+    std::cerr << "lockstep check: "
+              << (model ? unknown_value("format", o.format, {"auto", "json", "edn", "jepsen-log"}, "Formats")
+                        : unknown_value("model", o.model, model_names(), "Models"))
               << "\n";
     return kExitUsage;
   }
@@ -212,6 +244,7 @@ int run_check(const CheckOptions& o) {
         judged(r);
         if (o.json) print_json(file, r, ms_since(start), &part);
         else print_text(part_name(file, part), part.ops, r, ms_since(start));
+        if (!o.html.empty() && !write_page(o, file, part.ops, r, &part)) any_error = true;
       }
       std::cout.flush();
       continue;
@@ -225,6 +258,7 @@ int run_check(const CheckOptions& o) {
     judged(r);
     if (o.json) print_json(file, r, ms_since(start));
     else print_text(file, h, r, ms_since(start));
+    if (!o.html.empty() && !write_page(o, file, h, r)) any_error = true;
     std::cout.flush();
   }
   if (any_error) return kExitDataErr;
@@ -257,9 +291,12 @@ CommandRunner add_check_command(CLI::App& app) {
   cmd->add_option("--kv-missing", o->kv_missing,
                   "kv model: what a get of a never-written key returns, empty (\"\", as Jepsen's kv tests "
                   "record; nil reads as \"\" too) or nil")
-      ->check(CLI::IsMember({"empty", "nil"}))
       ->capture_default_str();
   cmd->add_flag("--json", o->json, "One JSON object per file instead of text");
+  cmd->add_option("--html", o->html,
+                  "Also write a page per history (per part of a lockstep run history): its operations on a "
+                  "timeline and, when invalid, the partial linearization and the operation that could not be "
+                  "placed. PATH.html for one file, else a folder");
   cmd->add_option("files", o->files, "History files")->required();
   return [o] { return run_check(*o); };
 }

@@ -54,13 +54,27 @@ int cli_main(int argc, char** argv) {
   add(add_profiles_command(app));
   add(add_matrix_command(app));
 
+  auto* help = app.add_subcommand("help", "Print a command's help (help CMD is CMD --help), or this list");
+  help->allow_extras();
+  const auto is_command = [&](const char* word) {
+    return !app.get_subcommands([&](CLI::App* sub) { return sub->check_name(word); }).empty();
+  };
+  // `help` alone is the list; `help CMD` is exactly `CMD --help`, so it is parsed as that.
+  std::vector<char*> args(argv, argv + argc);
+  std::string help_flag = "--help";
+  if (argc >= 2 && std::string(argv[1]) == "help" && (argc == 2 || argv[2][0] != '-')) {
+    if (argc == 2) args.resize(1);
+    else if (!is_command(argv[2])) return unknown_command(app, program, argv[2]);
+    else args = {argv[0], argv[2], help_flag.data()};
+  }
+  argc = static_cast<int>(args.size());
+  argv = args.data();
   if (argc <= 1) {
     app.name(program);  // CLI11 learns the program's name only while parsing
     std::printf("%s", app.help().c_str());
     return 0;
   }
-  if (argv[1][0] != '-' && app.get_subcommands([&](CLI::App* sub) { return sub->check_name(argv[1]); }).empty())
-    return unknown_command(app, program, argv[1]);
+  if (argv[1][0] != '-' && !is_command(argv[1])) return unknown_command(app, program, argv[1]);
 
   try {
     app.parse(argc, argv);

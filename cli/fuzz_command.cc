@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "commands.h"
+#include "option_values.h"
 #include "lockstep/algorithms.h"
 #include "lockstep/checker/properties.h"
 #include "lockstep/profiles.h"
@@ -64,28 +65,16 @@ bool usage_error(const std::string& why) {
 
 bool parse_space(const FuzzArgs& a, runner::FuzzSpace& sp, runner::FuzzOptions& o) {
   if (!a.profile.empty() && !a.algorithm.empty()) return usage_error("give --algorithm or --profile, not both");
-  sp.profiles = a.profile == "all" ? profile_names() : split(a.profile, ',');
-  for (const auto& p : sp.profiles) {
-    if (!profile_named(p)) return usage_error("unknown profile \"" + p + "\" (lockstep profiles lists them)");
-  }
+  if (std::string why = expand_profiles(split(a.profile, ','), sp.profiles); !why.empty()) return usage_error(why);
   sp.algorithms = a.algorithm.empty() ? algorithm_names() : std::vector<std::string>{a.algorithm};
-  for (const auto& alg : sp.algorithms) {
-    if (!is_algorithm(alg)) {
-      std::string known;
-      for (const auto& n : algorithm_names()) known += (known.empty() ? "" : ", ") + n;
-      return usage_error("unknown algorithm \"" + alg + "\" (one of " + known + ")");
-    }
-  }
+  if (std::string why = first_unknown("algorithm", sp.algorithms, algorithm_names(), "Algorithms"); !why.empty())
+    return usage_error(why);
   if (a.faults != "none") {
-    for (const auto& k : split(a.faults, ',')) {
-      auto kind = fault_kind_named(k);
-      if (!kind) {
-        std::string known;
-        for (const auto& name : fault_kind_names()) known += ", " + name;
-        return usage_error("unknown fault kind \"" + k + "\" (use none or some of" + known.substr(1) + ")");
-      }
-      sp.fault_kinds.push_back(*kind);
-    }
+    const std::vector<std::string> kinds = split(a.faults, ',');
+    std::vector<std::string> known = fault_kind_names();
+    if (std::string why = first_unknown("fault kind", kinds, known, "Fault kinds (or none)"); !why.empty())
+      return usage_error(why);
+    for (const auto& k : kinds) sp.fault_kinds.push_back(*fault_kind_named(k));
   }
   if (std::string why = runner::parse_stop_on(a.stop_on, sp); !why.empty()) return usage_error("--stop-on: " + why);
   if (a.runs && a.time_limit_s > 0) return usage_error("give --runs or --time-limit, not both");
@@ -277,7 +266,7 @@ CommandRunner add_fuzz_command(CLI::App& app) {
   auto a = std::make_shared<FuzzArgs>();
   auto* cmd = app.add_subcommand("fuzz", "Search for lock violations with generated scenarios, shrunk to a replayable file");
   cmd->add_option("--algorithm", a->algorithm, "Only this algorithm (default: all)");
-  cmd->add_option("--profile", a->profile, "Library profiles instead of algorithms, comma-separated, or all");
+  cmd->add_option("--profile", a->profile, "Library profiles instead of algorithms, comma-separated: LIBRARY@VERSION, a library alone for all its versions, or all");
   cmd->add_option("--faults", a->faults, "Fault kinds to draw from, comma-separated, or none")->capture_default_str();
   cmd->add_option("--stop-on", a->stop_on,
                   "Stop only on violations of these severity classes or properties, comma-separated (e.g. "

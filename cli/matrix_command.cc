@@ -12,8 +12,10 @@
 #include <sstream>
 
 #include "commands.h"
+#include "lockstep/algorithms.h"
 #include "lockstep/checker/properties.h"
 #include "lockstep/text.h"
+#include "option_values.h"
 #include "lockstep/profiles.h"
 #include "lockstep/reports/matrix.h"
 #include "lockstep/reports/writers.h"
@@ -252,11 +254,19 @@ int matrix(const MatrixArgs& a) {
   runner::MatrixOptions o;
   // Algorithm rows alone (a registered lock's table) leave the profiles out.
   const bool all_profiles = a.profiles == "all" || (a.profiles.empty() && a.algorithms.empty());
-  o.profiles = all_profiles ? profile_names() : split(a.profiles);
   o.algorithms = split(a.algorithms);
   o.faults = a.faults.empty() || a.faults == "all" ? std::vector<std::string>{"none"} : split(a.faults);
   if (a.faults.empty() || a.faults == "all") {
     for (const auto& k : fault_kind_names()) o.faults.push_back(k);
+  }
+  std::vector<std::string> kinds = fault_kind_names();
+  kinds.insert(kinds.begin(), "none");
+  std::string why = expand_profiles(all_profiles ? std::vector<std::string>{"all"} : split(a.profiles), o.profiles);
+  if (why.empty()) why = first_unknown("algorithm", o.algorithms, algorithm_names(), "Algorithms");
+  if (why.empty()) why = first_unknown("fault kind", o.faults, kinds, "Fault kinds");
+  if (!why.empty()) {
+    std::fprintf(stderr, "lockstep matrix: %s\n", why.c_str());
+    return kExitUsage;
   }
   if (a.runs && a.time_limit_s > 0) {
     std::fprintf(stderr, "lockstep matrix: give --runs or --time-limit, not both\n");
@@ -313,7 +323,7 @@ int matrix(const MatrixArgs& a) {
 CommandRunner add_matrix_command(CLI::App& app) {
   auto a = std::make_shared<MatrixArgs>();
   auto* cmd = app.add_subcommand("matrix", "Fuzz every library profile under every fault kind: the safety table");
-  cmd->add_option("--profiles", a->profiles, "Profiles, comma-separated (default: all; see lockstep profiles)");
+  cmd->add_option("--profiles", a->profiles, "Profiles, comma-separated: LIBRARY@VERSION, a library alone for all its versions (default: all; see lockstep profiles)");
   cmd->add_option("--algorithms", a->algorithms, "Algorithms as rows too, comma-separated (built-in or registered)");
   cmd->add_option("--faults", a->faults, "Fault kinds, comma-separated, and/or none (default: none and every kind)");
   cmd->add_option("--runs", a->runs, "Generated scenarios per cell (default 100)");

@@ -58,7 +58,8 @@ int run(const ReportArgs& args) {
   }
   if (dirs.size() == 1 && dirs.front() == dir) return 0;
   std::string error;
-  if (!reports::write_index(dir, all, error)) {
+  reports::IndexInfo index;
+  if (!reports::read_skipped(dir, index.skipped, error) || !reports::write_index(dir, all, error, index)) {
     std::fprintf(stderr, "lockstep report: %s\n", error.c_str());
     return kExitDataErr;
   }

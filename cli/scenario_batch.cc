@@ -134,6 +134,7 @@ int run_batch(const std::vector<LoadedScenario>& scenarios, const BatchOptions& 
       row.report.scenario = s.name;
       row.report.algorithm = lock_in_use(s);
       row.report.expected = s.expect;
+      row.report.description = s.description;
       row.skipped = skipped;
     } else {
       const fs::path dir = fs::path(o.out) / s.name;
@@ -156,11 +157,13 @@ int run_batch(const std::vector<LoadedScenario>& scenarios, const BatchOptions& 
     rows.push_back(std::move(row));
   }
   std::vector<reports::RunReport> ran;
+  reports::IndexInfo index{o.command, {}};
   for (const auto& r : rows) {
     if (r.skipped.empty()) ran.push_back(r.report);
+    else index.skipped.push_back({r.report.scenario, r.report.algorithm, r.report.description, r.skipped});
   }
   std::string error;
-  if (!reports::write_index(o.out, ran, error) ||
+  if (!reports::write_index(o.out, ran, error, index) ||
       (!o.junit.empty() && !reports::write_junit(ran, "lockstep", o.junit, error))) {
     std::fprintf(stderr, "lockstep %s: %s\n", o.command.c_str(), error.c_str());
     return kExitDataErr;

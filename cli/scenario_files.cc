@@ -15,12 +15,13 @@ namespace fs = std::filesystem;
 namespace {
 
 // lockstep's own output met while walking a directory (a run's report.json beside its
-// history, a fuzz campaign's summary.json): not scenarios, and not worth an error. A
+// history, its skipped.json beside index.html, a fuzz campaign's summary.json): not scenarios, and not worth an error. A
 // fuzz campaign's counterexample-N.json files are scenarios and are kept.
 bool is_lockstep_output(const fs::path& file) {
   std::error_code ec;
   const std::string name = file.filename().string();
   if (name == "report.json") return fs::exists(file.parent_path() / "history.jsonl", ec);
+  if (name == "skipped.json") return fs::exists(file.parent_path() / "index.html", ec);
   if (name != "summary.json") return false;
   std::ifstream in(file);
   const auto j = nlohmann::json::parse(in, nullptr, false);

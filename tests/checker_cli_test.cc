@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -86,7 +88,9 @@ TEST(CheckerCli, UnknownModelOrFormatIsAUsageError) {
   EXPECT_EQ(checker_cli("check").code, 64);
   CheckerRun r = checker_cli("check --model paxos mutex-valid.jsonl");
   ASSERT_FALSE(r.lines.empty());
-  EXPECT_NE(r.lines[0].find("unknown model 'paxos' (known: cas-register"), std::string::npos);
+  EXPECT_EQ(r.lines[0], "lockstep check: unknown model \"paxos\"");
+  ASSERT_GE(r.lines.size(), 2u);
+  EXPECT_EQ(r.lines[1], "Models: cas-register, counter, kv, mutex, register, reentrant-mutex, rw-lock");
 }
 
 TEST(CheckerCli, MalformedInputExits65WithFileAndLine) {
@@ -143,6 +147,77 @@ TEST(CheckerCli, KvMissingChoiceIsAnOptionAndIsExplained) {
             "  process 1's get of key \"1\" returned \"\" (completed at event 3) but the key held nil (never "
             "written); a key never written reads as nil (--kv-missing nil)");
   EXPECT_EQ(checker_cli("check --model kv --kv-missing none kv-append.edn").code, 64);
+}
+
+std::string slurp_file(const std::filesystem::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+size_t occurrences(const std::string& haystack, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = haystack.find(needle); at != std::string::npos; at = haystack.find(needle, at + 1)) ++n;
+  return n;
+}
+
+// A Porcupine etcd history (Jepsen's log lines, tab-separated, as Porcupine's
+// test_data/jepsen/etcd_*.log): the page shows the partial linearization the search got
+// to, step by step, and the read that no order could place.
+TEST(CheckerCli, HtmlPageShowsThePartialLinearizationOfAPorcupineEtcdHistory) {
+  const auto dir = std::filesystem::temp_directory_path() / ("lockstep-check-html-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  const auto page = dir / "etcd.html";
+  CheckerRun r = checker_cli("check --model cas-register --html '" + page.string() + "' etcd-cas-register-invalid.log");
+  EXPECT_EQ(r.code, 1);
+  ASSERT_FALSE(r.lines.empty());
+  EXPECT_EQ(r.lines.back(), "  page: " + page.string());
+  const std::string html = slurp_file(page);
+  ASSERT_FALSE(html.empty());
+  EXPECT_NE(html.find("<span class=\"badge b-invalid\">invalid</span>"), std::string::npos);
+  EXPECT_NE(html.find("process 3 read 4 (completed at event 23) but the register held 3"), std::string::npos);
+  // Ten operations placed, in order, each with the state after it, then the one that was not.
+  EXPECT_EQ(occurrences(html, "<li data-a="), 10u);
+  EXPECT_NE(html.find(">p0 read<span class=\"state\">→ value nil</span>"), std::string::npos);
+  EXPECT_NE(html.find(">p1 cas [1,4]<span class=\"state\">→ value 4</span>"), std::string::npos);
+  EXPECT_NE(html.find(">p2 write 3 (outcome unknown)<span class=\"state\">→ value 3</span>"), std::string::npos);
+  EXPECT_NE(html.find("✗ could not be placed: p3 read → 4</li>"), std::string::npos);
+  // The same on the timeline: numbered boxes, and the failing read in red.
+  EXPECT_EQ(occurrences(html, "class=\"opbox op-ok lin\""), 9u);
+  EXPECT_EQ(occurrences(html, "class=\"opbox op-info lin\""), 1u);
+  EXPECT_EQ(occurrences(html, "class=\"opbox op-ok stuck\""), 1u);
+  EXPECT_NE(html.find("data-full=\"#1 read\""), std::string::npos);
+  EXPECT_NE(html.find("data-property=\"linearizability\""), std::string::npos);
+  EXPECT_NE(html.find("data-unit=\"events\""), std::string::npos) << "a log without times is drawn by event";
+  EXPECT_EQ(html.find("<link"), std::string::npos);
+  EXPECT_EQ(html.find(" src="), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+// Every format the checker reads gets its page; with several files --html is a folder.
+TEST(CheckerCli, HtmlPagesForEveryFormat) {
+  const auto dir = std::filesystem::temp_directory_path() / ("lockstep-check-pages-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  CheckerRun mutex = checker_cli("check --html '" + dir.string() + "' mutex-two-owners.jsonl mutex-valid.jsonl");
+  EXPECT_EQ(mutex.code, 1);
+  const std::string invalid = slurp_file(dir / "mutex-two-owners.jsonl.html");
+  EXPECT_NE(invalid.find("✗ could not be placed: p3 acquire"), std::string::npos);
+  EXPECT_NE(invalid.find("data-t=\"1100000000 1204000000\""), std::string::npos) << "drawn at the history's own times";
+  EXPECT_NE(slurp_file(dir / "mutex-valid.jsonl.html").find("<span class=\"badge b-valid\">valid</span>"),
+            std::string::npos);
+  CheckerRun jepsen = checker_cli("check --model cas-register --html '" + dir.string() +
+                                  "' cas-register-invalid.edn knossos-list.edn cas-register-invalid.log");
+  EXPECT_EQ(jepsen.code, 1);
+  for (const char* f : {"cas-register-invalid.edn", "knossos-list.edn", "cas-register-invalid.log"}) {
+    const std::string html = slurp_file(dir / (std::string(f) + ".html"));
+    EXPECT_NE(html.find("could not be placed"), std::string::npos) << f;
+  }
+  // A history of several keys is drawn for the key that failed.
+  CheckerRun kv = checker_cli("check --model kv --html '" + dir.string() + "' kv-two-bad-keys.edn");
+  EXPECT_NE(slurp_file(dir / "kv-two-bad-keys.edn.html").find("Only key &quot;c&quot; is drawn"), std::string::npos);
+  // A page that cannot be written is bad output: exit 65, saying where.
+  CheckerRun bad = checker_cli("check --html /proc/no-such-dir/x.html mutex-valid.jsonl");
+  EXPECT_EQ(bad.code, 65);
+  std::filesystem::remove_all(dir);
 }
 
 // The same report, word for word, whatever the number of threads.

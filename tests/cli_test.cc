@@ -38,12 +38,78 @@ TEST(CliCommands, UnknownCommandIsNamedWithTheNearestAndTheList) {
   EXPECT_EQ(r.code, 64);
   EXPECT_EQ(r.out,
             "lockstep: unknown command \"rnu\" (did you mean \"run\"?)\n"
-            "Commands: run, check, report, live, fuzz, sim-shell, profiles, matrix\n"
+            "Commands: run, check, report, live, fuzz, sim-shell, profiles, matrix, help\n"
             "Run 'lockstep --help' for what each does.\n");
   CliRun far = lockstep("bogus");
   EXPECT_EQ(far.code, 64);
   EXPECT_EQ(far.out.substr(0, far.out.find('\n')), "lockstep: unknown command \"bogus\"");
   EXPECT_EQ(lockstep("--version").code, 0);
+}
+
+TEST(CliCommands, HelpCommandIsTheCommandsOwnHelp) {
+  for (const char* command : {"run", "live", "check", "report", "fuzz", "matrix", "profiles", "sim-shell"}) {
+    CliRun help = lockstep(std::string("help ") + command);
+    CliRun own = lockstep(std::string(command) + " --help");
+    EXPECT_EQ(help.code, 0) << command;
+    EXPECT_EQ(help.out, own.out) << command;
+  }
+  CliRun list = lockstep("help");
+  EXPECT_EQ(list.code, 0);
+  EXPECT_EQ(list.out, lockstep("").out);
+  CliRun typo = lockstep("help rnu");
+  EXPECT_EQ(typo.code, 64);
+  EXPECT_EQ(typo.out.substr(0, typo.out.find('\n')), "lockstep: unknown command \"rnu\" (did you mean \"run\"?)");
+}
+
+// A value that names something (an algorithm, a profile, a fault kind, a model, a
+// format) and names nothing gets the nearest name and the list, as a mistyped command does.
+TEST(CliCommands, MisspeltOptionValuesGetTheNearestNameAndTheList) {
+  struct Case {
+    const char* args;
+    const char* first_line;
+    const char* list;
+  };
+  const Case cases[] = {
+      {"fuzz --algorithm redison --runs 1", "lockstep fuzz: unknown algorithm \"redison\" (did you mean \"redisson\"?)",
+       "Algorithms: setnx, "},
+      {"fuzz --profile redisson@3.43 --runs 1",
+       "lockstep fuzz: unknown profile \"redisson@3.43\" (did you mean \"redisson@3.43.0\"?)", "Profiles: a library alone"},
+      {"fuzz --faults pause,crsh --runs 1", "lockstep fuzz: unknown fault kind \"crsh\" (did you mean \"crash\"?)",
+       "Fault kinds (or none): pause, crash, "},
+      {"matrix --profiles redison --runs 1", "lockstep matrix: unknown profile \"redison\" (did you mean \"redisson\"?)",
+       "Profiles: a library alone for all its versions (redsync, "},
+      {"matrix --algorithms set-px-lau --runs 1",
+       "lockstep matrix: unknown algorithm \"set-px-lau\" (did you mean \"set-px-lua\"?)", "Algorithms: "},
+      {"matrix --faults nome --runs 1", "lockstep matrix: unknown fault kind \"nome\" (did you mean \"none\"?)",
+       "Fault kinds: none, pause, "},
+      {"check --model mutx x.jsonl", "lockstep check: unknown model \"mutx\" (did you mean \"mutex\"?)", "Models: "},
+      {"check --format jsn x.jsonl", "lockstep check: unknown format \"jsn\" (did you mean \"json\"?)",
+       "Formats: auto, json, edn, jepsen-log"},
+      {"check --kv-missing nill x.jsonl",
+       "lockstep check: unknown --kv-missing value \"nill\" (did you mean \"nil\"?)", "Values: empty, nil"},
+  };
+  for (const auto& c : cases) {
+    CliRun r = lockstep(c.args);
+    EXPECT_EQ(r.code, 64) << c.args;
+    const auto lines = lockstep::test_shell::lines_of(r.out);
+    ASSERT_GE(lines.size(), 2u) << c.args << "\n" << r.out;
+    EXPECT_EQ(lines[0], c.first_line) << c.args;
+    EXPECT_EQ(lines[1].rfind(c.list, 0), 0u) << c.args << "\n" << lines[1];
+  }
+}
+
+// A library named alone stands for every version lockstep has of it.
+TEST(CliCommands, ALibraryAloneMeansAllItsVersions) {
+  const auto dir = std::filesystem::temp_directory_path() / ("lockstep-cli-lib-" + std::to_string(::getpid()));
+  CliRun r = lockstep("matrix --profiles redisson,redsync@4.17.0 --faults none --runs 1 --markdown --out " +
+                      (dir / "m").string());
+  EXPECT_NE(r.code, 64) << r.out;
+  for (const char* row : {"redisson@3.23.0", "redisson@3.43.0", "redisson@3.44.0", "redsync@4.17.0"})
+    EXPECT_NE(r.out.find(std::string("| ") + row + " |"), std::string::npos) << row << "\n" << r.out;
+  EXPECT_EQ(r.out.find("redsync@4.0.3"), std::string::npos) << r.out;
+  CliRun fuzz = lockstep("fuzz --profile redsync --faults none --runs 2 --out " + (dir / "f").string());
+  EXPECT_EQ(fuzz.code, 0) << fuzz.out;
+  std::filesystem::remove_all(dir);
 }
 
 TEST(CliCommands, MisspeltLockOptionStopsTheRunWithItsPath) {

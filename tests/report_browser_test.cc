@@ -13,6 +13,7 @@
 
 #include "lockstep/reports/example.h"
 #include "lockstep/reports/writers.h"
+#include "cdp_browser.h"
 #include "test_shell.h"
 
 namespace lockstep::reports {
@@ -22,14 +23,6 @@ namespace fs = std::filesystem;
 
 using Result = test_shell::Result;
 
-std::string chromium() {
-  for (const char* name : {"chromium", "chromium-browser"}) {
-    Result r = test_shell::run(std::string("command -v ") + name + " 2>/dev/null");
-    if (r.status == 0 && !r.out.empty()) return r.out.substr(0, r.out.find('\n'));
-  }
-  return "";
-}
-
 std::string slurp(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(f), {});
@@ -38,7 +31,7 @@ std::string slurp(const fs::path& p) {
 class ReportBrowser : public ::testing::Test {
  protected:
   void SetUp() override {
-    browser_ = chromium();
+    browser_ = test_browser::chromium_path();
     if (browser_.empty()) GTEST_SKIP() << "chromium is not installed (scripts/setup installs it); browser test skipped";
     // ctest runs the two browser tests at once: each needs a folder of its own, or one
     // wipes the page (and Chromium's profile) out from under the other.

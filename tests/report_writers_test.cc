@@ -2,6 +2,9 @@
 // node, faults shaded, the violating overlap in red, text escaped, and they stay small
 // on huge histories.
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
 
 #include "lockstep/reports/example.h"
 #include "lockstep/reports/report.h"
@@ -42,11 +45,20 @@ TEST(ReportTimeline, FaultBandAndOverlapHighlight) {
   EXPECT_EQ(t.faults[0].lanes, std::vector<std::string>{"client-1"});
   EXPECT_EQ(t.faults[0].begin_ns, 50 * kMs);
   EXPECT_EQ(t.faults[0].end_ns, 1550 * kMs);
-  ASSERT_EQ(t.highlights.size(), 1u);  // lost-update has no place on the timeline
+  ASSERT_EQ(t.highlights.size(), 2u);
   EXPECT_EQ(t.highlights[0].property, "mutual-exclusion");
   EXPECT_EQ(t.highlights[0].begin_ns, 1013 * kMs);
   EXPECT_EQ(t.highlights[0].end_ns, 1116 * kMs);
   EXPECT_EQ(t.highlights[0].lanes, (std::vector<std::string>{"client-1", "client-2"}));
+  // The damage a lost-update verdict only counts: client-1's write, computed from its read
+  // of 10 before the pause, overwrote client-2's sale.
+  EXPECT_EQ(t.highlights[1].property, "lost-update");
+  EXPECT_EQ(t.highlights[1].label, "lost write");
+  EXPECT_EQ(t.highlights[1].begin_ns, 1552 * kMs);
+  EXPECT_EQ(t.highlights[1].lanes, std::vector<std::string>{"client-1"});
+  EXPECT_EQ(t.highlights[1].title,
+            "client-1 wrote 9 at 1.552s, computed from its read of 10 at 0.004s; client-2's write of 9 at 1.116s came "
+            "in between and was overwritten: its update was lost.");
 }
 
 TEST(ReportTimeline, ForeignUnlockIsAMarkerOnTheNode) {
@@ -174,8 +186,41 @@ TEST(ReportIndex, LinksEveryScenarioWithItsVerdict) {
   const std::string html = render_index(junit_rows());
   EXPECT_NE(html.find("<a href=\"example-gc-pause/report.html\">example-gc-pause</a>"), std::string::npos);
   EXPECT_NE(html.find("<a href=\"b%3C%26%3E/report.html\">b&lt;&amp;&gt;</a>"), std::string::npos);
-  EXPECT_NE(html.find("3 scenarios, 1 as expected, 2 mismatched."), std::string::npos);
+  EXPECT_NE(html.find("<title>lockstep run — 3 scenarios</title>"), std::string::npos);
+  EXPECT_NE(html.find("3 scenarios run in the simulator, 1 as expected, 2 mismatched."), std::string::npos);
   EXPECT_NE(html.find("MISMATCH"), std::string::npos);
+  // Each row says what the scenario is about.
+  EXPECT_NE(html.find("<td class=\"desc\" title=\"A GC pause (1.5 s) outlives the lease (1 s): client-2 takes the "
+                      "expired lock.\">"),
+            std::string::npos);
+  EXPECT_NE(html.find("<input class=\"filter\""), std::string::npos);
+  EXPECT_NE(html.find("<th data-sort>scenario</th>"), std::string::npos);
+}
+
+TEST(ReportIndex, SkippedScenariosAreListedWithTheReasonAndTheWorldIsInTheTitle) {
+  auto rows = junit_rows();
+  for (auto& r : rows) r.world = "live";
+  IndexInfo info{"", {{"ext-client", "node-redlock 5.0.0", "Race 5 with node-redlock.", "needs the live world"}}};
+  const std::string html = render_index({rows[0]}, info);
+  EXPECT_NE(html.find("<title>lockstep live — 2 scenarios</title>"), std::string::npos);
+  EXPECT_NE(html.find("<h1>lockstep live</h1>"), std::string::npos);
+  EXPECT_NE(html.find("1 scenario run against real redis-server, 1 as expected, 0 mismatched, 1 skipped."),
+            std::string::npos);
+  EXPECT_NE(html.find("<tr class=\"skipped\" data-status=\"skipped\""), std::string::npos);
+  EXPECT_NE(html.find("Race 5 with node-redlock.<br><b>Skipped:</b> needs the live world</td>"), std::string::npos);
+  EXPECT_NE(render_index({rows[0]}, {"run", {}}).find("<title>lockstep run — 1 scenario</title>"), std::string::npos);
+
+  // skipped.json keeps them for `lockstep report`, which redraws the index from files.
+  const auto dir = std::filesystem::temp_directory_path() / ("lockstep-index-" + std::to_string(::getpid()));
+  std::string error;
+  ASSERT_TRUE(write_index(dir, {rows[0]}, error, info)) << error;
+  std::vector<Skipped> back;
+  ASSERT_TRUE(read_skipped(dir, back, error)) << error;
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].reason, "needs the live world");
+  ASSERT_TRUE(write_index(dir, {rows[0]}, error)) << error;
+  EXPECT_FALSE(std::filesystem::exists(dir / "skipped.json")) << "a later batch with none skipped removes the list";
+  std::filesystem::remove_all(dir);
 }
 
 // 500 clients taking turns, 200 000 events: the page must stay under the cap and say

@@ -145,6 +145,16 @@ TEST(Verdict, ALeaseLostWithoutOverlapSaysSo) {
   EXPECT_EQ(reports::found_text(o.report), "lease-lost: linearizability");
 }
 
+// The reports draw lease deadlines from the lease the judgment found: a profile's own
+// option in its unit, left out its library's default.
+TEST(Verdict, TheReportSaysTheLeaseTheLockSets) {
+  const std::string base = R"({"duration_ms": 3000, "lock": {"profile": "redsync@4.17.0", "options": )";
+  EXPECT_EQ(run_in_sim(parsed(base + R"({"expiry": 1200}}, "expect": {"violations": []}})")).report.stats["lease_ms"],
+            1200);
+  EXPECT_EQ(run_in_sim(parsed(base + R"({}}, "expect": {"violations": []}})")).report.stats["lease_ms"], 8000);
+  EXPECT_EQ(run_in_sim(scenario_files::load("05-set-px-del-slow-holder.json")).report.stats["lease_ms"], 1000);
+}
+
 // --- expectations -------------------------------------------------------------------
 
 reports::RunReport found(std::vector<std::pair<std::string, checker::Severity>> vs) {

@@ -101,11 +101,18 @@ void explain(const History& h, const std::vector<Operation>& ops, const Model& m
   r.key = f.key;
   r.failed_event_index = x.complete_index;
   r.prefix.assign(h.events.begin(), h.events.begin() + static_cast<std::ptrdiff_t>(x.complete_index + 1));
+  r.failed_invoke_index = x.invoke_index;
   std::vector<const Operation*> lin;
+  State state = model.initial(), next;
   for (int32_t id : f.out.partial) {
     const Operation& op = ops[f.key_ops[id]];
     lin.push_back(&op);
     r.partial_linearization.push_back(h.events[op.pending ? op.invoke_index : op.complete_index]);
+    r.partial_invoke_indices.push_back(op.invoke_index);
+    r.partial_complete_indices.push_back(op.complete_index);
+    // Replayed to say the state after each step; the search kept only the last.
+    if (model.step(state, f.in.steps[static_cast<size_t>(id)], next)) state = next;
+    r.partial_states.push_back(model.show(state, f.values));
   }
   std::vector<size_t> idx;
   for (size_t k : f.key_ops) {

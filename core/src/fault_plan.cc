@@ -353,18 +353,20 @@ std::string fault_label(const FaultSpec& f) {
   return to_string(f.kind);
 }
 
+std::string describe_when(const FaultSpec& f) {
+  if (!f.on) return "at " + ms_text(f.at_ms);
+  const FaultTrigger& t = *f.on;
+  std::string when = t.delay_ms ? ms_text(t.delay_ms) + " after " : "when ";
+  when += t.process + " " + trigger_event_names()[static_cast<int>(t.event)] + " " + t.what;
+  if (!t.key.empty()) when += " " + t.key;
+  if (t.nth != 1) when += " (the " + ordinal(t.nth) + " time)";
+  return when;
+}
+
 std::string describe_fault(const FaultSpec& f) {
   std::string who = " on " + f.target;
   if (f.groups.size() == 2) who = " " + join(f.groups[0], ",") + (f.one_way ? " -> " : " | ") + join(f.groups[1], ",");
-  std::string when = " at " + ms_text(f.at_ms);
-  if (f.on) {
-    const FaultTrigger& t = *f.on;
-    when = t.delay_ms ? " " + ms_text(t.delay_ms) + " after " : " when ";
-    when += t.process + " " + trigger_event_names()[static_cast<int>(t.event)] + " " + t.what;
-    if (!t.key.empty()) when += " " + t.key;
-    if (t.nth != 1) when += " (the " + ordinal(t.nth) + " time)";
-  }
-  std::string out = fault_label(f) + who + when;
+  std::string out = fault_label(f) + who + " " + describe_when(f);
   // A pause's label already says how long it lasts.
   if (f.duration_ms > 0 && f.kind != FaultKind::Pause) out += " for " + ms_text(f.duration_ms);
   return out;

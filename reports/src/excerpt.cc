@@ -2,8 +2,11 @@
 // by line without the whole history.
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <set>
 
+#include "history_scan.h"
+#include "lockstep/fault_plan.h"
 #include "lockstep/reports/text.h"
 #include "lockstep/reports/timeline.h"
 
@@ -53,6 +56,19 @@ Window window_for(const RunReport& r, const checker::Violation& v, const History
     }
     w.caption = "from " + process_label(v.processes[1]) + " setting the lock to " + process_label(v.processes[0]) +
                 " deleting it";
+  } else if (v.property == "linearizability" && !v.processes.empty()) {
+    // The acquire that could not be placed says nothing alone; its cause is whoever still
+    // believed it held the lock, from the moment it took it.
+    const auto holders = other_holders(lock_holds(h), v.processes[0], v.at_ns);
+    std::string names;
+    for (const auto& hd : holders) {
+      w.begin_ns = std::min(w.begin_ns, hd.begin_ns);
+      w.processes.insert(hd.process);
+      names += (names.empty() ? "" : ", ") + process_label(hd.process);
+    }
+    w.caption = holders.empty() ? "the operations around the one that could not be placed"
+                                : "from " + names + " taking the lock to " + process_label(v.processes[0]) +
+                                      "'s acquire, which could not be placed while " + names + " held it";
   } else if (v.property == "lost-update") {
     w.begin_ns = 0;
     w.caption = "the reads and writes of the resource";
@@ -92,7 +108,16 @@ std::string format_event_line(const Event& e) {
   std::string who = e.node >= 0 ? node_label(e.node) : e.process >= 0 ? process_label(e.process) : "world";
   std::string details;
   if (e.node >= 0 && e.process >= 0) details = "by " + process_label(e.process) + " ";
-  if (!e.value.is_null()) details += truncate_text(e.value.is_string() ? '"' + e.value.get<std::string>() + '"' : e.value.dump(), 80);
+  const bool fault = e.type == EventType::Truth &&
+                     (e.f == truth::kFaultStart || e.f == truth::kFaultEnd || e.f == truth::kFaultUnfired);
+  const auto spec = fault ? fault_from_record(e.value) : std::nullopt;
+  if (spec) {
+    details += describe_fault(*spec);  // a sentence, not the record's JSON
+  } else if (e.type == EventType::Truth && e.f == truth::kFailover && e.value.is_object() && e.value.contains("to")) {
+    details += e.value.value("to", std::string()) + " promoted in place of " + e.value.value("from", std::string("its master"));
+  } else if (!e.value.is_null()) {
+    details += truncate_text(e.value.is_string() ? '"' + e.value.get<std::string>() + '"' : e.value.dump(), 80);
+  }
   if (e.extra.is_object()) {
     for (auto it = e.extra.begin(); it != e.extra.end(); ++it) {
       const bool owner = it.key() == "owner" && it.value().is_number_integer();

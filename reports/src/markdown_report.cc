@@ -52,7 +52,7 @@ std::string render_markdown(const RunReport& r, const checker::History& h) {
   md += "| parameter | value |\n| --- | --- |\n";
   for (const auto& [k, v] : parameter_rows(r)) md += "| " + md_cell(k) + " | " + md_cell(v) + " |\n";
   md += "\n";
-  const auto faults = fault_rows(r);
+  const auto faults = fault_rows(r, h);
   if (!faults.empty()) {
     md += "| fault | target | at | for | details |\n| --- | --- | --- | --- | --- |\n";
     for (const auto& f : faults) {

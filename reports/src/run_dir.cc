@@ -213,8 +213,42 @@ bool write_scenario_reports(const fs::path& dir, const RunReport& r, const check
          write_readable_reports(dir, r, h, error);
 }
 
-bool write_index(const fs::path& out_dir, const std::vector<RunReport>& reports, std::string& error) {
-  return make_dir(out_dir, error) && write_file(out_dir / "index.html", render_index(reports), error);
+bool write_index(const fs::path& out_dir, const std::vector<RunReport>& reports, std::string& error,
+                 const IndexInfo& info) {
+  if (!make_dir(out_dir, error) || !write_file(out_dir / "index.html", render_index(reports, info), error)) return false;
+  const fs::path skipped = out_dir / "skipped.json";
+  if (info.skipped.empty()) {
+    std::error_code ec;
+    fs::remove(skipped, ec);  // a list left by an earlier batch is no longer true
+    return true;
+  }
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const auto& s : info.skipped) {
+    list.push_back({{"scenario", s.scenario}, {"algorithm", s.algorithm}, {"description", s.description}, {"reason", s.reason}});
+  }
+  return write_file(skipped, list.dump(2) + "\n", error);
+}
+
+bool read_skipped(const fs::path& out_dir, std::vector<Skipped>& out, std::string& error) {
+  out.clear();
+  const fs::path path = out_dir / "skipped.json";
+  if (!fs::exists(path)) return true;
+  std::string text;
+  if (!read_file(path, text, error)) return false;
+  const json list = json::parse(text, nullptr, false);
+  if (!list.is_array()) {
+    error = path.string() + ": expected a JSON array of skipped scenarios";
+    return false;
+  }
+  for (const auto& s : list) {
+    if (!s.is_object() || !s.contains("scenario") || !s["scenario"].is_string()) {
+      error = path.string() + ": each entry needs \"scenario\" (a string)";
+      return false;
+    }
+    auto text_of = [&](const char* k) { return s.contains(k) && s[k].is_string() ? s[k].get<std::string>() : ""; };
+    out.push_back({text_of("scenario"), text_of("algorithm"), text_of("description"), text_of("reason")});
+  }
+  return true;
 }
 
 bool write_junit(const std::vector<RunReport>& reports, const std::string& suite, const fs::path& path,

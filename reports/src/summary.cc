@@ -1,7 +1,8 @@
 // Facts about a run that every readable report states the same way: the outcome against
 // the expectation, the scenario's parameters and its faults.
-#include "lockstep/reports/text.h"
 #include "lockstep/checker/properties.h"
+#include "lockstep/fault_plan.h"
+#include "lockstep/reports/text.h"
 #include "lockstep/reports/writers.h"
 
 namespace lockstep::reports {
@@ -117,7 +118,30 @@ std::string inconclusive_heading(const RunReport& r) {
                      : "What this run did not test (its violations stand: they did happen):";
 }
 
-std::vector<FaultRow> fault_rows(const RunReport& r) {
+std::vector<FaultRow> fault_rows(const RunReport& r) { return fault_rows(r, checker::History{}); }
+
+namespace {
+
+// When a fault struck, for the faults table: a timed fault at its time, one waiting on an
+// event at the time(s) the history recorded it striking.
+std::string struck_at(const json& f, const checker::History& h) {
+  if (!f.contains("on")) return ms(f, "at_ms");
+  std::string at;
+  bool unfired = false;
+  for (const auto& e : h.events) {
+    if (e.type != checker::EventType::Truth || !e.value.is_object()) continue;
+    const bool same = e.value.value("kind", json()) == f.value("kind", json()) &&
+                      e.value.value("target", json()) == f.value("target", json()) && e.value.value("on", json()) == f["on"];
+    if (same && e.f == checker::truth::kFaultStart) at += (at.empty() ? "" : ", ") + checker::format_seconds(e.time_ns);
+    if (same && e.f == checker::truth::kFaultUnfired) unfired = true;
+  }
+  if (!at.empty()) return at;
+  return unfired ? "never (its event never came)" : "on an event";
+}
+
+}  // namespace
+
+std::vector<FaultRow> fault_rows(const RunReport& r, const checker::History& h) {
   std::vector<FaultRow> rows;
   if (!r.faults.is_array()) return rows;
   for (const auto& f : r.faults) {
@@ -127,13 +151,20 @@ std::vector<FaultRow> fault_rows(const RunReport& r) {
     if (f.contains("groups") && f["groups"].is_array() && f["groups"].size() == 2) {
       row.target = join_names(f["groups"][0]) + (f.value("one_way", false) ? " → " : " | ") + join_names(f["groups"][1]);
     }
-    row.at = ms(f, "at_ms");
+    row.at = struck_at(f, h);
     row.duration = ms(f, "duration_ms");
-    for (auto it = f.begin(); it != f.end(); ++it) {
-      static const char* kShown[] = {"kind", "target", "groups", "at_ms", "duration_ms", "one_way"};
-      bool shown = false;
-      for (const char* k : kShown) shown = shown || it.key() == k;
-      if (!shown) row.details += (row.details.empty() ? "" : ", ") + it.key() + " " + it.value().dump();
+    if (const auto spec = fault_from_record(f)) {
+      // What the kind and duration columns do not already say, in words.
+      const std::string label = fault_label(*spec);
+      if (label != row.kind && spec->kind != FaultKind::Pause && spec->kind != FaultKind::Partition) row.details = label;
+      if (spec->on) row.details += (row.details.empty() ? "" : "; ") + describe_when(*spec);
+    } else {
+      for (auto it = f.begin(); it != f.end(); ++it) {
+        static const char* kShown[] = {"kind", "target", "groups", "at_ms", "duration_ms", "one_way"};
+        bool shown = false;
+        for (const char* k : kShown) shown = shown || it.key() == k;
+        if (!shown) row.details += (row.details.empty() ? "" : ", ") + it.key() + " " + it.value().dump();
+      }
     }
     rows.push_back(std::move(row));
   }

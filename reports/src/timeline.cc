@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 
+#include "history_scan.h"
 #include "lockstep/fault_plan.h"
 #include "lockstep/reports/text.h"
 
@@ -42,24 +43,66 @@ std::string value_text(const nlohmann::json& v) {
   return truncate_text(v.is_string() ? v.get<std::string>() : v.dump(), 60);
 }
 
+const nlohmann::json& scenario_part(const RunReport& r, const char* name) {
+  static const nlohmann::json kNone;
+  if (!r.scenario_json.is_object()) return kNone;
+  auto it = r.scenario_json.find(name);
+  return it == r.scenario_json.end() ? kNone : *it;
+}
+
+// The lease the lock sets when it takes the key, as the run's judgment found it (a library
+// profile's own lease option, or the scenario's lease_ms); 0 when the report does not say
+// (a hand-made history).
+int64_t lease_ns_of(const RunReport& r) {
+  if (auto it = r.stats.find("lease_ms"); it != r.stats.end() && it->is_number() && it->get<double>() > 0) {
+    return static_cast<int64_t>(it->get<double>() * 1e6);
+  }
+  const nlohmann::json& lock = scenario_part(r, "lock");
+  if (!lock.is_object()) return 0;
+  if (auto it = lock.find("lease_ms"); it != lock.end() && it->is_number() && it->get<double>() > 0) {
+    return static_cast<int64_t>(it->get<double>() * 1e6);
+  }
+  return 0;
+}
+
 // Everything drawn for one client, before lanes are chosen.
 struct ClientBars {
   std::vector<Bar> holds, sections, ops;
+  std::vector<Wait> waits;
 };
+
+// A critical section as mutual exclusion judges it: two read sections may overlap.
+struct Section {
+  int64_t process = -1;
+  int64_t begin_ns = 0;
+  int64_t end_ns = 0;
+  bool read = false;
+  bool ended = true;  // false: still open when the run ended
+};
+
+std::string describe(const Section& s) {
+  return process_label(s.process) + (s.read ? "'s read section " : "'s critical section ") +
+         (s.ended ? span(s.begin_ns, s.end_ns) : "from " + format_seconds(s.begin_ns) + ", never exited");
+}
+
+// How a key stopped being held on a server.
+enum class KeyEnd { Overwritten, Deleted, Expired, Evicted, Crashed, RunEnded };
 
 class Builder {
  public:
-  Builder(const RunReport& r, const History& h, const TimelineOptions& o) : r_(r), h_(h), o_(o) {}
+  Builder(const RunReport& r, const History& h, const TimelineOptions& o)
+      : r_(r), h_(h), o_(o), topology_(scenario_part(r, "topology")), lease_ns_(lease_ns_of(r)) {}
 
   Timeline build() {
     const int64_t last = last_action_ns(h_);
     t_.end_ns = std::max<int64_t>(last + last / 25, 1'000'000);
     scan_clients();
-    for (const auto& [p, bars] : clients_) raw_sections_[p] = bars.sections;  // exact, for highlights
-    scan_nodes();
+    scan_servers();
     choose_lanes();
     faults();
     highlights();
+    lease_marks();
+    waits();
     for (auto& f : t_.faults) f.end_ns = std::min(f.end_ns, t_.end_ns);
     for (auto& hl : t_.highlights) {
       hl.begin_ns = std::min(hl.begin_ns, t_.end_ns);
@@ -70,7 +113,8 @@ class Builder {
 
  private:
   void scan_clients() {
-    std::map<int64_t, int64_t> hold_open, cs_open;  // process -> since
+    std::map<int64_t, int64_t> hold_open;         // process -> since
+    std::map<int64_t, std::pair<int64_t, bool>> cs_open;  // process -> (since, read side)
     std::map<std::pair<int64_t, int64_t>, const Event*> op_open;  // (process, thread) -> invoke
     auto close_hold = [&](int64_t p, int64_t t, const std::string& how) {
       auto it = hold_open.find(p);
@@ -79,11 +123,12 @@ class Builder {
                                    process_label(p) + " believed it held the lock " + span(it->second, t) + ", " + how});
       hold_open.erase(it);
     };
-    auto close_cs = [&](int64_t p, int64_t t, const std::string& how) {
+    auto close_cs = [&](int64_t p, int64_t t, bool crashed) {
       auto it = cs_open.find(p);
       if (it == cs_open.end()) return;
-      clients_[p].sections.push_back(
-          {it->second, t, p, "cs", process_label(p) + "'s critical section " + span(it->second, t) + how});
+      const Section s{p, it->second.first, t, it->second.second, crashed || t < t_.end_ns};
+      clients_[p].sections.push_back({s.begin_ns, t, p, "cs", describe(s) + (crashed ? " (crashed inside)" : "")});
+      sections_.push_back(s);
       cs_open.erase(it);
     };
     auto close_ops = [&](int64_t p, int64_t t, const std::string& how) {
@@ -92,7 +137,7 @@ class Builder {
           ++it;
           continue;
         }
-        add_op(*it->second, t, "op-info", how);
+        add_op(*it->second, t, "info", how);
         it = op_open.erase(it);
       }
     };
@@ -104,72 +149,171 @@ class Builder {
         op_open[{p, e.thread}] = &e;
       } else if (e.type != EventType::Truth) {
         if (auto it = op_open.find({p, e.thread}); it != op_open.end()) {
-          add_op(*it->second, e.time_ns, std::string("op-") + to_string(e.type),
-                 std::string(to_string(e.type)) + (e.value.is_null() ? "" : " " + value_text(e.value)));
+          add_op(*it->second, e.time_ns, to_string(e.type),
+                 std::string(to_string(e.type)) + (e.value.is_null() ? "" : " " + value_text(e.value)),
+                 e.type == EventType::Ok && e.value != it->second->value ? e.value : nlohmann::json());
           op_open.erase(it);
         }
         if (checker::is_acquire(e.f) && e.type == EventType::Ok) hold_open.emplace(p, e.time_ns);
         if (checker::is_release(e.f)) close_hold(p, e.time_ns, "until its release returned " + std::string(to_string(e.type)));
       } else if (e.f == truth::kCsEnter) {
-        cs_open.emplace(p, e.time_ns);
+        cs_open.emplace(p, std::make_pair(e.time_ns, e.value.is_string() && e.value.get<std::string>() == "read"));
       } else if (e.f == truth::kCsExit) {
-        close_cs(p, e.time_ns, "");
+        close_cs(p, e.time_ns, false);
       } else if (e.f == truth::kCrash && e.node < 0) {
-        close_cs(p, e.time_ns, " (crashed inside)");
+        close_cs(p, e.time_ns, true);
         close_hold(p, e.time_ns, "until it crashed");
         close_ops(p, e.time_ns, "crashed");
       }
     }
-    for (const auto& [p, since] : cs_open) {
-      clients_[p].sections.push_back({since, t_.end_ns, p, "cs",
-                                      process_label(p) + "'s critical section from " + format_seconds(since) +
-                                          ", never exited"});
-    }
+    for (auto [p, open] : std::map(cs_open)) close_cs(p, t_.end_ns, false);
     for (auto [p, since] : std::map(hold_open)) close_hold(p, t_.end_ns, "to the end of the run");
-    for (const auto& [key, invoke] : op_open) add_op(*invoke, t_.end_ns, "op-info", "no reply by the end");
+    for (const auto& [key, invoke] : op_open) add_op(*invoke, t_.end_ns, "info", "no reply by the end");
+    std::stable_sort(sections_.begin(), sections_.end(), [](const Section& a, const Section& b) {
+      return a.begin_ns != b.begin_ns ? a.begin_ns < b.begin_ns : a.process < b.process;
+    });
   }
 
-  void add_op(const Event& invoke, int64_t end, const std::string& cls, const std::string& outcome) {
+  void add_op(const Event& invoke, int64_t end, const std::string& outcome, const std::string& result,
+              const nlohmann::json& result_value = nullptr) {
     std::string arg = invoke.value.is_null() ? "" : "(" + value_text(invoke.value) + ")";
-    clients_[invoke.process].ops.push_back({invoke.time_ns, end, invoke.process, cls,
-                                            process_label(invoke.process) + " " + invoke.f + " " + invoke.key + arg +
-                                                " → " + outcome + " " + span(invoke.time_ns, end)});
+    const std::string what = process_label(invoke.process) + " " + invoke.f + " " + invoke.key + arg;
+    Bar op{invoke.time_ns, end, invoke.process, "op-" + outcome, what + " → " + result + " " + span(invoke.time_ns, end)};
+    op.text = invoke.f + (invoke.value.is_null() ? "" : " " + value_text(invoke.value)) +
+              (result_value.is_null() ? "" : " → " + value_text(result_value));
+    clients_[invoke.process].ops.push_back(std::move(op));
+    if (!checker::is_acquire(invoke.f)) return;
+    const std::string how = outcome == "ok" ? "got the lock" : outcome == "fail" ? "gave up" : "got no answer (" + result + ")";
+    clients_[invoke.process].waits.push_back(
+        {process_label(invoke.process), invoke.time_ns, end, outcome,
+         process_label(invoke.process) + " waited " + format_seconds(end - invoke.time_ns) + " for the lock " +
+             span(invoke.time_ns, end) + " and " + how});
   }
 
-  void scan_nodes() {
-    int64_t declared = 0;
-    if (r_.scenario_json.is_object() && r_.scenario_json.contains("topology")) {
-      declared = r_.scenario_json["topology"].value("nodes", 0);
+  // ----- servers: who held the key where, and where the key went after a failover -----
+
+  // The server behind node index `node` at time `t`. In the simulator a failover's record
+  // names the promoted replica by its own index; a live run keeps polling the master's
+  // address, which Sentinel has pointed at the replica, so from then on that index means
+  // the replica.
+  std::string server_at(int64_t node, int64_t t) const {
+    std::string name = server_name(topology_, node);
+    for (const auto& [at, n, to] : moves_) {
+      if (n == node && at <= t) name = to;
     }
-    for (int64_t n = 0; n < declared; ++n) nodes_[n];
-    std::map<int64_t, std::pair<const Event*, bool>> open;  // node -> key-set
-    auto close = [&](int64_t n, int64_t t, const std::string& how) {
-      auto it = open.find(n);
+    return name;
+  }
+
+  std::vector<Bar>& server_lane(const std::string& name) {
+    if (!server_keys_.count(name)) server_order_.push_back(name);
+    return server_keys_[name];
+  }
+
+  void scan_servers() {
+    const int64_t declared = topology_.is_object() ? topology_.value("nodes", int64_t{0}) : 0;
+    for (int64_t n = 0; n < declared; ++n) server_lane(server_name(topology_, n));
+    for (const auto& e : h_.events) {
+      if (!is_truth(e, truth::kFailover) || !e.value.is_object()) continue;
+      const std::string to = e.value.value("to", std::string());
+      const std::string from = e.value.value("from", std::string());
+      if (to.empty()) continue;
+      if (e.node >= 0 && server_name(topology_, e.node) != to) moves_.push_back({e.time_ns, e.node, to});
+      failovers_.push_back({e.time_ns, from, to, e.value.value("by", std::string())});
+    }
+    struct Open {
+      const Event* set;
+      int64_t owner;
+      int64_t tenure_ns;  // when this owner's unbroken hold of the key began: its lease's start
+    };
+    std::map<std::string, Open> open;
+    std::map<std::string, int64_t> setter_of;  // lock value -> the process that last set it
+    std::map<int64_t, int64_t> extended;       // process -> its latest ok extend
+    auto close = [&](const std::string& s, int64_t t, KeyEnd how, const std::string& by) {
+      auto it = open.find(s);
       if (it == open.end()) return;
-      const Event& set = *it->second.first;
-      nodes_[n].push_back({set.time_ns, t, set.process, "key",
-                           node_label(n) + " held \"" + set.key + "\" for " + process_label(set.process) + " " +
-                               span(set.time_ns, t) + ", " + how});
+      const Open o = it->second;
       open.erase(it);
+      add_key(s, o.set->key, o.owner, o.set->time_ns, o.tenure_ns, t, how, by, extended[o.owner]);
     };
     for (const auto& e : h_.events) {
+      if (e.type == EventType::Ok && e.f == "extend" && e.process >= 0) extended[e.process] = e.time_ns;
       if (e.node < 0 || e.type != EventType::Truth) continue;
-      nodes_[e.node];
+      const std::string s = server_at(e.node, e.time_ns);
+      server_lane(s);
       if (e.f == truth::kKeySet) {
-        close(e.node, e.time_ns, "then overwritten");
-        open[e.node] = {&e, true};
+        // A replica applying its master's write records no process: the value says whose it is.
+        int64_t owner = e.process;
+        const std::string value = e.value.is_string() ? e.value.get<std::string>() : e.value.dump();
+        if (owner >= 0) {
+          setter_of[value] = owner;
+        } else if (auto w = setter_of.find(value); w != setter_of.end()) {
+          owner = w->second;
+        }
+        auto prev = open.find(s);
+        const int64_t tenure = prev != open.end() && prev->second.owner == owner ? prev->second.tenure_ns : e.time_ns;
+        close(s, e.time_ns, KeyEnd::Overwritten, "");
+        open[s] = {&e, owner, tenure};
       } else if (e.f == truth::kKeyDel) {
-        close(e.node, e.time_ns, "then deleted by " + process_label(e.process));
+        const std::string cause = e.extra.is_object() ? e.extra.value("cause", std::string()) : "";
+        close(s, e.time_ns, KeyEnd::Deleted,
+              e.process >= 0 ? "deleted by " + process_label(e.process)
+              : cause == "failover" ? "lost with the old master in the failover"
+                                    : "deleted");
       } else if (e.f == truth::kKeyExpire) {
-        close(e.node, e.time_ns, "then expired");
+        close(s, e.time_ns, KeyEnd::Expired, "");
       } else if (e.f == truth::kKeyEvict) {
-        close(e.node, e.time_ns, "then evicted for memory");
+        close(s, e.time_ns, KeyEnd::Evicted, "");
       } else if (e.f == truth::kCrash && e.process < 0) {
-        close(e.node, e.time_ns, "then the node crashed and lost it");
+        close(s, e.time_ns, KeyEnd::Crashed, "");
       }
     }
-    for (auto [n, set] : std::map(open)) close(n, t_.end_ns, "to the end of the run");
+    for (auto [s, o] : std::map(open)) close(s, t_.end_ns, KeyEnd::RunEnded, "");
   }
+
+  // A key bar, cut at the lease deadline when the history shows the key really lived
+  // until its lease ran out: it expired, and expiry noticed within a short bound of the
+  // deadline (Redis looks for expired keys ten times a second; a later expiry means the
+  // lease was renewed in a way the history does not record, such as a watchdog's).
+  void add_key(const std::string& server, const std::string& key, int64_t owner, int64_t begin, int64_t tenure,
+               int64_t end, KeyEnd how, const std::string& by, int64_t last_extend) {
+    const std::string whose = owner >= 0 ? " for " + process_label(owner) : "";
+    const std::string held = server + " held \"" + key + "\"" + whose + " ";
+    std::vector<Bar>& lane = server_lane(server);
+    int64_t deadline = -1;
+    if (how == KeyEnd::Expired && lease_ns_ > 0) {
+      const int64_t from = std::max(tenure, last_extend > tenure ? last_extend : tenure);
+      const int64_t d = from + lease_ns_;
+      const int64_t bound = std::min<int64_t>(200'000'000, lease_ns_ / 4);
+      if (d >= begin && d <= end && end - d <= bound) deadline = d;
+    }
+    if (deadline >= 0) {
+      const std::string lease = "the lease it was set with (" + format_duration(lease_ns_) + " from " +
+                                format_seconds(deadline - lease_ns_) + ") ran out at " + format_seconds(deadline);
+      lane.push_back({begin, deadline, owner, "key", held + span(begin, deadline) + ": " + lease});
+      if (end > deadline) {
+        lane.push_back({deadline, end, owner, "key-expired",
+                        server + " noticed at " + format_seconds(end) + " that " + process_label(owner) +
+                            "'s key had expired at " + format_seconds(deadline)});
+      }
+      t_.marks.push_back({"deadline", server, "", deadline, "lease ends",
+                          (owner >= 0 ? process_label(owner) + "'s lease" : "The lease") + " on " + server +
+                              " ran out at " + format_seconds(deadline)});
+      deadlines_.push_back({owner, server, deadline});
+      return;
+    }
+    std::string then;
+    switch (how) {
+      case KeyEnd::Overwritten: then = "then overwritten"; break;
+      case KeyEnd::Deleted: then = "then " + by; break;
+      case KeyEnd::Expired: then = "then expired"; break;
+      case KeyEnd::Evicted: then = "then evicted for memory"; break;
+      case KeyEnd::Crashed: then = "then the server crashed and lost it"; break;
+      case KeyEnd::RunEnded: then = "to the end of the run"; break;
+    }
+    lane.push_back({begin, end, owner, "key", held + span(begin, end) + ", " + then});
+  }
+
+  // ----- lanes -----
 
   // With many clients, only those a reader must see get a lane; the rest share one.
   void choose_lanes() {
@@ -179,22 +323,27 @@ class Builder {
       shown.clear();
       for (const auto& v : r_.violations) shown.insert(v.processes.begin(), v.processes.end());
       for (const auto& f : fault_records()) {
-        if (auto p = client_number(f.value("target", std::string()))) shown.insert(*p);
+        if (auto p = client_number(f.value.value("target", std::string()))) shown.insert(*p);
       }
       for (const auto& [p, bars] : clients_) {
         if (shown.size() >= o_.collapsed_client_lanes) break;
         shown.insert(p);
       }
     }
-    Lane others{"others", "", LaneKind::Aggregate, {}, {}, {}, {}};
+    shown_ = shown;
+    Lane others{"others", "", "", LaneKind::Aggregate, {}, {}, {}, {}};
     for (auto& [p, bars] : clients_) {
+      for (auto& w : bars.waits) {
+        if (!shown.count(p)) w.lane = "others";
+        all_waits_.push_back(std::move(w));
+      }
       if (!shown.count(p)) {
         ++t_.hidden_clients;
         for (auto& b : bars.holds) others.holds.push_back(grey(b));
         for (auto& b : bars.sections) others.sections.push_back(grey(b));
         continue;
       }
-      Lane l{process_label(p), process_label(p), LaneKind::Client, std::move(bars.holds), std::move(bars.sections),
+      Lane l{process_label(p), process_label(p), "", LaneKind::Client, std::move(bars.holds), std::move(bars.sections),
              o_.ops ? std::move(bars.ops) : std::vector<Bar>{}, {}};
       merge(l.holds, false, "lock holds");
       merge(l.sections, false, "critical sections");
@@ -211,13 +360,24 @@ class Builder {
                           " clients not involved in a violation share the lane \"" + std::to_string(t_.hidden_clients) +
                           " other clients\".");
     }
-    for (auto& [n, keys] : nodes_) {
+    for (const auto& name : server_order_) {
+      auto& keys = server_keys_[name];
       for (auto& k : keys) {
         if (!shown.count(k.owner)) k.owner = -1;
       }
-      Lane l{node_label(n), node_label(n), LaneKind::Node, {}, {}, {}, std::move(keys)};
+      Lane l{name, name, "", LaneKind::Node, {}, {}, {}, std::move(keys)};
       merge(l.keys, false, "key holds");
       t_.lanes.push_back(std::move(l));
+    }
+    for (const auto& f : failovers_) {
+      const std::string by = f.by.empty() ? "" : " (" + f.by + ")";
+      const std::string from = f.from.empty() ? "its master" : f.from;
+      for (auto& l : t_.lanes) {
+        if (l.id == f.to) l.note = "master from " + format_seconds(f.at_ns);
+      }
+      t_.marks.push_back({"failover", lane_of(f.from), f.to, f.at_ns, "failover → " + f.to,
+                          f.to + " was promoted in place of " + from + " at " + format_seconds(f.at_ns) + by +
+                              "; from then on the lock key is read and written there"});
     }
   }
 
@@ -231,8 +391,7 @@ class Builder {
   void merge(std::vector<Bar>& row, bool always, const char* what) {
     if (row.empty() || (!always && row.size() <= o_.merge_above)) return;
     std::stable_sort(row.begin(), row.end(), [](const Bar& a, const Bar& b) { return a.begin_ns < b.begin_ns; });
-    const auto gap = static_cast<int64_t>(o_.merge_px * static_cast<double>(t_.end_ns) /
-                                          static_cast<double>(std::max<int64_t>(o_.plot_width_px, 1)));
+    const int64_t gap = pixel_ns(o_.merge_px);
     std::vector<Bar> out;
     for (auto& b : row) {
       if (!out.empty() && b.begin_ns - out.back().end_ns <= gap) {
@@ -254,9 +413,15 @@ class Builder {
     }
     const bool lost_detail = out.size() < row.size() && !always;
     row = std::move(out);
-    if (lost_detail && std::find(t_.elided.begin(), t_.elided.end(), kMergeNote) == t_.elided.end()) {
-      t_.elided.push_back(kMergeNote);
-    }
+    if (lost_detail) note(kMergeNote);
+  }
+
+  int64_t pixel_ns(double px) const {
+    return static_cast<int64_t>(px * static_cast<double>(t_.end_ns) / static_cast<double>(std::max<int64_t>(o_.plot_width_px, 1)));
+  }
+
+  void note(const std::string& s) {
+    if (std::find(t_.elided.begin(), t_.elided.end(), s) == t_.elided.end()) t_.elided.push_back(s);
   }
 
   static std::optional<int64_t> client_number(const std::string& name) {
@@ -278,29 +443,50 @@ class Builder {
 
   std::string lane_of(int64_t process) const { return lane_of(process_label(process)); }
 
-  // The faults as recorded when they struck; a hand-made history without them falls
-  // back to the scenario's fault list.
-  std::vector<nlohmann::json> fault_records() const {
-    std::vector<nlohmann::json> out;
+  // ----- faults -----
+
+  struct FaultRecord {
+    nlohmann::json value;
+    int64_t start_ns = -1;  // when it struck; -1: only the scenario says (a hand-made history)
+    int64_t end_ns = -1;    // when its fault-end was recorded, if it was
+  };
+
+  // The faults as recorded when they struck, each paired with its end; a hand-made
+  // history without them falls back to the scenario's fault list.
+  std::vector<FaultRecord> fault_records() const {
+    std::vector<FaultRecord> out;
     for (const auto& e : h_.events) {
-      if (is_truth(e, truth::kFaultStart) && e.value.is_object()) out.push_back(e.value);
+      if (is_truth(e, truth::kFaultStart) && e.value.is_object()) out.push_back({e.value, e.time_ns, -1});
+      if (is_truth(e, truth::kFaultEnd)) {
+        for (auto& f : out) {
+          if (f.end_ns < 0 && f.value == e.value) {
+            f.end_ns = e.time_ns;
+            break;
+          }
+        }
+      }
     }
     if (out.empty() && r_.faults.is_array()) {
-      for (const auto& f : r_.faults) out.push_back(f);
+      for (const auto& f : r_.faults) {
+        if (!f.contains("on")) out.push_back({f, -1, -1});
+      }
     }
     return out;
   }
 
   void faults() {
-    for (const auto& f : fault_records()) {
+    for (const auto& rec : fault_records()) {
+      const nlohmann::json& f = rec.value;
       FaultBand b;
       b.kind = f.value("kind", std::string("fault"));
-      b.begin_ns = f.value("at_ms", int64_t{0}) * 1'000'000;
+      b.begin_ns = rec.start_ns >= 0 ? rec.start_ns : f.value("at_ms", int64_t{0}) * 1'000'000;
       // A kind this build does not know (a hand-made history) still gets its band.
       const auto fault = fault_from_record(f);
       b.label = fault ? fault_label(*fault) : b.kind;
       const auto span_ms = fault ? fault_span_ms(*fault) : std::optional<int64_t>(f.value("duration_ms", int64_t{0}));
-      b.end_ns = span_ms ? b.begin_ns + *span_ms * 1'000'000 : t_.end_ns;
+      b.end_ns = rec.end_ns >= 0 ? rec.end_ns : span_ms ? b.begin_ns + *span_ms * 1'000'000 : t_.end_ns;
+      b.sentence = (fault ? describe_fault(*fault) : b.kind) + ": struck at " + format_seconds(b.begin_ns) +
+                   (b.end_ns > b.begin_ns && b.end_ns < t_.end_ns ? ", over at " + format_seconds(b.end_ns) : "");
       if (f.contains("target") && f["target"].is_string()) {
         if (auto l = lane_of(f["target"].get<std::string>()); !l.empty()) b.lanes.push_back(l);
       }
@@ -316,49 +502,79 @@ class Builder {
     }
   }
 
+  // ----- violations -----
+
   void highlights() {
     for (const auto& v : r_.violations) {
-      std::optional<Highlight> hl;
-      if (v.property == "mutual-exclusion") hl = overlap(v);
-      if (v.property == "foreign-unlock") hl = foreign_unlock(v);
-      if (v.property == "deadlock") hl = deadlock(v);
-      if (hl) t_.highlights.push_back(std::move(*hl));
+      const size_t before = t_.highlights.size();
+      if (v.property == "mutual-exclusion") overlaps(v);
+      if (v.property == "foreign-unlock") foreign_unlock(v);
+      if (v.property == "deadlock") deadlock(v);
+      if (v.property == "linearizability") linearizability(v);
+      if (v.property == "lost-update") lost_update(v);
+      if (v.property == "stale-cache") stale_cache(v);
+      // Whatever else a check finds gets a marker where and when it says it happened.
+      if (t_.highlights.size() == before && v.at_ns < t_.end_ns) {
+        marker(v, v.at_ns, v.processes.empty() ? std::vector<int64_t>{} : std::vector<int64_t>{v.processes[0]},
+               v.property == "fencing" ? "stale token accepted" : v.property == "stale-read" ? "stale read" : v.property,
+               v.explanation);
+      }
     }
   }
 
-  std::optional<Highlight> overlap(const checker::Violation& v) {
-    if (v.processes.size() < 2) return std::nullopt;
-    auto a = section_at(v.processes[0], v.at_ns), b = section_at(v.processes[1], v.at_ns);
-    if (!a || !b) return std::nullopt;
-    Highlight hl{v.property, {}, std::max(a->begin_ns, b->begin_ns), std::min(a->end_ns, b->end_ns), v.explanation};
-    add_lanes(hl, {v.processes[0], v.processes[1]});
-    return hl;
+  void marker(const checker::Violation& v, int64_t at, const std::vector<int64_t>& processes, const std::string& label,
+              const std::string& title) {
+    Highlight hl{v.property, {}, at, at, title, label, false};
+    for (int64_t p : processes) add_lane(hl, lane_of(p));
+    if (!hl.lanes.empty()) t_.highlights.push_back(std::move(hl));
   }
 
-  std::optional<Bar> section_at(int64_t p, int64_t t) const {
-    auto it = raw_sections_.find(p);
-    if (it == raw_sections_.end()) return std::nullopt;
-    for (const auto& s : it->second) {
-      if (s.begin_ns <= t && t < s.end_ns) return s;
+  // Every pair of sections that overlapped, by the rule the check counts them with.
+  void overlaps(const checker::Violation& v) {
+    size_t n = 0;
+    constexpr size_t kMax = 5000;
+    for (size_t i = 0; i < sections_.size(); ++i) {
+      for (size_t j = i + 1; j < sections_.size() && sections_[j].begin_ns < sections_[i].end_ns; ++j) {
+        const Section& a = sections_[i];
+        const Section& b = sections_[j];
+        if (a.process == b.process || (a.read && b.read)) continue;
+        if (++n > kMax) continue;
+        const int64_t end = std::min(a.end_ns, b.end_ns);
+        const std::string sentence = n == 1 ? v.explanation
+                                            : describe(b) + " began while " + describe(a) +
+                                                  " was still running: both held the lock for " +
+                                                  format_seconds(end - b.begin_ns) + ".";
+        Highlight hl{v.property, {}, b.begin_ns, end, sentence, "overlap " + format_duration(end - b.begin_ns), false};
+        add_lane(hl, lane_of(a.process));
+        add_lane(hl, lane_of(b.process));
+        t_.highlights.push_back(std::move(hl));
+      }
     }
-    return std::nullopt;
+    if (n > kMax) note("The first " + std::to_string(kMax) + " of " + std::to_string(n) + " overlaps are drawn.");
+    const size_t drawn = std::min(n, kMax);
+    if (drawn > 1) {
+      size_t k = 0;
+      for (auto& hl : t_.highlights) {
+        if (hl.property == v.property) hl.title = "Overlap " + std::to_string(++k) + " of " + std::to_string(n) + ": " + hl.title;
+      }
+    }
   }
 
-  std::optional<Highlight> foreign_unlock(const checker::Violation& v) {
-    Highlight hl{v.property, {}, v.at_ns, v.at_ns, v.explanation};
+  void foreign_unlock(const checker::Violation& v) {
+    Highlight hl{v.property, {}, v.at_ns, v.at_ns, v.explanation, v.property, false};
     for (const auto& e : h_.events) {
       if (is_truth(e, truth::kKeyDel) && e.time_ns == v.at_ns && !v.processes.empty() && e.process == v.processes[0]) {
-        hl.lanes.push_back(node_label(e.node));
+        hl.lanes.push_back(server_at(e.node, e.time_ns));
         break;
       }
     }
-    if (!v.processes.empty()) add_lanes(hl, {v.processes[0]});
-    return hl;
+    if (!v.processes.empty()) add_lane(hl, lane_of(v.processes[0]));
+    t_.highlights.push_back(std::move(hl));
   }
 
-  std::optional<Highlight> deadlock(const checker::Violation& v) {
-    if (v.processes.empty()) return std::nullopt;
-    Highlight hl{v.property, {}, v.at_ns, t_.end_ns, v.explanation};
+  void deadlock(const checker::Violation& v) {
+    if (v.processes.empty()) return;
+    Highlight hl{v.property, {}, v.at_ns, t_.end_ns, v.explanation, v.property + " (bound exceeded)", false};
     for (const auto& l : t_.lanes) {
       for (const auto& k : l.keys) {
         if (k.begin_ns <= v.at_ns && v.at_ns <= k.end_ns) {
@@ -367,32 +583,137 @@ class Builder {
         }
       }
     }
-    add_lanes(hl, {v.processes[0]});
-    if (v.processes.size() > 1) add_lanes(hl, {v.processes[1]});
-    return hl;
+    add_lane(hl, lane_of(v.processes[0]));
+    if (v.processes.size() > 1) add_lane(hl, lane_of(v.processes[1]));
+    t_.highlights.push_back(std::move(hl));
   }
 
-  void add_lanes(Highlight& hl, std::initializer_list<int64_t> ps) const {
-    for (int64_t p : ps) {
-      auto l = lane_of(p);
-      if (!l.empty() && std::find(hl.lanes.begin(), hl.lanes.end(), l) == hl.lanes.end()) hl.lanes.push_back(l);
+  // The acquire that could not be placed, and its cause: whoever still believed it held
+  // the lock when that acquire completed.
+  void linearizability(const checker::Violation& v) {
+    if (v.processes.empty()) return;
+    const auto holders = other_holders(lock_holds(h_), v.processes[0], v.at_ns);
+    if (holders.empty()) {
+      marker(v, v.at_ns, {v.processes[0]}, "not linearizable", v.explanation);
+      return;
     }
+    Highlight hl{v.property, {}, holders.front().begin_ns, v.at_ns, v.explanation, "not linearizable", true};
+    add_lane(hl, lane_of(v.processes[0]));
+    for (const auto& hd : holders) add_lane(hl, lane_of(hd.process));
+    t_.highlights.push_back(std::move(hl));
+  }
+
+  void lost_update(const checker::Violation& v) {
+    const nlohmann::json& w = scenario_part(r_, "workload");
+    const std::string key = w.is_object() ? w.value("stock_key", std::string("stock")) : "stock";
+    for (const auto& lw : lost_writes(h_, key)) {
+      marker(v, lw.at_ns, {lw.process}, "lost write", lw.sentence);
+    }
+  }
+
+  // The cache write that left the stale entry behind: the last one of the process the
+  // check names, before the end it judged.
+  void stale_cache(const checker::Violation& v) {
+    if (v.processes.empty()) return;
+    const Event* last = nullptr;
+    for (const auto& e : h_.events) {
+      if (e.process == v.processes[0] && e.type == EventType::Ok && e.time_ns <= v.at_ns &&
+          (e.f == "cache-fill" || e.f == "cache-write")) {
+        last = &e;
+      }
+    }
+    if (last) marker(v, last->time_ns, {v.processes[0]}, "stale cache write", v.explanation);
+  }
+
+  static void add_lane(Highlight& hl, const std::string& l) {
+    if (!l.empty() && std::find(hl.lanes.begin(), hl.lanes.end(), l) == hl.lanes.end()) hl.lanes.push_back(l);
+  }
+
+  // A lease that ran out while its client still believed it held the lock is the moment
+  // the lock was lost: drawn on the client's lane too.
+  void lease_marks() {
+    for (const auto& d : deadlines_) {
+      const std::string l = lane_of(d.owner);
+      if (l.empty() || l == "others") continue;
+      for (const auto& lane : t_.lanes) {
+        if (lane.id != l) continue;
+        for (const auto& hold : lane.holds) {
+          if (hold.begin_ns <= d.at_ns && d.at_ns < hold.end_ns) {
+            t_.marks.push_back({"deadline", l, "", d.at_ns, "lease ends",
+                                process_label(d.owner) + "'s lease on " + d.server + " ran out at " +
+                                    format_seconds(d.at_ns) + " while it still believed it held the lock (until " +
+                                    format_seconds(hold.end_ns) + ")"});
+            break;
+          }
+        }
+      }
+    }
+  }
+
+  // The availability strip: every acquire's wait. Past max_waits the run is cut into
+  // max_waits / 3 stretches and only the longest wait of each outcome in each is kept:
+  // what a reader looks for is how long the worst waits were, and when.
+  void waits() {
+    if (all_waits_.size() <= o_.max_waits) {
+      t_.waits = std::move(all_waits_);
+      return;
+    }
+    const int64_t stretch = std::max<int64_t>(t_.end_ns / static_cast<int64_t>(std::max<size_t>(o_.max_waits / 3, 1)), 1);
+    std::map<std::pair<int64_t, std::string>, Wait> worst;
+    for (auto& w : all_waits_) {
+      auto [it, fresh] = worst.try_emplace({w.begin_ns / stretch, w.outcome}, w);
+      if (!fresh && w.end_ns - w.begin_ns > it->second.end_ns - it->second.begin_ns) it->second = std::move(w);
+    }
+    for (auto& [k, w] : worst) t_.waits.push_back(std::move(w));
+    note("The availability strip shows the longest wait of each " + format_duration(stretch) + " (" +
+         std::to_string(all_waits_.size()) + " acquires in all).");
   }
 
   static constexpr const char* kMergeNote =
       "Bars less than a pixel apart are drawn as one; their hover text gives the count.";
 
+  struct Move {
+    int64_t at_ns, node;
+    std::string to;
+  };
+  struct Failover {
+    int64_t at_ns;
+    std::string from, to, by;
+  };
+  struct Deadline {
+    int64_t owner;
+    std::string server;
+    int64_t at_ns;
+  };
+
   const RunReport& r_;
   const History& h_;
   const TimelineOptions& o_;
+  const nlohmann::json& topology_;
+  const int64_t lease_ns_;
   Timeline t_;
   std::map<int64_t, ClientBars> clients_;
-  std::map<int64_t, std::vector<Bar>> raw_sections_;  // before merging
-  std::map<int64_t, std::vector<Bar>> nodes_;
-
+  std::set<int64_t> shown_;
+  std::vector<Section> sections_;  // exact, before merging, in order of entry
+  std::vector<std::string> server_order_;
+  std::map<std::string, std::vector<Bar>> server_keys_;
+  std::vector<Move> moves_;
+  std::vector<Failover> failovers_;
+  std::vector<Deadline> deadlines_;
+  std::vector<Wait> all_waits_;
 };
 
 }  // namespace
+
+std::string server_name(const nlohmann::json& topology, int64_t node) {
+  if (!topology.is_object() || node < 0) return node_label(node);
+  const int64_t masters = std::max<int64_t>(topology.value("nodes", int64_t{1}), 1);
+  const int64_t replicas = topology.value("replicas", int64_t{0});
+  if (node < masters) return node_label(node);
+  const int64_t k = node - masters;
+  if (replicas <= 0 || k >= masters * replicas) return node_label(node);
+  return "node-" + std::to_string(k / replicas + 1) + "-replica-" + std::to_string(k % replicas + 1);
+}
 
 Timeline build_timeline(const RunReport& r, const History& h, const TimelineOptions& o) {
   return Builder(r, h, o).build();

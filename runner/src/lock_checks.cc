@@ -36,6 +36,18 @@ int64_t fairness_margin_ns(const LatencySpec& l) {
   return 1'000'000 + static_cast<int64_t>(spread_ms * 1e6);
 }
 
+// The lease a lock sets when it takes its key: a library profile's own lease option, in
+// its unit, or the scenario's lease_ms; 0 for an external program's lock.
+double lease_ms_of(const LockSpec& lock) {
+  if (lock.algorithm == "external") return 0;
+  if (lock.profile.empty()) return static_cast<double>(lock.lease_ms);
+  const ProfileInfo* p = profile_named(lock.profile);
+  const ProfileOption* o = p ? find_option(*p, p->lease_option) : nullptr;
+  if (!o) return 0;
+  const nlohmann::json v = ProfileOptions(*p, lock.options).value(o->name);  // a copy: value() points into the options
+  return v.is_number() && v.get<double>() > 0 ? v.get<double>() * o->ms_per_unit : 0;
+}
+
 std::string lock_model(const LockSpec& lock) {
   if (!lock.profile.empty()) {
     const ProfileInfo* p = profile_named(lock.profile);
@@ -175,6 +187,8 @@ reports::RunReport judge_run(const Scenario& s, const Scenario& played, const ch
   for (auto& why : checker::unfinished_work(h)) r.add_inconclusive(std::move(why));
   r.settle_verdict();
   r.stats = {{"events", h.events.size()}, {"acquisitions", acquired}, {"sales", sales}};
+  // The lease the lock sets on its key, for the reports' lease deadlines.
+  if (const double lease = lease_ms_of(lock); lease > 0) r.stats["lease_ms"] = lease;
   if (!unfired.empty()) r.stats["faults_never_fired"] = unfired;
   // A full node under noeviction keeps the lock safe and makes it unavailable: said
   // here, beside the verdict, never as a violation of a safety property.

@@ -113,6 +113,9 @@ std::optional<FaultSpec> fault_from_record(const nlohmann::json& record);
 std::string fault_label(const FaultSpec& f);
 // "pause 1.5s on client-1 at 50ms": the whole fault in words, for run headers and fuzz.
 std::string describe_fault(const FaultSpec& f);
+// When it strikes, as describe_fault says it: "at 50ms", "50ms after client-1 enters
+// critical-section".
+std::string describe_when(const FaultSpec& f);
 // How long the fault's effect lasts from at_ms: 0 for an instant, nullopt to the end of
 // the run (a drift, a crash without restart).
 std::optional<int64_t> fault_span_ms(const FaultSpec& f);

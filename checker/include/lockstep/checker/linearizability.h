@@ -97,6 +97,13 @@ struct LinResult {
   // invocation when it never completed.
   std::vector<Event> partial_linearization;
   std::string final_state;         // the model state after that linearization, in words
+  // The same linearization as positions in History::events, for a picture of it: where
+  // each operation was invoked and where it completed (== its invocation when it never
+  // did), and the model's state after each, in words.
+  std::vector<size_t> partial_invoke_indices;
+  std::vector<size_t> partial_complete_indices;
+  std::vector<std::string> partial_states;
+  size_t failed_invoke_index = 0;  // where the operation that could not be placed was invoked
 };
 
 // Gives back to the system the blocks the calling thread keeps for its next searches

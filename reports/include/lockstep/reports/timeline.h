@@ -1,8 +1,10 @@
 // The timeline is what the HTML report draws, worked out from a history before any SVG is
-// written: one lane per client process and per Redis node, the lock as each client
-// believed it held it, the key as each node really held it, critical sections, faults as
-// bands, and the violations as highlights. Keeping it a plain model lets tests check what
-// the picture says without parsing SVG, and lets the writer cap detail on huge runs.
+// written: one lane per client process and per Redis server, the lock as each client
+// believed it held it, the key as each server really held it (until the lease it was set
+// with ran out, not until expiry noticed), critical sections, faults as bands placed when
+// they struck, failovers, how long each acquire waited, and every instance of every
+// violation as a highlight. Keeping it a plain model lets tests check what the picture
+// says without parsing SVG, and lets the writer cap detail on huge runs.
 #pragma once
 
 #include <cstdint>
@@ -18,36 +20,65 @@ struct Bar {
   int64_t begin_ns = 0;
   int64_t end_ns = 0;
   int64_t owner = -1;  // whose lock or section: picks the colour; -1 = nobody in particular
-  std::string cls;     // what kind of bar, for styling: "hold", "cs", "key", "op-ok", ...
+  std::string cls;     // what kind of bar, for styling: "hold", "cs", "key", "key-expired", "op-ok", ...
   std::string title;   // hover text
   int64_t merged = 1;  // bars drawn as this one when they were closer than a pixel
+  std::string text = "";  // operations: what it did, "write 3", "read → 1" (drawn inside when it fits)
 };
 
 enum class LaneKind { Client, Aggregate, Node };
 
 struct Lane {
-  std::string id;  // "client-1", "node-1", "others": stable, used as data-lane
+  std::string id;  // "client-1", "node-1", "node-1-replica-1", "others": stable, used as data-lane
   std::string label;
+  std::string note;  // a second line under the label: "master from 0.510s" after a failover
   LaneKind kind = LaneKind::Client;
   std::vector<Bar> holds;     // clients: acquire ok .. release completion / crash / end
   std::vector<Bar> sections;  // clients: cs-enter .. cs-exit
   std::vector<Bar> ops;       // clients: each operation, invoke .. completion
-  std::vector<Bar> keys;      // nodes: key-set .. key-del / key-expire / node crash
+  std::vector<Bar> keys;      // nodes: key-set .. key-del / lease deadline / node crash
 };
 
 struct FaultBand {
   std::string kind;                // pause, crash, partition, clock-jump, ...
   std::string label;               // "pause 1.5s"
+  std::string sentence;            // the whole fault and when it struck, for hover text
   std::vector<std::string> lanes;  // lane ids it touches; empty = the whole world
   int64_t begin_ns = 0;
   int64_t end_ns = 0;  // == begin_ns for instant faults (clock jumps)
 };
 
+// One instance of a violation. Every instance gets its own (all 16 overlaps of a run, not
+// only the first the checker describes), so zooming in shows each.
 struct Highlight {
   std::string property;            // the violated property
   std::vector<std::string> lanes;  // lanes it spans
   int64_t begin_ns = 0;
-  int64_t end_ns = 0;  // == begin_ns: a marker at an instant (foreign unlock)
+  int64_t end_ns = 0;  // == begin_ns: a marker at an instant (foreign unlock, the lost write)
+  std::string title;
+  std::string label;   // drawn in the violations row: "overlap 103ms", "lost write"
+  // A cause drawn as a dashed outline from begin to end, with the marker at end: the
+  // linearizability failure (the holder's acquire .. the acquire that could not be placed).
+  bool cause = false;
+};
+
+// An instant worth a glance that is not itself a violation.
+struct Mark {
+  std::string kind;     // "deadline" (a lease ran out), "failover"
+  std::string lane;     // where it is drawn (a failover: the old master)
+  std::string to_lane;  // a failover: the server that took over
+  int64_t at_ns = 0;
+  std::string label;  // short, drawn beside it
+  std::string title;  // the sentence, on hover
+};
+
+// One acquire as its client lived it: how long it waited for the lock (Jepsen's latency
+// view of the lock's availability).
+struct Wait {
+  std::string lane;
+  int64_t begin_ns = 0;
+  int64_t end_ns = 0;
+  std::string outcome;  // "ok", "fail", "info" (no answer: timed out, crashed, or the run ended)
   std::string title;
 };
 
@@ -56,6 +87,8 @@ struct Timeline {
   std::vector<Lane> lanes;
   std::vector<FaultBand> faults;
   std::vector<Highlight> highlights;
+  std::vector<Mark> marks;
+  std::vector<Wait> waits;
   int64_t hidden_clients = 0;  // clients folded into the "others" lane
   std::vector<std::string> elided;  // sentences saying what was left out, for the reader
 };
@@ -67,9 +100,15 @@ struct TimelineOptions {
   size_t merge_above = 300;          // a row with more bars than this gets merged
   double merge_px = 1.0;             // bars closer than this many pixels become one
   bool ops = true;                   // draw each operation as a tick
+  size_t max_waits = 2000;           // above this, the availability strip keeps the longest per pixel
 };
 
 Timeline build_timeline(const RunReport& r, const checker::History& h, const TimelineOptions& o = {});
+
+// The name of the server behind node index `node`, as runs record it: the masters node-1 ..
+// node-N first, then each master's replicas (node-1-replica-1, ...), from the scenario's
+// topology ({"nodes", "replicas"}).
+std::string server_name(const nlohmann::json& topology, int64_t node);
 
 // Readable axis ticks for [0, end_ns]: a 1-2-5 step giving about `target` ticks.
 int64_t tick_step_ns(int64_t end_ns, int target = 10);

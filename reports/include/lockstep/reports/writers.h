@@ -28,8 +28,24 @@ struct HtmlOptions {
 
 std::string render_html(const RunReport& r, const checker::History& h, const HtmlOptions& o = {});
 std::string render_markdown(const RunReport& r, const checker::History& h);
-// index.html for a run: every scenario with its verdict, linking to <scenario>/report.html.
-std::string render_index(const std::vector<RunReport>& reports);
+// A scenario a batch listed but did not run, and why (a world that cannot play it).
+struct Skipped {
+  std::string scenario;
+  std::string algorithm;
+  std::string description;
+  std::string reason;
+};
+
+struct IndexInfo {
+  // "run" or "live", for the page's title; "" to tell from the reports' world.
+  std::string command;
+  std::vector<Skipped> skipped;
+};
+
+// index.html for a run: every scenario with its description and verdict, linking to
+// <scenario>/report.html, then the skipped ones with the reason; a filter box and
+// sortable columns (the page's own script).
+std::string render_index(const std::vector<RunReport>& reports, const IndexInfo& info = {});
 // JUnit XML: one testcase per scenario, a failure when the verdict is unknown or differs
 // from the expectation. classname is the algorithm (or `suite` when there is none).
 std::string render_junit(const std::vector<RunReport>& reports, const std::string& suite);
@@ -53,6 +69,9 @@ struct FaultRow {
   std::string kind, target, at, duration, details;
 };
 std::vector<FaultRow> fault_rows(const RunReport& r);
+// The same, with `at` read from the history: when each fault struck (a fault waiting on
+// an event says the time it fired), and the trigger in words among the details.
+std::vector<FaultRow> fault_rows(const RunReport& r, const checker::History& h);
 
 // Writes report.json, report.md and report.html into `dir` (created if needed).
 bool write_scenario_reports(const std::filesystem::path& dir, const RunReport& r, const checker::History& h,
@@ -60,7 +79,12 @@ bool write_scenario_reports(const std::filesystem::path& dir, const RunReport& r
 // Writes only report.md and report.html: what `lockstep report` regenerates.
 bool write_readable_reports(const std::filesystem::path& dir, const RunReport& r, const checker::History& h,
                             std::string& error);
-bool write_index(const std::filesystem::path& out_dir, const std::vector<RunReport>& reports, std::string& error);
+// Writes index.html, and skipped.json beside it when some were skipped (what `lockstep
+// report` reads back to list them again).
+bool write_index(const std::filesystem::path& out_dir, const std::vector<RunReport>& reports, std::string& error,
+                 const IndexInfo& info = {});
+// Reads out_dir/skipped.json if there is one (none: an empty list, and true).
+bool read_skipped(const std::filesystem::path& out_dir, std::vector<Skipped>& out, std::string& error);
 bool write_junit(const std::vector<RunReport>& reports, const std::string& suite, const std::filesystem::path& path,
                  std::string& error);
 bool write_junit(const std::vector<RunReport>& reports, const std::string& suite, const std::filesystem::path& path);
