@@ -22,7 +22,7 @@ constexpr uint64_t kRuns = 200;
 
 lockstep::runner::FuzzSpace campaign_space() {
   lockstep::runner::FuzzSpace sp;
-  sp.algorithms = {"set-px-lua"};
+  sp.locks = {"set-px-lua"};
   sp.fault_kinds = {lockstep::FaultKind::Pause};
   sp.clients_max = 2;
   return sp;

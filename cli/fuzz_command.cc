@@ -65,10 +65,13 @@ bool usage_error(const std::string& why) {
 
 bool parse_space(const FuzzArgs& a, runner::FuzzSpace& sp, runner::FuzzOptions& o) {
   if (!a.profile.empty() && !a.algorithm.empty()) return usage_error("give --algorithm or --profile, not both");
-  if (std::string why = expand_profiles(split(a.profile, ','), sp.profiles); !why.empty()) return usage_error(why);
-  sp.algorithms = a.algorithm.empty() ? algorithm_names() : std::vector<std::string>{a.algorithm};
-  if (std::string why = first_unknown("algorithm", sp.algorithms, algorithm_names(), "Algorithms"); !why.empty())
-    return usage_error(why);
+  if (!a.profile.empty()) {
+    if (std::string why = expand_profiles(split(a.profile, ','), sp.locks); !why.empty()) return usage_error(why);
+  } else {
+    sp.locks = a.algorithm.empty() ? algorithm_names() : std::vector<std::string>{a.algorithm};
+    if (std::string why = first_unknown("algorithm", sp.locks, algorithm_names(), "Algorithms"); !why.empty())
+      return usage_error(why);
+  }
   if (a.faults != "none") {
     const std::vector<std::string> kinds = split(a.faults, ',');
     std::vector<std::string> known = fault_kind_names();

@@ -33,9 +33,9 @@ int list(bool with_options) {
   std::printf("%-*s  %-*s  %s\n", int(w_lib), "LIBRARY", int(w_ver), "VERSION", "MODELS");
   for (const auto& p : profiles()) {
     std::printf("%-*s  %-*s  %s\n", int(w_lib), p.library.c_str(), int(w_ver), p.version.c_str(),
-                wrapped(p.models, width, models_at).c_str());
+                wrapped(p.description, width, models_at).c_str());
     if (!with_options) continue;
-    for (const auto& o : p.options) print_option(o.name, default_text(o), o.meaning, width);
+    for (const auto& o : option_table(p)) print_option(o.name, default_text(o), o.meaning, width);
   }
   std::printf("\nUse one as \"lock\": {\"profile\": \"LIBRARY@VERSION\", \"options\": {...}} in a scenario file.\n");
   if (!with_options) return 0;

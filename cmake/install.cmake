@@ -15,6 +15,7 @@ set(LOCKSTEP_PUBLIC_HEADERS
   core/include/lockstep/world_control.h
   locks/include/lockstep/algorithms.h
   locks/include/lockstep/lock.h
+  locks/include/lockstep/locks.h
   locks/include/lockstep/option_table.h
   locks/include/lockstep/profiles.h
   cli/include/lockstep/cli.h)

@@ -14,12 +14,12 @@ namespace {
 
 TEST(ProfileFuzz, GeneratedScenariosAreValidFilesForEveryProfileAndFault) {
   FuzzSpace space;
-  space.profiles = profile_names();
+  space.locks = profile_names();
   for (const auto& k : fault_kinds()) space.fault_kinds.push_back(k.kind);
   std::set<std::string> seen;
   for (uint64_t i = 0; i < 300; ++i) {
     Scenario s = generate_scenario(space, 5, i);
-    seen.insert(s.lock.profile);
+    seen.insert(s.lock.algorithm);
     auto parsed = parse_scenario(to_json(s).dump(), "generated.json");
     ASSERT_TRUE(std::holds_alternative<Scenario>(parsed)) << std::get<ScenarioError>(parsed).message() << "\n"
                                                           << to_json(s).dump();
@@ -30,14 +30,14 @@ TEST(ProfileFuzz, GeneratedScenariosAreValidFilesForEveryProfileAndFault) {
 
 TEST(ProfileFuzz, FindsTheBugShrinksWithinTheProfileAndReplays) {
   FuzzSpace space;
-  space.profiles = {"node-redlock@5.0.0-beta.2"};
+  space.locks = {"node-redlock@5.0.0-beta.2"};
   FuzzOptions o;
   o.seed = 1;
   o.runs = 200;
   FuzzSummary s = fuzz(space, o);
   ASSERT_TRUE(s.finding.has_value()) << "no violation in " << s.runs << " runs";
-  EXPECT_EQ(s.finding->shrunk.lock.profile, "node-redlock@5.0.0-beta.2");
-  EXPECT_EQ(s.finding->original.lock.profile, "node-redlock@5.0.0-beta.2");
+  EXPECT_EQ(s.finding->shrunk.lock.algorithm, "node-redlock@5.0.0-beta.2");
+  EXPECT_EQ(s.finding->original.lock.algorithm, "node-redlock@5.0.0-beta.2");
   auto reread = parse_scenario(to_json(s.finding->shrunk).dump(2), "counterexample.json");
   ASSERT_TRUE(std::holds_alternative<Scenario>(reread)) << std::get<ScenarioError>(reread).message();
   RunOutcome replay = run_in_sim(std::get<Scenario>(reread));

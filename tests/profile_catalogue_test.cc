@@ -97,8 +97,8 @@ TEST(ProfileCatalogue, EveryBugUsesItsLibraryAndCitesWhereItComesFrom) {
   for (const auto& f : profile_scenarios()) {
     const Scenario s = load_profile(f);
     SCOPED_TRACE(f);
-    ASSERT_FALSE(s.lock.profile.empty());
-    EXPECT_NE(s.description.find(profile_named(s.lock.profile)->library), std::string::npos);
+    ASSERT_FALSE(s.lock.algorithm.empty());
+    EXPECT_NE(s.description.find(profile_named(s.lock.algorithm)->library), std::string::npos);
     EXPECT_TRUE(cites_issue_or_source(s.description)) << "no issue or source file cited";
   }
 }

@@ -34,7 +34,7 @@ TEST(Profiles, TheShippedLibraryVersionsAreThere) {
   }
   for (const auto& p : profiles()) {
     EXPECT_EQ(p.name, p.library + "@" + p.version);
-    EXPECT_FALSE(p.models.empty()) << p.name;
+    EXPECT_FALSE(p.description.empty()) << p.name;
     EXPECT_NE(find_option(p, p.lease_option), nullptr) << p.name << " names no lease option";
   }
 }
@@ -61,7 +61,7 @@ TEST(Profiles, DefaultsAreTheLibrariesOwn) {
 TEST(Profiles, AProfileIsReadWithItsOptionsAndWrittenBack) {
   Scenario s = parsed(R"({"profile": "node-redlock@5.0.0-beta.2", "key": "k",
                           "options": {"driftFactor": 0.02, "retryCount": -1, "kind": "using"}})");
-  EXPECT_EQ(s.lock.profile, "node-redlock@5.0.0-beta.2");
+  EXPECT_EQ(s.lock.algorithm, "node-redlock@5.0.0-beta.2");
   EXPECT_EQ(s.lock.algorithm, "node-redlock@5.0.0-beta.2");
   EXPECT_EQ(s.lock.options["retryCount"], -1);
   auto again = parse_scenario(to_json(s).dump(), "f.json");
@@ -120,7 +120,7 @@ TEST(Profiles, AnOptionOfAnotherKindIsRefused) {
 TEST(Profiles, KindsAnOptionAppliesToAreTheProfilesOwn) {
   for (const auto& p : profiles()) {
     const ProfileOption* kind = find_option(p, "kind");
-    for (const auto& o : p.options) {
+    for (const auto& o : option_table(p)) {
       if (o.kinds.empty()) continue;
       ASSERT_NE(kind, nullptr) << p.name << " has no kind for " << o.name;
       for (const auto& k : o.kinds)

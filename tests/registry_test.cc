@@ -9,6 +9,9 @@
 #include "../examples/cpp-user-lock/lease_lock.h"
 #include "live_support.h"
 #include "lockstep/algorithms.h"
+#include "lockstep/locks.h"
+#include "lockstep/profiles.h"
+#include "lockstep/reports/writers.h"
 #include "lockstep/runner/claims_gtest.h"
 #include "lockstep/runner/fuzz.h"
 #include "lockstep/runner/matrix.h"
@@ -47,6 +50,45 @@ std::string registration_error(AlgorithmInfo a) {
     return e.what();
   }
   return "";
+}
+
+// A library's lock of one's own, registered as a profile from the installed headers: its
+// options spelled as the library spells them, its lease one of them. Scenario files name
+// it like any profile, and the scenario reader, the fuzzer and the reports use its table.
+TEST(RegistryProfile, AProgramRegistersALibrarysLockAsAProfile) {
+  LockInfo acme;
+  acme.name = "acme-lock@2.1";
+  acme.library = "acme-lock";
+  acme.version = "2.1";
+  acme.description = "Acme's lock: SET NX PX with a TTL in seconds, compare-and-delete to unlock";
+  acme.options = std::vector<LockOption>{
+      {"ttlSeconds", LockOption::Type::Number, 5, 0.001, 3600, {}, true, 1000, "how long the key lives (s)"}};
+  acme.lease_option = "ttlSeconds";
+  acme.make_with_options = [](const LockInfo& info, Env& env, const std::string& key, const nlohmann::json& options) {
+    LockParams p;
+    p.key = key;
+    p.lease = Millis(static_cast<int64_t>(ProfileOptions(info, options).number("ttlSeconds") * 1000));
+    return std::unique_ptr<Lock>(std::make_unique<acme::LeaseLock>(env, p, true));
+  };
+  register_lock(acme);
+  struct Cleanup {
+    ~Cleanup() { unregister_lock("acme-lock@2.1"); }
+  } cleanup;
+  ASSERT_NE(profile_named("acme-lock@2.1"), nullptr);
+  EXPECT_EQ(profile_names().back(), "acme-lock@2.1");
+  // A pause longer than its 1 s TTL breaks it, as any lease lock.
+  auto r = parse_scenario(R"({"seed": 3, "lock": {"profile": "acme-lock@2.1", "options": {"ttlSeconds": 1}},
+    "workload": {"clients": 2, "hold_ms": 100, "wait_ms": 5000, "start_stagger_ms": 5},
+    "faults": [{"kind": "pause", "target": "client-1", "at_ms": 50, "duration_ms": 1500}],
+    "expect": {"violations": ["mutual-exclusion"]}})", "acme.json");
+  ASSERT_TRUE(std::holds_alternative<Scenario>(r)) << std::get<ScenarioError>(r).message();
+  const RunOutcome o = run_in_sim(std::get<Scenario>(r));
+  EXPECT_TRUE(o.report.as_expected()) << reports::found_text(o.report) << "\n" << o.history_jsonl;
+  EXPECT_EQ(o.report.stats["lease_ms"], 1000);
+  auto bad = parse_scenario(R"({"lock": {"algorithm": "acme-lock@2.1", "options": {"ttl": 1}}, "expect": {"verdict": "safe"}})",
+                            "acme.json");
+  ASSERT_TRUE(std::holds_alternative<ScenarioError>(bad));
+  EXPECT_EQ(std::get<ScenarioError>(bad).path, "$.lock.options.ttl");
 }
 
 TEST_F(Registry, RegisteredLocksFollowTheBuiltInsInOrder) {
@@ -195,9 +237,9 @@ TEST_F(Registry, FuzzerGivesARegisteredLockTheNodesItAsksFor) {
   a.nodes = 3;
   register_algorithm(a);
   FuzzSpace space;
-  space.algorithms = {"three-node-lease"};
+  space.locks = {"three-node-lease"};
   EXPECT_EQ(generate_scenario(space, 1, 0).topology.nodes, 3);
-  space.algorithms = {"lease-lock"};
+  space.locks = {"lease-lock"};
   EXPECT_EQ(generate_scenario(space, 1, 0).topology.nodes, 1);
 }
 

@@ -261,7 +261,7 @@ TEST(Verdict, FairnessIsJudgedOnFairLocksAndWhereAScenarioAsks) {
 // --stop-on two-holders passes over it, counts it, and stops on the real collision.
 TEST(Verdict, AFuzzCampaignStopsOnlyOnTheClassesAskedFor) {
   FuzzSpace all;
-  all.algorithms = {"set-px-lua"};
+  all.locks = {"set-px-lua"};
   all.fault_kinds = {FaultKind::Pause};
   FuzzOptions o;
   o.seed = 1;

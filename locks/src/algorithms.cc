@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <set>
 #include <stdexcept>
 
 namespace lockstep {
@@ -55,9 +54,9 @@ std::vector<LockOption> fair_options() {
 
 using Family = std::unique_ptr<Lock> (*)(const std::string&, Env&, const LockParams&);
 
-AlgorithmInfo builtin(const std::string& name, Family family, std::vector<LockOption> options = {}, int nodes = 1,
-                      bool read_write = false) {
-  AlgorithmInfo a;
+LockInfo builtin(const std::string& name, Family family, std::vector<LockOption> options = {}, int nodes = 1,
+                 bool read_write = false) {
+  LockInfo a;
   a.name = name;
   a.nodes = nodes;
   a.read_write = read_write;
@@ -66,100 +65,54 @@ AlgorithmInfo builtin(const std::string& name, Family family, std::vector<LockOp
   return a;
 }
 
-struct Registry {
-  // A vector, not a map: lookups are few and names must come out in catalogue order.
-  std::vector<AlgorithmInfo> entries;
-  std::vector<std::string> names;
-  size_t builtins = 0;
-};
+}  // namespace
 
-Registry& registry() {
-  static Registry r = [] {
-    Registry r;
-    for (const char* n : {"setnx", "setnx-expire", "set-px-del", "set-px-get-del", "set-px-lua", "watch-multi"})
-      r.entries.push_back(builtin(n, make_set_family_lock));
-    r.entries.push_back(builtin(
-        "renewal-thread", make_set_family_lock,
-        {lock_integer("scan_ms", 2000, 1, kMaxMs, "how often the renewal thread checks whether the lease needs extending"),
-         lock_integer("renew_count_max", 10, 0, 1'000'000, "renewals before the thread gives up")}));
-    r.entries.push_back(builtin("redisson", make_redisson_lock, redisson_options()));
-    r.entries.push_back(builtin("redisson-fenced", make_redisson_lock, redisson_options()));
-    r.entries.back().fencing_tokens = true;
-    r.entries.push_back(builtin("redisson-fair", make_redisson_lock, fair_options()));
-    r.entries.back().fair = true;
-    r.entries.push_back(builtin("redisson-rw", make_redisson_lock, redisson_options(), 1, true));
-    r.entries.push_back(builtin("multilock", make_multinode_lock, {}, 3));
-    r.entries.push_back(builtin(
-        "redlock", make_multinode_lock,
-        {lock_integer("node_timeout_ms", 50, 1, kMaxMs, "how long one node may take to answer, far below the lease"),
-         lock_integer("drift_factor_ppm", 10000, 0, 1'000'000, "clock drift allowance subtracted from the validity"),
-         flag("parallel", true, "1: ask the nodes at once; 0: one after another"),
-         flag("check_validity", true, "1: refuse a majority that took longer than the lease; 0: skip that check")},
-        3));
-    for (const auto& e : r.entries) r.names.push_back(e.name);
-    r.builtins = r.entries.size();
-    return r;
-  }();
+std::vector<LockInfo> recipe_locks() {
+  std::vector<LockInfo> r;
+  for (const char* n : {"setnx", "setnx-expire", "set-px-del", "set-px-get-del", "set-px-lua", "watch-multi"})
+    r.push_back(builtin(n, make_set_family_lock));
+  r.push_back(builtin(
+      "renewal-thread", make_set_family_lock,
+      {lock_integer("scan_ms", 2000, 1, kMaxMs, "how often the renewal thread checks whether the lease needs extending"),
+       lock_integer("renew_count_max", 10, 0, 1'000'000, "renewals before the thread gives up")}));
+  // Redisson's locks count holds per owner: a reentrant mutex to the checker.
+  r.push_back(builtin("redisson", make_redisson_lock, redisson_options()));
+  r.back().reentrant = true;
+  r.push_back(builtin("redisson-fenced", make_redisson_lock, redisson_options()));
+  r.back().reentrant = true;
+  r.back().fencing_tokens = true;
+  r.push_back(builtin("redisson-fair", make_redisson_lock, fair_options()));
+  r.back().reentrant = true;
+  r.back().fair = true;
+  r.push_back(builtin("redisson-rw", make_redisson_lock, redisson_options(), 1, true));
+  r.push_back(builtin("multilock", make_multinode_lock, {}, 3));
+  r.push_back(builtin(
+      "redlock", make_multinode_lock,
+      {lock_integer("node_timeout_ms", 50, 1, kMaxMs, "how long one node may take to answer, far below the lease"),
+       lock_integer("drift_factor_ppm", 10000, 0, 1'000'000, "clock drift allowance subtracted from the validity"),
+       flag("parallel", true, "1: ask the nodes at once; 0: one after another"),
+       flag("check_validity", true, "1: refuse a majority that took longer than the lease; 0: skip that check")},
+      3));
   return r;
 }
 
-bool valid_name_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
-         c == '.' || c == '@';
-}
-
-[[noreturn]] void refuse(const std::string& name, const std::string& why) {
-  throw std::invalid_argument("lockstep::register_algorithm(\"" + name + "\"): " + why);
-}
-
-}  // namespace
-
 void register_algorithm(AlgorithmInfo info) {
-  Registry& r = registry();
-  if (info.name.empty()) refuse(info.name, "the name is empty");
-  if (!std::all_of(info.name.begin(), info.name.end(), valid_name_char))
-    refuse(info.name, "a name may only hold letters, digits, '-', '_', '.' and '@'");
-  if (find_algorithm(info.name))
-    refuse(info.name,
-           std::string("the name is already taken by ") +
-               (std::find(r.names.begin(), r.names.begin() + static_cast<long>(r.builtins), info.name) !=
-                        r.names.begin() + static_cast<long>(r.builtins)
-                    ? "a built-in algorithm"
-                    : "an algorithm registered before"));
-  if (!info.make) refuse(info.name, "no factory (AlgorithmInfo::make is empty)");
-  if (info.nodes < 1 || info.nodes > 16) refuse(info.name, "nodes must be from 1 to 16, is " + std::to_string(info.nodes));
-  if (info.options) {
-    std::set<std::string> seen;
-    for (const auto& o : *info.options) {
-      if (o.name.empty()) refuse(info.name, "an option has an empty name");
-      if (!seen.insert(o.name).second) refuse(info.name, "option \"" + o.name + "\" is listed twice");
-      if (o.min > o.max) refuse(info.name, "option \"" + o.name + "\" has min > max");
-    }
+  if (!info.make) {
+    throw std::invalid_argument("lockstep::register_algorithm(\"" + info.name +
+                                "\"): no factory (AlgorithmInfo::make is empty)");
   }
-  r.names.push_back(info.name);
-  r.entries.push_back(std::move(info));
+  register_lock(std::move(info));
 }
 
 bool unregister_algorithm(const std::string& name) {
-  Registry& r = registry();
-  for (size_t i = r.builtins; i < r.entries.size(); ++i) {
-    if (r.entries[i].name != name) continue;
-    r.entries.erase(r.entries.begin() + static_cast<long>(i));
-    r.names.erase(r.names.begin() + static_cast<long>(i));
-    return true;
-  }
-  return false;
+  const LockInfo* l = find_lock(name);
+  return l && !l->library_options() && unregister_lock(name);
 }
-
-const std::vector<AlgorithmInfo>& algorithms() { return registry().entries; }
 
 const AlgorithmInfo* find_algorithm(std::string_view name) {
-  for (const auto& e : registry().entries)
-    if (e.name == name) return &e;
-  return nullptr;
+  const LockInfo* l = find_lock(name);
+  return l && !l->library_options() ? l : nullptr;
 }
-
-const std::vector<std::string>& algorithm_names() { return registry().names; }
 
 bool is_read_write_algorithm(const std::string& name) {
   const AlgorithmInfo* a = find_algorithm(name);

@@ -65,7 +65,7 @@ std::variant<ClaimResult, ClaimError> check_claim(const std::string& algorithm, 
                                                   const ClaimOptions& o) {
   if (std::string why = claim_problem(algorithm, claim, o); !why.empty()) return ClaimError{why};
   FuzzSpace space;
-  space.algorithms = {algorithm};
+  space.locks = {algorithm};
   space.fault_kinds = claim.under;
   space.duration_ms = o.duration_ms;
   space.clients_max = o.clients_max;

@@ -1,19 +1,24 @@
 #include "lockstep/runner/fuzz.h"
 
-#include "lockstep/algorithms.h"
+#include <rapidcheck.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <map>
-#include <rapidcheck.h>
 
-#include "fuzz_internal.h"
+#include "lockstep/algorithms.h"
+#include "lockstep/profiles.h"
+
 #include "lockstep/checker/properties.h"
 #include "lockstep/random.h"
 #include "lockstep/text.h"
 
 namespace lockstep::runner {
 namespace {
+
+// The leases a generated scenario chooses from: around the pauses and delays generated.
+const std::vector<int64_t> kLeases = {200, 500, 1000, 2000};
 
 constexpr int kGenSize = 50;
 
@@ -60,10 +65,10 @@ rc::Gen<FaultSpec> fault_gen(FaultKind kind, int clients, int nodes, int64_t dur
       rc::gen::arbitrary<bool>());
 }
 
-}  // namespace
-
+// A failover needs a replica to promote.
 bool needs_replica(FaultKind kind) { return kind_info(kind).target == FaultTarget::Master; }
 
+// A schedule of faults of the allowed kinds on these processes, shrinking fault by fault.
 rc::Gen<std::vector<FaultSpec>> faults_gen(const FuzzSpace& sp, int clients, int nodes, int replicas) {
   std::vector<FaultKind> kinds;
   for (const auto k : sp.fault_kinds) {
@@ -77,8 +82,6 @@ rc::Gen<std::vector<FaultSpec>> faults_gen(const FuzzSpace& sp, int clients, int
   // events that matter.
   return rc::gen::resize(sp.faults_max, rc::gen::container<std::vector<FaultSpec>>(one));
 }
-
-namespace {
 
 // As many independent masters as the algorithm says it needs (three for redlock and
 // multilock).
@@ -145,12 +148,132 @@ Scenario build(const FuzzSpace& sp, const std::string& algorithm, int clients, i
   return s;
 }
 
+// A library's lock: a run draws one of the space's profiles
+// (fixed while shrinking), one of its lock kinds, and a lease; every duration option of
+// the library is then its default scaled by lease / default lease, so a short run sees
+// the library's own proportions (Redisson's 30 s watchdog with its 3 s command timeout
+// becomes a 1 s watchdog with a 100 ms timeout), and counts keep their defaults. A
+// library whose default is no lease at all (redis-py's timeout=None) draws that default
+// too, and so do a few settings users commonly change (node-redlock's retryCount -1,
+// "retry forever", which using() invites; Redisson's explicit leaseTime). Libraries with
+// an extend call extend every third of the lease; those that renew (an extend call, a
+// watchdog, using(), RedMutex) may work longer than the lease.
+
+// The same leases the algorithms' generator draws from.
+
+std::vector<std::string> kinds_of(const ProfileInfo& p) {
+  const ProfileOption* k = find_option(p, "kind");
+  return k ? k->choices : std::vector<std::string>{""};
+}
+
+// The masters a library's lock takes with this kind (RedLock-style libraries, Redisson's
+// MultiLock and RedLock: three).
+int nodes_of(const ProfileInfo& p, const std::string& kind) {
+  return lock_nodes(p, kind.empty() ? nlohmann::json::object() : nlohmann::json{{"kind", kind}});
+}
+
+// The library's lease in ms at its defaults (10 s when it has none, for scaling only).
+double default_lease_ms(const ProfileInfo& p) {
+  const ProfileOption* o = find_option(p, p.lease_option);
+  if (!o || !o->default_value.is_number()) return 10000;
+  return o->default_value.get<double>() * o->ms_per_unit;
+}
+
+nlohmann::json scaled(const ProfileOption& o, double scale) {
+  const double v = o.default_value.get<double>() * scale;
+  if (o.type == ProfileOption::Type::Integer) {
+    return std::max<int64_t>(static_cast<int64_t>(o.min), static_cast<int64_t>(std::llround(v)));
+  }
+  return std::max(o.min, std::round(v * 1000) / 1000);
+}
+
+nlohmann::json options_for(const ProfileInfo& p, const std::string& kind, int64_t lease_ms, bool library_default) {
+  nlohmann::json out = nlohmann::json::object();
+  if (!kind.empty()) out["kind"] = kind;
+  const double scale = static_cast<double>(lease_ms) / default_lease_ms(p);
+  for (const auto& o : option_table(p)) {
+    if (!o.duration || !o.default_value.is_number() || !applies_to_kind(o, kind)) continue;
+    out[o.name] = scaled(o, scale);
+  }
+  const ProfileOption* lease = find_option(p, p.lease_option);
+  if (lease && !(library_default && lease->default_value.is_null())) {
+    const double v = static_cast<double>(lease_ms) / lease->ms_per_unit;
+    out[lease->name] = lease->ms_per_unit == 1 ? nlohmann::json(lease_ms) : nlohmann::json(v);
+  }
+  if (!library_default && p.library == "node-redlock") out["retryCount"] = -1;
+  if (!library_default && p.library == "redisson") out["leaseTime"] = lease_ms;
+  return out;
+}
+
+// Renews by itself or by the client's extend calls: the work may outlast the lease.
+bool renews(const ProfileInfo& p, const nlohmann::json& options) {
+  const ProfileOptions o(p, options);
+  if (profile_has_extend(p, options)) return true;
+  if (p.library == "redisson") return o.integer("leaseTime") <= 0;
+  if (p.library == "node-redlock") return o.choice("kind") == "using";
+  if (p.library == "redis-plus-plus") return o.choice("kind") == "redmutex";
+  return false;
+}
+
+Scenario build_library(const FuzzSpace& sp, const ProfileInfo& p, const std::string& kind, int clients, int replicas,
+               int lease_index, bool library_default, int hold_percent, std::vector<FaultSpec> faults,
+               uint32_t seed) {
+  Scenario s;
+  s.name = "fuzz";
+  s.description = "Generated by lockstep fuzz.";
+  s.seed = seed;
+  s.duration_ms = sp.duration_ms;
+  s.topology.nodes = nodes_of(p, kind);
+  s.topology.replicas = replicas;
+  s.topology.replication_lag_ms = replicas > 0 ? 20 : 0;
+  const int64_t lease = kLeases[lease_index];
+  s.lock.algorithm = p.name;
+  s.lock.options = options_for(p, kind, lease, library_default);
+  const bool extends = profile_has_extend(p, s.lock.options);
+  s.workload.clients = clients;
+  s.workload.initial_stock = 10;
+  s.workload.attempts_per_client = 2;
+  // Without renewal the work fits in the lease (a violation needs a fault); with it, the
+  // work may run up to three leases.
+  const int percent = renews(p, s.lock.options) ? hold_percent * 6 : hold_percent;
+  s.workload.hold_ms = std::max<int64_t>(1, lease * percent / 100);
+  s.workload.extend_every_ms = extends ? std::max<int64_t>(1, lease / 3) : 0;
+  s.workload.wait_ms = sp.duration_ms / 2;
+  s.workload.start_stagger_ms = 5;
+  for (auto& f : faults) f.at_ms = std::min(f.at_ms, s.duration_ms - 1);
+  s.faults = std::move(faults);
+  return s;
+}
+
+// Scenarios for a space of library locks.
+rc::Gen<Scenario> library_scenario_gen(const FuzzSpace& sp) {
+  const bool may_fail_over = std::any_of(sp.fault_kinds.begin(), sp.fault_kinds.end(), needs_replica);
+  // The profile never shrinks to another one: a counterexample belongs to its library.
+  auto topology = rc::gen::tuple(rc::gen::inRange(2, sp.clients_max + 1),
+                                 rc::gen::noShrink(rc::gen::elementOf(sp.locks)),
+                                 rc::gen::inRange(0, may_fail_over ? 2 : 1));
+  return rc::gen::mapcat(topology, [sp](const std::tuple<int, std::string, int>& t) {
+    const auto& [clients, name, replicas] = t;
+    const ProfileInfo& p = *profile_named(name);
+    return rc::gen::mapcat(rc::gen::elementOf(kinds_of(p)), [sp, clients, replicas, &p](const std::string& kind) {
+      return rc::gen::apply(
+          [sp, clients, replicas, &p, kind](int lease_index, bool library_default, int hold_percent,
+                                            std::vector<FaultSpec> faults, uint32_t seed) {
+            return build_library(sp, p, kind, clients, replicas, lease_index, library_default, hold_percent,
+                         std::move(faults), seed);
+          },
+          rc::gen::inRange(0, static_cast<int>(kLeases.size())), rc::gen::arbitrary<bool>(), rc::gen::inRange(1, 50),
+          faults_gen(sp, clients, nodes_of(p, kind), replicas), rc::gen::arbitrary<uint32_t>());
+    });
+  });
+}
+
+
 // Topology first (clients, algorithm and so the node count, replicas), then everything
 // that refers to it, so every generated name exists.
-rc::Gen<Scenario> scenario_gen(const FuzzSpace& sp) {
-  if (!sp.profiles.empty()) return profile_scenario_gen(sp);
+rc::Gen<Scenario> recipe_scenario_gen(const FuzzSpace& sp) {
   const bool may_fail_over = std::any_of(sp.fault_kinds.begin(), sp.fault_kinds.end(), needs_replica);
-  auto topology = rc::gen::tuple(rc::gen::inRange(2, sp.clients_max + 1), rc::gen::elementOf(sp.algorithms),
+  auto topology = rc::gen::tuple(rc::gen::inRange(2, sp.clients_max + 1), rc::gen::elementOf(sp.locks),
                                  rc::gen::inRange(0, may_fail_over ? 2 : 1));
   return rc::gen::mapcat(topology, [sp](const std::tuple<int, std::string, int>& t) {
     const auto& [clients, alg, replicas] = t;
@@ -160,6 +283,21 @@ rc::Gen<Scenario> scenario_gen(const FuzzSpace& sp) {
         },
         rc::gen::inRange(0, static_cast<int>(kLeases.size())), rc::gen::inRange(1, 50),
         faults_gen(sp, clients, nodes_for(alg), replicas), rc::gen::arbitrary<uint32_t>());
+  });
+}
+
+// The one generator: the space's locks, recipes or libraries' alike. A space of one kind
+// draws as that kind's generator always has (so a campaign's scenarios stay as they
+// were); a mixed space first draws the lock, which never shrinks to another.
+rc::Gen<Scenario> scenario_gen(const FuzzSpace& sp) {
+  size_t library = 0;
+  for (const auto& name : sp.locks) library += profile_named(name) != nullptr;
+  if (library == sp.locks.size()) return library_scenario_gen(sp);
+  if (library == 0) return recipe_scenario_gen(sp);
+  return rc::gen::mapcat(rc::gen::noShrink(rc::gen::elementOf(sp.locks)), [sp](const std::string& name) {
+    FuzzSpace one = sp;
+    one.locks = {name};
+    return profile_named(name) ? library_scenario_gen(one) : recipe_scenario_gen(one);
   });
 }
 

@@ -39,24 +39,19 @@ int64_t fairness_margin_ns(const LatencySpec& l) {
 // The lease a lock sets when it takes its key: a library profile's own lease option, in
 // its unit, or the scenario's lease_ms; 0 for an external program's lock.
 double lease_ms_of(const LockSpec& lock) {
-  if (lock.algorithm == "external") return 0;
-  if (lock.profile.empty()) return static_cast<double>(lock.lease_ms);
-  const ProfileInfo* p = profile_named(lock.profile);
-  const ProfileOption* o = p ? find_option(*p, p->lease_option) : nullptr;
+  const LockInfo* info = lock.info();
+  if (!info) return 0;
+  if (!info->library_options()) return static_cast<double>(lock.lease_ms);
+  const ProfileOption* o = find_option(*info, info->lease_option);
   if (!o) return 0;
-  const nlohmann::json v = ProfileOptions(*p, lock.options).value(o->name);  // a copy: value() points into the options
+  const nlohmann::json v = ProfileOptions(*info, lock.options).value(o->name);  // a copy: value() points into the options
   return v.is_number() && v.get<double>() > 0 ? v.get<double>() * o->ms_per_unit : 0;
 }
 
+// The model the lock's registry entry calls for; an external program's lock is a mutex.
 std::string lock_model(const LockSpec& lock) {
-  if (!lock.profile.empty()) {
-    const ProfileInfo* p = profile_named(lock.profile);
-    return p && p->reentrant ? "reentrant-mutex" : "mutex";
-  }
-  const std::string& algorithm = lock.algorithm;
-  if (algorithm.rfind("redisson-rw", 0) == 0) return "rw-lock";
-  if (algorithm.rfind("redisson", 0) == 0) return "reentrant-mutex";
-  return "mutex";
+  const LockInfo* info = lock.info();
+  return info ? checker_model(*info) : "mutex";
 }
 
 // Checks the acquire/release operations that `drawn` took from the lock key
@@ -103,10 +98,7 @@ reports::RunReport judge_run(const Scenario& s, const Scenario& played, const ch
   io.fairness_margin_ns = fairness_margin_ns(s.network.latency);
   // An external program's lock is a mutex, whatever name the scenario gives it.
   LockSpec lock = s.lock;
-  if (s.workload.external()) {
-    lock.algorithm = "external";
-    lock.profile.clear();
-  }
+  if (s.workload.external()) lock.algorithm = "external";
   // The two checks only read the history, and each takes about half of judging a long
   // one, so they run on two threads. A streamed history's writer is already running and
   // has drawn the lock's operations: it checks the invariants once it has written the

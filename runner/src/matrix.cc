@@ -44,11 +44,7 @@ std::vector<MatrixCell> run_matrix(const MatrixOptions& o, const MatrixProgress&
       if (progress) progress(cells.size(), total, cell, false);
       FuzzSpace space;
       parse_stop_on(o.stop_on, space);  // checked by matrix_options_problem
-      if (r < o.profiles.size()) {
-        space.profiles = {row};
-      } else {
-        space.algorithms = {row};
-      }
+      space.locks = {row};
       if (fault != "none") space.fault_kinds = {*fault_kind_named(fault)};
       FuzzOptions fo;
       fo.seed = o.seed;

@@ -102,26 +102,25 @@ void check_lock_options(const std::vector<LockOption>& table, const std::string&
   check_option_kinds(table, opts, path);
 }
 
-LockSpec read_profile_lock(const Obj& o) {
+LockSpec read_profile_lock(const Obj& o, const std::string& field) {
   // The generic knobs belong to lockstep's own recipes; a profile has the library's.
-  for (const char* key : {"algorithm", "lease_ms", "retry", "command_timeout_ms"}) {
+  for (const char* key : {"lease_ms", "retry", "command_timeout_ms"}) {
     if (const json* v = o.find(key))
       fail(o.at(key), std::string("no ") + key + " beside a profile (the library's own settings go in lock.options)",
            describe(*v));
   }
   const std::string expected = "one of the profiles " + join(profile_names());
-  const json& name = o.need("profile", expected);
-  if (!name.is_string()) fail(o.at("profile"), expected, describe(name));
+  const json& name = o.need(field, expected);
+  if (!name.is_string()) fail(o.at(field), expected, describe(name));
   const ProfileInfo* info = profile_named(name.get<std::string>());
-  if (!info) fail(o.at("profile"), expected + did_you_mean(name.get<std::string>(), profile_names()), describe(name));
+  if (!info) fail(o.at(field), expected + did_you_mean(name.get<std::string>(), profile_names()), describe(name));
   LockSpec l;
-  l.profile = info->name;
   l.algorithm = info->name;
   l.key = o.string("key", l.key);
   const json* opts = o.find("options");
   if (!opts) return l;
   const std::string path = o.at("options");
-  check_lock_options(info->options, info->name, *opts, path);
+  check_lock_options(option_table(*info), info->name, *opts, path);
   std::string option;
   if (std::string why = profile_options_problem(*info, *opts, option); !why.empty()) {
     fail(child(path, option), why, describe(ProfileOptions(*info, *opts).value(option)));
@@ -131,7 +130,7 @@ LockSpec read_profile_lock(const Obj& o) {
 }
 
 void check_profile_workload(const Obj& o, const LockSpec& lock, const WorkloadSpec& w) {
-  const ProfileInfo* info = lock.profile.empty() ? nullptr : profile_named(lock.profile);
+  const ProfileInfo* info = lock.library() ? lock.info() : nullptr;
   if (w.extend_every_ms > 0 && (!info || !profile_has_extend(*info, lock.options))) {
     const std::string why =
         !info ? "lockstep's own algorithms have no extend call; use a library profile"

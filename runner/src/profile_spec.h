@@ -17,7 +17,8 @@ void check_lock_options(const std::vector<LockOption>& table, const std::string&
 
 // The lock object `o` names a profile: read it (algorithm holds the profile's name too,
 // so everything that prints an algorithm prints the profile).
-LockSpec read_profile_lock(const json_reader::Obj& o);
+// `field` is where the file names the lock: "algorithm", or "profile", its older spelling.
+LockSpec read_profile_lock(const json_reader::Obj& o, const std::string& field);
 
 // extend_every_ms needs a profile with an extend call; reentrant_hold_ms a reentrant one.
 void check_profile_workload(const json_reader::Obj& workload, const LockSpec& lock, const WorkloadSpec& w);

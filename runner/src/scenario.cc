@@ -291,16 +291,25 @@ RetrySpec read_retry(const Obj& lock) {
 LockSpec read_lock(const Obj& top, bool external) {
   LockSpec l;
   Obj o(top.need("lock", "an object with at least an algorithm"), top.at("lock"), keys_of("$.lock"));
-  if (o.find("profile")) return read_profile_lock(o);
+  // "profile" is the older spelling of "algorithm" for a library's lock: one field names
+  // any lock of the registry.
+  if (o.find("profile") && o.find("algorithm"))
+    fail(o.at("profile"), "no profile beside lock.algorithm (both name the lock; write it once)", "a second name");
+  const std::string field = o.find("profile") ? "profile" : "algorithm";
+  if (!external) {
+    const json* n = o.find(field);
+    const LockInfo* info = n && n->is_string() ? find_lock(n->get<std::string>()) : nullptr;
+    if (field == "profile" || (info && info->library_options())) return read_profile_lock(o, field);
+  }
   const std::string expected = "one of the algorithms " + join(algorithm_names());
   if (external) {
     l.algorithm = o.string("algorithm", "external");  // the program's lock, by any name
   } else {
-    const json& alg = o.need("algorithm", expected);
-    if (!alg.is_string()) fail(o.at("algorithm"), expected, describe(alg));
+    const json& alg = o.need(field, expected);
+    if (!alg.is_string()) fail(o.at(field), expected, describe(alg));
     l.algorithm = alg.get<std::string>();
     if (!is_algorithm(l.algorithm))
-      fail(o.at("algorithm"), expected + did_you_mean(l.algorithm, algorithm_names()), describe(alg));
+      fail(o.at(field), expected + did_you_mean(l.algorithm, lock_names()), describe(alg));
   }
   l.key = o.string("key", l.key);
   l.lease_ms = o.integer("lease_ms", 1, kMaxMs, l.lease_ms);
@@ -402,8 +411,8 @@ WorkloadSpec read_workload(const Obj& top, const LockSpec& lock, const std::stri
   // A fencing store without tokens would check nothing: the run would look fenced and
   // be exactly the unfenced one.
   if (w.fencing && !lock_hands_out_tokens(lock)) {
-    const std::string name = lock.profile.empty() ? "lock algorithm " + quote(lock.algorithm)
-                                                  : "library profile " + quote(lock.profile);
+    const std::string name = lock.library() ? "library profile " + quote(lock.algorithm)
+                                            : "lock algorithm " + quote(lock.algorithm);
     fail(o.at("fencing"), "false (" + name + " hands out no fencing token; redisson-fenced does)", "true");
   }
   w.readers = static_cast<int>(o.integer("readers", 0, w.clients, w.readers));
@@ -700,19 +709,13 @@ std::string lock_in_use(const Scenario& s) {
 }
 
 bool lock_promises_arrival_order(const LockSpec& lock) {
-  if (!lock.profile.empty()) {
-    const ProfileInfo* p = profile_named(lock.profile);
-    if (!p || !find_option(*p, "kind")) return false;
-    return ProfileOptions(*p, lock.options).choice("kind") == "fair";
-  }
-  const AlgorithmInfo* a = find_algorithm(lock.algorithm);
-  return a && a->fair;
+  const LockInfo* info = lock.info();
+  return info && lock_is_fair(*info, lock.options);
 }
 
 bool lock_hands_out_tokens(const LockSpec& lock) {
-  if (!lock.profile.empty()) return false;  // no library profile returns a token yet
-  const AlgorithmInfo* a = find_algorithm(lock.algorithm);
-  return a && a->fencing_tokens;
+  const LockInfo* info = lock.info();
+  return info && info->fencing_tokens;
 }
 
 const std::vector<std::string>& property_names() {

@@ -40,7 +40,8 @@ J options_json(const nlohmann::json& options) {
 
 template <class J>
 J lock_json(const LockSpec& l) {
-  if (!l.profile.empty()) return {{"profile", l.profile}, {"key", l.key}, {"options", options_json<J>(l.options)}};
+  // A library's lock is written under "profile", the name the schema's option rules know.
+  if (l.library()) return {{"profile", l.algorithm}, {"key", l.key}, {"options", options_json<J>(l.options)}};
   return {{"algorithm", l.algorithm},
           {"key", l.key},
           {"lease_ms", l.lease_ms},

@@ -1,11 +1,13 @@
 #include <charconv>
+#include <memory>
 #include <optional>
 
 #include "lockstep/runner/workload.h"
 #include "lockstep/algorithms.h"
+#include "lockstep/gate.h"
+#include "lockstep/locks.h"
 #include "lockstep/scripts.h"
 #include "op_outcomes.h"
-#include "profile_workload.h"
 
 namespace lockstep::runner {
 
@@ -33,7 +35,6 @@ bool parse_int(const std::string& s, int64_t& out) {
   return ec == std::errc() && p == s.data() + s.size();
 }
 
-// Read, hold, write back: the critical section of one sale.
 // The write-back. With a token the write is recorded with it, so the checker can see a
 // stale holder's write; with a fencing store the store itself refuses it.
 Task<Reply> write_back(Connection& store, const WorkloadSpec& w, int64_t value, int64_t token, Nanos timeout) {
@@ -46,63 +47,154 @@ Task<Reply> write_back(Connection& store, const WorkloadSpec& w, int64_t value, 
   co_return co_await store.call(std::move(set), timeout);
 }
 
-// GET of the stock, recorded as a read; nullopt when no number came back.
-Task<std::optional<int64_t>> read_stock(Connection& store, Recorder& rec, int64_t process, const WorkloadSpec& w,
-                                        Nanos timeout) {
-  rec.op(EventType::Invoke, process, "read", w.stock_key);
-  std::vector<std::string> get{"GET", w.stock_key};
-  Reply r = co_await store.call(std::move(get), timeout);
-  int64_t stock = 0;
-  if (r.type != Reply::Type::Bulk || !parse_int(r.str, stock)) {
-    rec.op(r.is_unknown() ? EventType::Info : EventType::Fail, process, "read", w.stock_key, to_short_text(r));
-    co_return std::nullopt;
+// One client's view of the run: its lock (one side of a read-write lock, or the lock),
+// where it records, and the sale's store. The same for every lock of the registry: what a
+// lock does not offer (an extend call, a callback when the hold is lost, an abort signal,
+// reentrance) the workload simply does not use, as the scenario reader insists.
+struct Client {
+  Env& env;
+  Recorder& rec;
+  int64_t process;
+  const LockSpec& lock;
+  const WorkloadSpec& w;
+  Lock& l;
+  std::string side;  // "", "-read" or "-write"
+  Nanos timeout;
+
+  Task<AcquireOutcome> acquire() {
+    rec.op(EventType::Invoke, process, "acquire" + side, lock.key);
+    const AcquireOutcome got = co_await l.acquire(Millis(w.wait_ms));
+    rec.op(completion(got), process, "acquire" + side, lock.key, to_string(got));
+    co_return got;
   }
-  rec.op(EventType::Ok, process, "read", w.stock_key, stock);
-  co_return stock;
-}
 
-Task<void> sell_one(Env& env, Recorder& rec, int64_t process, const LockSpec& lock, const WorkloadSpec& w,
-                    int64_t token) {
-  Connection& store = env.node(0);
-  const Nanos timeout = Millis(lock.command_timeout_ms);
-  std::optional<int64_t> read = co_await read_stock(store, rec, process, w, timeout);
-  if (!read) co_return;
-  const int64_t stock = *read;
-  co_await env.sleep(Millis(w.hold_ms));
-  if (stock <= 0) co_return;
-  nlohmann::json value = stock - 1;
-  if (token >= 0) value = {{"value", stock - 1}, {"token", token}};
-  rec.op(EventType::Invoke, process, "write", w.stock_key, value);
-  Reply wr = co_await write_back(store, w, stock - 1, token, timeout);
-  const bool written = wr.is_ok() || wr.is_integer(1);
-  rec.op(written ? EventType::Ok : (wr.is_unknown() ? EventType::Info : EventType::Fail), process, "write",
-         w.stock_key, value);
-}
+  Task<ReleaseOutcome> release() {
+    rec.op(EventType::Invoke, process, "release" + side, lock.key);
+    const ReleaseOutcome rel = co_await l.release();
+    rec.op(completion(rel), process, "release" + side, lock.key, to_string(rel));
+    co_return rel;
+  }
 
-// Readers take the read side, read the stock, look at it for hold_ms and read it again:
-// a price page showing a consistent number. Under a working read-write lock no sale can
-// land between the two reads.
-Task<void> check_stock(Env& env, Recorder& rec, int64_t process, const LockSpec& lock, const WorkloadSpec& w) {
-  Connection& store = env.node(0);
-  const Nanos timeout = Millis(lock.command_timeout_ms);
-  co_await read_stock(store, rec, process, w, timeout);
-  co_await env.sleep(Millis(w.hold_ms));
-  co_await read_stock(store, rec, process, w, timeout);
-}
+  // Works for `ms` in steps of extend_every_ms, extending after each step while work is
+  // left. False when an extension did not succeed, or the lock called to say the hold is
+  // lost: the user stops working.
+  Task<bool> work(int64_t ms) {
+    const int64_t every = w.extend_every_ms;
+    int64_t left = ms;
+    constexpr int kStepsMax = 10'000'000;
+    for (int i = 0; i < kStepsMax && left > 0; ++i) {
+      const int64_t step = every > 0 ? std::min(every, left) : left;
+      const bool told = co_await sleep_unless_told(Millis(step));
+      if (told) co_return false;
+      left -= step;
+      if (every == 0 || left == 0) continue;
+      rec.op(EventType::Invoke, process, "extend", lock.key);
+      const ExtendOutcome o = co_await l.extend();
+      rec.op(completion(o), process, "extend", lock.key, to_string(o));
+      if (o != ExtendOutcome::Extended) co_return false;
+    }
+    co_return true;
+  }
+
+  // Sleeps `d`, or less when the lock calls to say the hold is lost (then true, and at
+  // once: the work stops where it is). A lock that only leaves a signal to check
+  // (node-redlock's abort signal) is checked before the write instead.
+  Task<bool> sleep_unless_told(Nanos d) {
+    if (!l.tells_when_lost()) {
+      co_await env.sleep(d);
+      co_return false;
+    }
+    if (l.aborted()) co_return true;
+    auto wake = std::make_shared<Wake>();
+    l.on_told_lost = [wake] {
+      wake->told = true;
+      wake->gate.open();
+    };
+    env.spawn(open_after(env, d, wake));
+    co_await wake->gate.wait();
+    l.on_told_lost = nullptr;
+    co_return wake->told;
+  }
+  struct Wake {
+    Gate gate;
+    bool told = false;
+  };
+  // The sleep beside the callback; it outlives the wait when the callback comes first.
+  static Task<void> open_after(Env& env, Nanos d, std::shared_ptr<Wake> wake) {
+    co_await env.sleep(d);
+    wake->gate.open();
+  }
+
+  // A helper that takes the same (reentrant) lock: a failed unlock throws out of it.
+  // (Outcomes are named before they are compared: GCC 12 miscompiles a co_await inside
+  // the condition of an if that opens a coroutine.)
+  Task<bool> nested() {
+    const AcquireOutcome got = co_await acquire();
+    if (got != AcquireOutcome::Acquired) co_return false;
+    co_await env.sleep(Millis(w.reentrant_hold_ms));
+    const ReleaseOutcome rel = co_await release();
+    co_return rel == ReleaseOutcome::Released;
+  }
+
+  // GET of the stock, recorded as a read; nullopt when no number came back.
+  Task<std::optional<int64_t>> read_stock() {
+    rec.op(EventType::Invoke, process, "read", w.stock_key);
+    std::vector<std::string> get{"GET", w.stock_key};
+    Reply r = co_await env.node(0).call(std::move(get), timeout);
+    int64_t stock = 0;
+    if (r.type != Reply::Type::Bulk || !parse_int(r.str, stock)) {
+      rec.op(r.is_unknown() ? EventType::Info : EventType::Fail, process, "read", w.stock_key, to_short_text(r));
+      co_return std::nullopt;
+    }
+    rec.op(EventType::Ok, process, "read", w.stock_key, stock);
+    co_return stock;
+  }
+
+  // Read, hold, write back: one sale under the lock the client holds.
+  Task<void> sell() {
+    const std::optional<int64_t> stock = co_await read_stock();
+    if (!stock) co_return;
+    const int64_t first = w.reentrant_hold_ms > 0 ? w.hold_ms / 2 : w.hold_ms;
+    bool go_on = co_await work(first);
+    if (go_on && w.reentrant_hold_ms > 0) {
+      go_on = co_await nested();
+      if (go_on) {
+        go_on = co_await work(w.hold_ms - first);
+      }
+    }
+    // The library's documentation: check the abort signal before writing.
+    if (!go_on || l.aborted() || *stock <= 0) co_return;
+    const int64_t token = l.fencing_token();
+    nlohmann::json value = *stock - 1;
+    if (token >= 0) value = {{"value", *stock - 1}, {"token", token}};
+    rec.op(EventType::Invoke, process, "write", w.stock_key, value);
+    Reply wr = co_await write_back(env.node(0), w, *stock - 1, token, timeout);
+    const bool written = wr.is_ok() || wr.is_integer(1);
+    rec.op(written ? EventType::Ok : (wr.is_unknown() ? EventType::Info : EventType::Fail), process, "write",
+           w.stock_key, value);
+  }
+
+  // Readers take the read side, read the stock, look at it for hold_ms and read it
+  // again: a price page showing a consistent number. Under a working read-write lock no
+  // sale can land between the two reads.
+  Task<void> check_stock() {
+    co_await read_stock();
+    co_await env.sleep(Millis(w.hold_ms));
+    co_await read_stock();
+  }
+};
 
 }  // namespace
 
 bool is_reader(const WorkloadSpec& w, int64_t process) { return process > w.clients - w.readers; }
 
 Task<void> stock_client(Env& env, Recorder& rec, int64_t process, const LockSpec& lock, const WorkloadSpec& w) {
-  if (!lock.profile.empty()) {
-    co_await profile_stock_client(env, rec, process, lock, w);
-    co_return;
-  }
+  const LockInfo* info = lock.info();
+  if (!info) co_return;  // the reader accepts only locks of the registry
   // A read-write lock records which side each operation used, so the checker can tell
   // readers sharing the lock from two writers at once.
-  const bool rw = is_read_write_algorithm(lock.algorithm);
-  const bool reader = is_reader(w, process);
+  const bool rw = info->read_write;
+  const bool reader = rw && is_reader(w, process);
   std::unique_ptr<ReadWriteLock> sides;
   std::unique_ptr<Lock> plain;
   Lock* l = nullptr;
@@ -110,29 +202,33 @@ Task<void> stock_client(Env& env, Recorder& rec, int64_t process, const LockSpec
     sides = make_rw_lock(lock.algorithm, env, lock_params(lock));
     l = reader ? &sides->read_lock() : &sides->write_lock();
   } else {
-    plain = make_lock(lock.algorithm, env, lock_params(lock));
+    plain = build_lock(lock.algorithm, env, lock_params(lock), lock.options);
     l = plain.get();
   }
-  const std::string side = !rw ? "" : reader ? "-read" : "-write";
-  const std::string acquire_f = "acquire" + side;
-  const std::string release_f = "release" + side;
+  // The lock's own renewals (a watchdog, an automatic extension), on threads of their own.
+  l->on_background_extend = [&rec, process, key = lock.key](const ExtendNote& n) {
+    checker::Event e;
+    e.type = n.begin ? EventType::Invoke : completion(n.outcome);
+    e.process = process;
+    e.thread = 1 + n.lane;
+    e.f = "extend";
+    e.key = key;
+    if (!n.begin) e.value = n.detail;
+    e.time_ns = rec.now();
+    rec.record(std::move(e));
+  };
+  Client c{env, rec, process, lock, w, *l, !rw ? "" : reader ? "-read" : "-write", Millis(lock.command_timeout_ms)};
   for (int attempt = 0; attempt < w.attempts_per_client; ++attempt) {
-    rec.op(EventType::Invoke, process, acquire_f, lock.key);
-    AcquireOutcome got = co_await l->acquire(Millis(w.wait_ms));
-    rec.op(completion(got), process, acquire_f, lock.key, to_string(got));
+    const AcquireOutcome got = co_await c.acquire();
     if (got != AcquireOutcome::Acquired) continue;
-
     rec.truth(checker::truth::kCsEnter, process, lock.key, reader ? nlohmann::json("read") : nlohmann::json());
     if (reader) {
-      co_await check_stock(env, rec, process, lock, w);
+      co_await c.check_stock();
     } else {
-      co_await sell_one(env, rec, process, lock, w, l->fencing_token());
+      co_await c.sell();
     }
     rec.truth(checker::truth::kCsExit, process, lock.key);
-
-    rec.op(EventType::Invoke, process, release_f, lock.key);
-    ReleaseOutcome rel = co_await l->release();
-    rec.op(completion(rel), process, release_f, lock.key, to_string(rel));
+    co_await c.release();
   }
   rec.truth(checker::truth::kFinish, process, "");
 }

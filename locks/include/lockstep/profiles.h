@@ -28,28 +28,19 @@
 #include <nlohmann/json.hpp>
 
 #include "lockstep/lock.h"
+#include "lockstep/locks.h"
 #include "lockstep/option_table.h"
 
 namespace lockstep {
 
-// A profile's options are spelled as the library spells them, with the library's defaults.
+// A profile is a lock of the one registry (lockstep/locks.h) configured with its library's
+// own options: `library` and `version` name it, `description` says what it runs,
+// `lease_option` names its lease.
 using ProfileOption = LockOption;
+using ProfileInfo = LockInfo;
 
-struct ProfileInfo {
-  std::string name;     // "redsync@4.17.0"
-  std::string library;  // "redsync"
-  std::string version;  // "4.17.0"
-  std::string models;   // one line: what of the library this profile runs
-  std::vector<ProfileOption> options;
-  // The option that sets how long the lock key lives (the lease the fuzzer draws).
-  std::string lease_option;
-  // Hold counts per owner (Redisson): the history is judged as a reentrant mutex.
-  bool reentrant = false;
-  // Several independent masters by default (RedLock-style libraries).
-  bool multi_node = false;
-};
-
-// Every profile, in the order `lockstep profiles` lists them.
+// Every profile, in the order `lockstep profiles` lists them. Valid until the next
+// register or unregister.
 const std::vector<ProfileInfo>& profiles();
 const ProfileInfo* profile_named(std::string_view name);
 std::vector<std::string> profile_names();

@@ -88,13 +88,63 @@ std::vector<ProfileOption> redisson_options(bool fair) {
   };
 }
 
-std::vector<ProfileInfo> build_table() {
-  std::vector<ProfileInfo> t;
+// What each library's lock lets its user do, and how it is built, by library: the same
+// for every version the table has of it.
+void describe_library(LockInfo& l) {
+  const std::string lib = l.library;
+  if (lib == "redsync") l.make_with_options = ports::make_redsync;
+  if (lib == "node-redlock") l.make_with_options = ports::make_node_redlock;
+  if (lib == "redis-py") l.make_with_options = ports::make_redis_py;
+  if (lib == "redlock-py") l.make_with_options = ports::make_redlock_py;
+  if (lib == "redis-plus-plus") l.make_with_options = ports::make_redis_plus_plus;
+  if (lib == "redisson") l.make_with_options = ports::make_redisson;
+  const std::string version = l.version;
+  l.extends_with = [lib, version, info = l](const nlohmann::json& options) {
+    const ProfileOptions o(info, options);
+    if (lib == "redsync") return true;
+    if (lib == "node-redlock") return version == "4.2.0" || o.choice("kind") == "acquire";
+    if (lib == "redis-py") return !o.is_null("timeout") && o.number("timeout") > 0;
+    if (lib == "redis-plus-plus") return o.choice("kind") == "redlock";
+    return false;
+  };
+  if (lib == "redisson") {
+    l.fair_with = [info = l](const nlohmann::json& options) {
+      return find_option(info, "kind") && ProfileOptions(info, options).choice("kind") == "fair";
+    };
+    // MultiLock and RedLock take every node: the fuzzer gives them three.
+    l.nodes_with = [info = l](const nlohmann::json& options) {
+      const std::string kind = ProfileOptions(info, options).choice("kind");
+      return kind == "multilock" || kind == "redlock" ? 3 : info.nodes;
+    };
+  }
+  if (lib == "node-redlock" && version != "4.2.0") {
+    l.options_problem = [info = l](const nlohmann::json& options, std::string& option) -> std::string {
+      const ProfileOptions o(info, options);
+      if (o.choice("kind") != "using" || o.integer("automaticExtensionThreshold") <= o.integer("duration") - 100)
+        return "";
+      option = "automaticExtensionThreshold";
+      return "at most duration - 100 (" + std::to_string(o.integer("duration") - 100) +
+             "): using() throws \"A lock `duration` must be at least 100ms greater than the "
+             "`automaticExtensionThreshold` setting.\"";
+    };
+  }
+}
+
+std::vector<LockInfo> build_table() {
+  std::vector<LockInfo> t;
   auto add = [&t](std::string library, std::string version, std::string models, std::vector<ProfileOption> options,
                   std::string lease, bool reentrant, bool multi) {
-    const std::string name = library + "@" + version;
-    t.push_back({name, std::move(library), std::move(version), std::move(models), std::move(options),
-                 std::move(lease), reentrant, multi});
+    LockInfo l;
+    l.name = library + "@" + version;
+    l.library = std::move(library);
+    l.version = std::move(version);
+    l.description = std::move(models);
+    l.options = std::move(options);
+    l.lease_option = std::move(lease);
+    l.reentrant = reentrant;
+    l.nodes = multi ? 3 : 1;
+    describe_library(l);
+    t.push_back(std::move(l));
   };
   add("redsync", "4.0.3",
       "Go RedLock (go-redis adapter): parallel SET NX, monotonic validity; Extend and Unlock report success "
@@ -160,48 +210,12 @@ std::vector<ProfileInfo> build_table() {
 
 }  // namespace
 
-const std::vector<ProfileInfo>& profiles() {
-  static const std::vector<ProfileInfo> kTable = build_table();
-  return kTable;
-}
-
-const ProfileInfo* profile_named(std::string_view name) {
-  for (const auto& p : profiles())
-    if (p.name == name) return &p;
-  return nullptr;
-}
-
-std::vector<std::string> profile_names() {
-  std::vector<std::string> out;
-  for (const auto& p : profiles()) out.push_back(p.name);
-  return out;
-}
+std::vector<LockInfo> library_locks() { return build_table(); }
 
 const ProfileOption* find_option(const ProfileInfo& p, std::string_view name) {
-  for (const auto& o : p.options)
+  for (const auto& o : option_table(p))
     if (o.name == name) return &o;
   return nullptr;
-}
-
-bool profile_has_extend(const ProfileInfo& p, const nlohmann::json& options) {
-  const ProfileOptions o(p, options);
-  if (p.library == "redsync") return true;
-  if (p.library == "node-redlock") return p.version == "4.2.0" || o.choice("kind") == "acquire";
-  if (p.library == "redis-py") return !o.is_null("timeout") && o.number("timeout") > 0;
-  if (p.library == "redis-plus-plus") return o.choice("kind") == "redlock";
-  return false;
-}
-
-std::string profile_options_problem(const ProfileInfo& p, const nlohmann::json& options, std::string& option) {
-  const ProfileOptions o(p, options);
-  if (p.library == "node-redlock" && p.version != "4.2.0" && o.choice("kind") == "using" &&
-      o.integer("automaticExtensionThreshold") > o.integer("duration") - 100) {
-    option = "automaticExtensionThreshold";
-    return "at most duration - 100 (" + std::to_string(o.integer("duration") - 100) +
-           "): using() throws \"A lock `duration` must be at least 100ms greater than the "
-           "`automaticExtensionThreshold` setting.\"";
-  }
-  return "";
 }
 
 const nlohmann::json& ProfileOptions::value(const std::string& name) const {
@@ -229,20 +243,6 @@ bool ProfileOptions::boolean(const std::string& name) const {
 std::string ProfileOptions::choice(const std::string& name) const {
   const auto& v = value(name);
   return v.is_string() ? v.get<std::string>() : "";
-}
-
-std::unique_ptr<ProfileLock> make_profile_lock(const std::string& profile, Env& env, const std::string& key,
-                                               const nlohmann::json& options) {
-  const ProfileInfo* info = profile_named(profile);
-  if (!info) return nullptr;
-  const std::string& lib = info->library;
-  if (lib == "redsync") return ports::make_redsync(*info, env, key, options);
-  if (lib == "node-redlock") return ports::make_node_redlock(*info, env, key, options);
-  if (lib == "redis-py") return ports::make_redis_py(*info, env, key, options);
-  if (lib == "redlock-py") return ports::make_redlock_py(*info, env, key, options);
-  if (lib == "redis-plus-plus") return ports::make_redis_plus_plus(*info, env, key, options);
-  if (lib == "redisson") return ports::make_redisson(*info, env, key, options);
-  return nullptr;
 }
 
 }  // namespace lockstep

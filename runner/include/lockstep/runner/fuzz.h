@@ -27,14 +27,15 @@
 namespace lockstep::runner {
 
 struct FuzzSpace {
-  std::vector<std::string> algorithms;   // drawn from these
+  // The locks drawn from (names of the one registry, lockstep/locks.h): lockstep's recipes,
+  // drawn with a lease and retry around the generated faults, or library profiles, each
+  // run taking one with its options drawn around the library's defaults; shrinking keeps
+  // the lock a run drew.
+  std::vector<std::string> locks;
   std::vector<FaultKind> fault_kinds;    // empty: no faults
   int64_t duration_ms = 6000;
   int clients_max = 4;
   int faults_max = 6;
-  // Library profiles to draw instead of algorithms (see fuzz_profiles.cc): each run
-  // takes one, with its options drawn around the library's defaults; shrinking keeps it.
-  std::vector<std::string> profiles = {};
   // Only violations of these properties, or of these severity classes, count as findings
   // (both empty: every violation). A claim such as "only the owner unlocks, whatever the
   // pauses" is checked this way, and `--stop-on two-holders,damage` passes over a lease

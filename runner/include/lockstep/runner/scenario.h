@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lockstep/fault_plan.h"
+#include "lockstep/locks.h"
 #include "lockstep/reports/report.h"
 
 namespace lockstep::runner {
@@ -96,17 +97,24 @@ struct RetrySpec {
 };
 
 struct LockSpec {
-  // One of lockstep::algorithm_names(), or the profile's name; with an external
-  // workload, any name for what the program uses (reports show it), "external" by default.
+  // A lock of the one registry (lockstep/locks.h): one of lockstep's recipes
+  // ("set-px-lua") or a library profile ("redsync@4.17.0"); with an external workload,
+  // any name for what the program uses (reports show it), "external" by default.
   std::string algorithm;
-  // A library profile ("redsync@4.17.0", lockstep/profiles.h) instead of an algorithm;
-  // its options are the library's own, checked against the profile's table.
-  std::string profile;
   std::string key = "lock";
+  // A recipe's parameters; a library's lock takes its own, in `options`, instead.
   int64_t lease_ms = 10000;
   RetrySpec retry;
   int64_t command_timeout_ms = 1000;
-  nlohmann::json options = nlohmann::json::object();  // algorithm-specific extras
+  // A recipe's integer options, or a library's options spelled as it spells them.
+  nlohmann::json options = nlohmann::json::object();
+  // The registry's entry for it; nullptr for an external program's lock.
+  const LockInfo* info() const { return find_lock(algorithm); }
+  // The lock takes its library's own options (a library profile).
+  bool library() const {
+    const LockInfo* i = info();
+    return i && i->library_options();
+  }
   bool operator==(const LockSpec&) const = default;
 };
 
