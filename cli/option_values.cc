@@ -27,7 +27,7 @@ std::string first_unknown(const std::string& what, const std::vector<std::string
 std::string expand_profiles(const std::vector<std::string>& given, std::vector<std::string>& out) {
   out.clear();
   std::vector<std::string> libraries;
-  for (const auto& p : profiles()) {
+  for (const auto& p : library_profiles()) {
     if (std::find(libraries.begin(), libraries.end(), p.library) == libraries.end()) libraries.push_back(p.library);
   }
   auto add = [&](const std::string& name) {
@@ -39,7 +39,7 @@ std::string expand_profiles(const std::vector<std::string>& given, std::vector<s
     } else if (profile_named(g)) {
       add(g);
     } else if (std::find(libraries.begin(), libraries.end(), g) != libraries.end()) {
-      for (const auto& p : profiles()) {
+      for (const auto& p : library_profiles()) {
         if (p.library == g) add(p.name);
       }
     } else {

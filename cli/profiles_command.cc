@@ -24,14 +24,14 @@ void print_option(const std::string& name, const std::string& def, const std::st
 
 int list(bool with_options) {
   size_t w_lib = 7, w_ver = 7;
-  for (const auto& p : profiles()) {
+  for (const auto& p : library_profiles()) {
     w_lib = std::max(w_lib, p.library.size());
     w_ver = std::max(w_ver, p.version.size());
   }
   const size_t width = terminal_columns() - 1;
   const size_t models_at = w_lib + w_ver + 4;
   std::printf("%-*s  %-*s  %s\n", int(w_lib), "LIBRARY", int(w_ver), "VERSION", "MODELS");
-  for (const auto& p : profiles()) {
+  for (const auto& p : library_profiles()) {
     std::printf("%-*s  %-*s  %s\n", int(w_lib), p.library.c_str(), int(w_ver), p.version.c_str(),
                 wrapped(p.description, width, models_at).c_str());
     if (!with_options) continue;

@@ -25,7 +25,7 @@ TEST(ProfileFuzz, GeneratedScenariosAreValidFilesForEveryProfileAndFault) {
                                                           << to_json(s).dump();
     EXPECT_EQ(to_json(std::get<Scenario>(parsed)), to_json(s));
   }
-  EXPECT_EQ(seen.size(), profiles().size());
+  EXPECT_EQ(seen.size(), library_profiles().size());
 }
 
 TEST(ProfileFuzz, FindsTheBugShrinksWithinTheProfileAndReplays) {

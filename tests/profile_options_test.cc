@@ -32,7 +32,7 @@ TEST(Profiles, TheShippedLibraryVersionsAreThere) {
         "redisson@3.23.0", "redisson@3.43.0", "redisson@3.44.0", "redlock-py@1.0.8", "redis-plus-plus@1.3.15"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), required), names.end()) << required;
   }
-  for (const auto& p : profiles()) {
+  for (const auto& p : library_profiles()) {
     EXPECT_EQ(p.name, p.library + "@" + p.version);
     EXPECT_FALSE(p.description.empty()) << p.name;
     EXPECT_NE(find_option(p, p.lease_option), nullptr) << p.name << " names no lease option";
@@ -118,7 +118,7 @@ TEST(Profiles, AnOptionOfAnotherKindIsRefused) {
 
 // Every option that applies to some kinds only names kinds the profile has.
 TEST(Profiles, KindsAnOptionAppliesToAreTheProfilesOwn) {
-  for (const auto& p : profiles()) {
+  for (const auto& p : library_profiles()) {
     const ProfileOption* kind = find_option(p, "kind");
     for (const auto& o : option_table(p)) {
       if (o.kinds.empty()) continue;

@@ -503,7 +503,7 @@ nlohmann::json options_rule(const std::string& key, const std::string& name, con
 TEST(Scenario, SchemaOptionRulesAreTheOptionTables) {
   nlohmann::json rules = nlohmann::json::array();
   for (const auto& a : algorithms()) rules.push_back(options_rule("algorithm", a.name, a.options.value()));
-  for (const auto& p : profiles()) rules.push_back(options_rule("profile", p.name, p.options.value()));
+  for (const auto& p : library_profiles()) rules.push_back(options_rule("profile", p.name, p.options.value()));
   const auto& lock = schema()["$defs"]["lock"];
   const nlohmann::json names = algorithm_names();
   // On a mismatch the expected rules are written out, ready to paste into the schema.

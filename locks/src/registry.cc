@@ -20,7 +20,7 @@ struct Registry {
   // A vector, not a map: lookups are few and names must come out in catalogue order.
   std::vector<LockInfo> entries;
   size_t builtins = 0;
-  // The views algorithms() and profiles() hand out, made again after every change.
+  // The views algorithms() and library_profiles() hand out, made again after every change.
   std::vector<LockInfo> recipes, libraries;
   std::vector<std::string> recipe_names;
 
@@ -147,7 +147,7 @@ std::unique_ptr<Lock> build_lock(const std::string& name, Env& env, const LockPa
 
 const std::vector<AlgorithmInfo>& algorithms() { return registry().recipes; }
 const std::vector<std::string>& algorithm_names() { return registry().recipe_names; }
-const std::vector<ProfileInfo>& profiles() { return registry().libraries; }
+const std::vector<ProfileInfo>& library_profiles() { return registry().libraries; }
 
 const ProfileInfo* profile_named(std::string_view name) {
   const LockInfo* l = find_lock(name);
@@ -156,7 +156,7 @@ const ProfileInfo* profile_named(std::string_view name) {
 
 std::vector<std::string> profile_names() {
   std::vector<std::string> out;
-  for (const auto& p : profiles()) out.push_back(p.name);
+  for (const auto& p : library_profiles()) out.push_back(p.name);
   return out;
 }
 

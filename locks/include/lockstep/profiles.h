@@ -41,7 +41,7 @@ using ProfileInfo = LockInfo;
 
 // Every profile, in the order `lockstep profiles` lists them. Valid until the next
 // register or unregister.
-const std::vector<ProfileInfo>& profiles();
+const std::vector<ProfileInfo>& library_profiles();
 const ProfileInfo* profile_named(std::string_view name);
 std::vector<std::string> profile_names();
 const ProfileOption* find_option(const ProfileInfo& p, std::string_view name);

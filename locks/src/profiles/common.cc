@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace lockstep::ports {
+namespace lockstep::profiles {
 namespace {
 
 Task<void> ask(Env& env, Caller caller, Argv argv, Nanos timeout, std::shared_ptr<Round> round, int i) {
@@ -106,4 +106,4 @@ std::string random_alnum(Env& env, int n) {
   return out;
 }
 
-}  // namespace lockstep::ports
+}  // namespace lockstep::profiles

@@ -18,7 +18,7 @@
 #include "lockstep/gate.h"
 #include "lockstep/profiles.h"
 
-namespace lockstep::ports {
+namespace lockstep::profiles {
 
 using Argv = std::vector<std::string>;
 
@@ -86,4 +86,4 @@ std::unique_ptr<ProfileLock> make_redis_plus_plus(const ProfileInfo& info, Env& 
 std::unique_ptr<ProfileLock> make_redisson(const ProfileInfo& info, Env& env, const std::string& key,
                                            const nlohmann::json& options);
 
-}  // namespace lockstep::ports
+}  // namespace lockstep::profiles

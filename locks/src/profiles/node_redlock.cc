@@ -25,7 +25,7 @@
 #include "common.h"
 #include "lockstep/scripts.h"
 
-namespace lockstep::ports {
+namespace lockstep::profiles {
 namespace {
 
 class NodeRedlock : public ProfileLock {
@@ -238,4 +238,4 @@ std::unique_ptr<ProfileLock> make_node_redlock(const ProfileInfo& info, Env& env
   return std::make_unique<NodeRedlock>(info, env, key, options);
 }
 
-}  // namespace lockstep::ports
+}  // namespace lockstep::profiles

@@ -23,7 +23,7 @@
 #include "common.h"
 #include "lockstep/scripts.h"
 
-namespace lockstep::ports {
+namespace lockstep::profiles {
 namespace {
 
 class RedisPlusPlus : public ProfileLock {
@@ -215,4 +215,4 @@ std::unique_ptr<ProfileLock> make_redis_plus_plus(const ProfileInfo& info, Env& 
   return std::make_unique<RedisPlusPlus>(info, env, key, options);
 }
 
-}  // namespace lockstep::ports
+}  // namespace lockstep::profiles

@@ -12,7 +12,7 @@
 #include "common.h"
 #include "lockstep/scripts.h"
 
-namespace lockstep::ports {
+namespace lockstep::profiles {
 namespace {
 
 class RedisPyLock : public ProfileLock {
@@ -88,4 +88,4 @@ std::unique_ptr<ProfileLock> make_redis_py(const ProfileInfo& info, Env& env, co
   return std::make_unique<RedisPyLock>(info, env, key, options);
 }
 
-}  // namespace lockstep::ports
+}  // namespace lockstep::profiles

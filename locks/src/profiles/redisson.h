@@ -9,7 +9,7 @@
 
 #include "common.h"
 
-namespace lockstep::ports::redisson {
+namespace lockstep::profiles::redisson {
 
 enum class Version { V3_23, V3_43, V3_44 };
 
@@ -74,4 +74,4 @@ class RLock {
 std::unique_ptr<ProfileLock> make_multi(Env& env, const std::string& key, const std::string& uuid, Config config,
                                         int64_t lease_ms, bool redlock);
 
-}  // namespace lockstep::ports::redisson
+}  // namespace lockstep::profiles::redisson

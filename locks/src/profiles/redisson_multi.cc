@@ -14,7 +14,7 @@
 
 #include "redisson.h"
 
-namespace lockstep::ports {
+namespace lockstep::profiles {
 namespace redisson {
 namespace {
 
@@ -163,4 +163,4 @@ std::unique_ptr<ProfileLock> make_redisson(const ProfileInfo& info, Env& env, co
   return std::make_unique<redisson::Single>(env, key, uuid + ":" + kThreadId, c, lease);
 }
 
-}  // namespace lockstep::ports
+}  // namespace lockstep::profiles

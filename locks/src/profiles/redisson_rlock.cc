@@ -20,7 +20,7 @@
 
 #include "lockstep/scripts.h"
 
-namespace lockstep::ports::redisson {
+namespace lockstep::profiles::redisson {
 
 Task<Reply> execute(Env& env, int node, Argv argv, const Config& c, bool resend) {
   for (int attempt = 0;; ++attempt) {
@@ -210,4 +210,4 @@ Task<Reply> RLock::expire(int64_t ms) {
   co_return co_await execute(env_, node_, make_argv("PEXPIRE", key_, ms_string(ms)), c_, true);
 }
 
-}  // namespace lockstep::ports::redisson
+}  // namespace lockstep::profiles::redisson

@@ -13,7 +13,7 @@
 #include "common.h"
 #include "lockstep/scripts.h"
 
-namespace lockstep::ports {
+namespace lockstep::profiles {
 namespace {
 
 class RedlockPy : public ProfileLock {
@@ -85,4 +85,4 @@ std::unique_ptr<ProfileLock> make_redlock_py(const ProfileInfo& info, Env& env, 
   return std::make_unique<RedlockPy>(info, env, key, options);
 }
 
-}  // namespace lockstep::ports
+}  // namespace lockstep::profiles

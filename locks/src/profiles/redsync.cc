@@ -24,7 +24,7 @@
 #include "common.h"
 #include "lockstep/scripts.h"
 
-namespace lockstep::ports {
+namespace lockstep::profiles {
 namespace {
 
 constexpr Nanos kGoRedisReadTimeout = 3s;
@@ -174,4 +174,4 @@ std::unique_ptr<ProfileLock> make_redsync(const ProfileInfo& info, Env& env, con
   return std::make_unique<Redsync>(info, env, key, options);
 }
 
-}  // namespace lockstep::ports
+}  // namespace lockstep::profiles

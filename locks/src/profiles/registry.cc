@@ -92,12 +92,12 @@ std::vector<ProfileOption> redisson_options(bool fair) {
 // for every version the table has of it.
 void describe_library(LockInfo& l) {
   const std::string lib = l.library;
-  if (lib == "redsync") l.make_with_options = ports::make_redsync;
-  if (lib == "node-redlock") l.make_with_options = ports::make_node_redlock;
-  if (lib == "redis-py") l.make_with_options = ports::make_redis_py;
-  if (lib == "redlock-py") l.make_with_options = ports::make_redlock_py;
-  if (lib == "redis-plus-plus") l.make_with_options = ports::make_redis_plus_plus;
-  if (lib == "redisson") l.make_with_options = ports::make_redisson;
+  if (lib == "redsync") l.make_with_options = profiles::make_redsync;
+  if (lib == "node-redlock") l.make_with_options = profiles::make_node_redlock;
+  if (lib == "redis-py") l.make_with_options = profiles::make_redis_py;
+  if (lib == "redlock-py") l.make_with_options = profiles::make_redlock_py;
+  if (lib == "redis-plus-plus") l.make_with_options = profiles::make_redis_plus_plus;
+  if (lib == "redisson") l.make_with_options = profiles::make_redisson;
   const std::string version = l.version;
   l.extends_with = [lib, version, info = l](const nlohmann::json& options) {
     const ProfileOptions o(info, options);
