@@ -1,7 +1,7 @@
 // Live ground truth from polls and replies: what LockTruth may conclude, and what not.
 #include <gtest/gtest.h>
 
-#include "../runner/src/live_truth.h"
+#include "../runner/src/world/live_truth.h"
 #include "lockstep/checker/history.h"
 
 namespace lockstep::runner {

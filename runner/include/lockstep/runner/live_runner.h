@@ -39,11 +39,6 @@ struct LiveOptions {
 // without "live", faults the live world cannot inject, or --redis limits.
 std::string live_unsupported(const Scenario& s, const LiveOptions& o);
 
-// The scenario with its clients replaced by the user's program (lockstep live --client):
-// the same servers, faults, keys and timings, the program run once per client in
-// `directory`. Its lock is the program's, judged as a mutex.
-Scenario with_external_client(const Scenario& s, const std::vector<std::string>& command, const std::string& directory);
-
 // Never throws; a setup failure (no redis-server, a server that does not start) gives
 // verdict "unknown" with stats.error.
 RunOutcome run_live(const Scenario& s, const LiveOptions& o = {});

@@ -224,6 +224,11 @@ std::string lock_in_use(const Scenario& s);
 // The property names a scenario may expect (checker::properties(), in its order).
 const std::vector<std::string>& property_names();
 
+// The scenario with its clients replaced by the user's program (lockstep live --client):
+// the same servers, faults, keys and timings, the program run once per client in
+// `directory`. Its lock is the program's, judged as a mutex.
+Scenario with_external_client(const Scenario& s, const std::vector<std::string>& command, const std::string& directory);
+
 // Whether the lock promises to serve clients in the order they asked (a fair lock).
 bool lock_promises_arrival_order(const LockSpec& lock);
 // Whether the lock hands its holder a fencing token (Lock::fencing_token), which a

@@ -4,7 +4,7 @@
 // named with its JSON path and the nearest known name.
 #pragma once
 
-#include "json_reader.h"
+#include "scenario/json_reader.h"
 #include "lockstep/option_table.h"
 #include "lockstep/runner/scenario.h"
 

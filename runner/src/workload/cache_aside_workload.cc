@@ -7,7 +7,7 @@
 // faults; GET and SET on it stand for a query and an update.
 #include "lockstep/algorithms.h"
 #include "lockstep/runner/workload.h"
-#include "op_outcomes.h"
+#include "workload/op_outcomes.h"
 
 namespace lockstep::runner {
 namespace {

@@ -1,4 +1,4 @@
-#include "world_run.h"
+#include "world/world_run.h"
 
 #include <memory>
 #include <set>

@@ -1,4 +1,4 @@
-#include "profile_spec.h"
+#include "scenario/profile_spec.h"
 
 #include <cmath>
 

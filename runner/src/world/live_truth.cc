@@ -1,4 +1,4 @@
-#include "live_truth.h"
+#include "world/live_truth.h"
 
 #include <algorithm>
 #include <cctype>

@@ -13,9 +13,9 @@
 #include "lockstep/runner/lock_checks.h"
 #include "lockstep/runner/recorder.h"
 #include "lockstep/runner/workload.h"
-#include "external_workload.h"
-#include "live_truth.h"
-#include "world_run.h"
+#include "workload/external_workload.h"
+#include "world/live_truth.h"
+#include "world/world_run.h"
 
 namespace lockstep::runner {
 namespace {

@@ -1,8 +1,7 @@
 // Starting the user's program once per client and collecting what it reports
 // (external_workload.h).
-#include "external_workload.h"
+#include "workload/external_workload.h"
 
-#include "lockstep/runner/live_runner.h"
 
 namespace lockstep::runner {
 namespace {
@@ -22,18 +21,6 @@ bool moves_clock(const Scenario& s, const std::string& client) {
 }
 
 }  // namespace
-
-Scenario with_external_client(const Scenario& s, const std::vector<std::string>& command, const std::string& directory) {
-  Scenario out = s;
-  out.worlds = {"live"};
-  out.lock.algorithm = "external";
-  out.workload.kind = "external";
-  out.workload.command = command;
-  out.workload.command_dir = directory;
-  out.workload.fencing = false;  // the program's store is its own business
-  out.workload.readers = 0;
-  return out;
-}
 
 std::vector<std::string> external_environment(const Scenario& s, const std::string& client) {
   const WorkloadSpec& w = s.workload;

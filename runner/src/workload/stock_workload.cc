@@ -7,7 +7,7 @@
 #include "lockstep/gate.h"
 #include "lockstep/locks.h"
 #include "lockstep/scripts.h"
-#include "op_outcomes.h"
+#include "workload/op_outcomes.h"
 
 namespace lockstep::runner {
 

@@ -11,7 +11,7 @@
 #include "lockstep/runner/workload.h"
 #include "lockstep/sim/control.h"
 #include "lockstep/sim/world.h"
-#include "world_run.h"
+#include "world/world_run.h"
 
 namespace lockstep::runner {
 namespace {

@@ -1,4 +1,4 @@
-#include "json_reader.h"
+#include "scenario/json_reader.h"
 
 #include <algorithm>
 #include <cctype>

@@ -14,13 +14,13 @@
 #include <set>
 #include <string_view>
 
-#include "json_reader.h"
+#include "scenario/json_reader.h"
 #include "lockstep/algorithms.h"
 #include "lockstep/checker/properties.h"
 #include "lockstep/live/control.h"
 #include "lockstep/profiles.h"
 #include "lockstep/text.h"
-#include "profile_spec.h"
+#include "scenario/profile_spec.h"
 
 namespace lockstep::runner {
 namespace {
@@ -706,6 +706,18 @@ std::string one_line(std::string s) {
 std::string lock_in_use(const Scenario& s) {
   const CacheAsideSpec& c = s.workload.cache_aside;
   return c.enabled() && c.lock == "none" ? "none" : s.lock.algorithm;
+}
+
+Scenario with_external_client(const Scenario& s, const std::vector<std::string>& command, const std::string& directory) {
+  Scenario out = s;
+  out.worlds = {"live"};
+  out.lock.algorithm = "external";
+  out.workload.kind = "external";
+  out.workload.command = command;
+  out.workload.command_dir = directory;
+  out.workload.fencing = false;  // the program's store is its own business
+  out.workload.readers = 0;
+  return out;
 }
 
 bool lock_promises_arrival_order(const LockSpec& lock) {
