@@ -12,6 +12,7 @@ set(LOCKSTEP_PUBLIC_HEADERS
   core/include/lockstep/gate.h
   core/include/lockstep/reply.h
   core/include/lockstep/task.h
+  core/include/lockstep/topology.h
   core/include/lockstep/world_control.h
   locks/include/lockstep/algorithms.h
   locks/include/lockstep/lock.h

@@ -16,7 +16,7 @@ using scenario_files::load;
 TEST(EvictionScenario, MemoryAndCacheFieldsReadAndWriteBack) {
   const Scenario s = load("49-cache-evicts-lock-volatile-ttl.json");
   EXPECT_EQ(s.topology.maxmemory_bytes, 4194304);
-  EXPECT_EQ(s.topology.maxmemory_policy, "volatile-ttl");
+  EXPECT_EQ(s.topology.maxmemory_policy, EvictionPolicy::VolatileTtl);
   EXPECT_EQ(s.topology.maxmemory_samples, 5);
   EXPECT_EQ(s.workload.cache.writers, 1);
   EXPECT_EQ(s.workload.cache.keys, 150);

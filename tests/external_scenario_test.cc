@@ -20,7 +20,7 @@ TEST(ExternalScenario, DefaultsToLiveARunInTheFilesFolderAndALockOfAnyName) {
   EXPECT_TRUE(s.workload.external());
   EXPECT_EQ(s.workload.command, (std::vector<std::string>{"node", "stock.js"}));
   EXPECT_EQ(s.workload.command_dir, "/some/where");
-  EXPECT_EQ(s.worlds, std::vector<std::string>{"live"});
+  EXPECT_EQ(s.worlds, std::vector<World>{World::Live});
   EXPECT_EQ(s.lock.algorithm, "external");
   auto named = parse_scenario(R"({"lock": {"algorithm": "node-redlock 5.0.0-beta.2"},
       "workload": {"kind": "external", "command": ["node"]}, "expect": {"violations": []}})", "x.json");

@@ -22,7 +22,7 @@ std::vector<std::string> live_catalogue() {
   for (const auto& e : fs::directory_iterator(fs::path(LOCKSTEP_SOURCE_DIR) / "scenarios")) {
     if (!e.is_regular_file() || e.path().extension() != ".json") continue;
     auto r = load_scenario_file(e.path().string());
-    if (const auto* s = std::get_if<Scenario>(&r); s && std::count(s->worlds.begin(), s->worlds.end(), "live") > 0) {
+    if (const auto* s = std::get_if<Scenario>(&r); s && s->runs_in(World::Live)) {
       files.push_back(e.path().string());
     }
   }

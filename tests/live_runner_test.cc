@@ -94,7 +94,7 @@ TEST(LiveRunner, RedLockWithoutClockJumpIsSafeLive) {
 TEST(LiveRunner, NodeFaultsPlayOnRealServers) {
   if (!has_redis()) GTEST_SKIP() << "redis-server not installed: live tests need it";
   Scenario s = load("10-set-px-lua-lease-outlasts-pause.json");
-  s.topology.persistence = "aof-always";
+  s.topology.persistence = Persistence::AofAlways;
   s.lock.command_timeout_ms = 200;
   s.lock.lease_ms = 1000;
   s.workload.clients = 3;
@@ -130,7 +130,7 @@ TEST(LiveRunner, NodeFaultsPlayOnRealServers) {
 TEST(LiveRunner, RefusesWhatLiveCannotDo) {
   Scenario s = load("09-set-px-lua-gc-pause.json");
   Scenario sim_only = s;
-  sim_only.worlds = {"sim"};
+  sim_only.worlds = {World::Sim};
   EXPECT_NE(live_unsupported(sim_only, {}), "");
 
   // Network faults play through the fault proxy, drifts through the clock library.
@@ -196,7 +196,7 @@ TEST(LiveRunner, CliSkipsScenariosNotMeantForLive) {
   const std::string out_dir = ::testing::TempDir() + "/lockstep-live-cli";
   // Every catalogue scenario runs live now: a copy of one, for the simulator only.
   auto sim_only = load("09-set-px-lua-gc-pause.json");
-  sim_only.worlds = {"sim"};
+  sim_only.worlds = {World::Sim};
   sim_only.name = "09-sim-only";
   const std::string file = out_dir + "-09-sim-only.json";
   std::ofstream(file) << to_json(sim_only).dump(2);

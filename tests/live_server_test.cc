@@ -82,7 +82,7 @@ TEST_F(LiveServerTest, PausedServerTimesOutAndRecoversAfterSigcont) {
 }
 
 TEST_F(LiveServerTest, CrashAndRestartKeepsTheKeyWithAofAlways) {
-  RedisServer* s = start(persisted_config("node-1", "aof-always"));
+  RedisServer* s = start(persisted_config("node-1", Persistence::AofAlways));
   ASSERT_NE(s, nullptr);
   EXPECT_TRUE(sync(*s, {"SET", "lock", "token", "PX", "60000"}).is_ok());
   s->kill();
@@ -92,7 +92,7 @@ TEST_F(LiveServerTest, CrashAndRestartKeepsTheKeyWithAofAlways) {
 }
 
 TEST_F(LiveServerTest, CrashAndRestartLosesTheKeyWithoutPersistence) {
-  RedisServer* s = start(persisted_config("node-1", "none"));
+  RedisServer* s = start(persisted_config("node-1", Persistence::None));
   ASSERT_NE(s, nullptr);
   const int port = s->address().port;
   EXPECT_TRUE(sync(*s, {"SET", "lock", "token", "PX", "60000"}).is_ok());

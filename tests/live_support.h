@@ -18,11 +18,11 @@
 
 namespace lockstep::live_support {
 
-// A server of its own with the given persistence ("none", "rdb", "aof", ...).
-inline live::ServerConfig persisted_config(std::string name, std::string persistence = "none") {
+// A server of its own with the given persistence.
+inline live::ServerConfig persisted_config(std::string name, Persistence persistence = Persistence::None) {
   live::ServerConfig c;
   c.name = std::move(name);
-  c.persistence = std::move(persistence);
+  c.persistence = persistence;
   return c;
 }
 

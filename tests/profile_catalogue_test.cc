@@ -153,7 +153,7 @@ std::vector<std::string> live_pairs() {
   std::vector<std::string> out;
   for (const auto& f : profile_scenarios()) {
     const Scenario s = load_profile(f);
-    if (std::count(s.worlds.begin(), s.worlds.end(), "live")) out.push_back(f);
+    if (s.runs_in(World::Live)) out.push_back(f);
   }
   return out;
 }

@@ -45,7 +45,7 @@ TEST(Scenario, MinimalFileGetsEveryDefault) {
   EXPECT_EQ(s.description, "");
   EXPECT_EQ(s.seed, 1u);
   EXPECT_EQ(s.duration_ms, 10000);
-  EXPECT_EQ(s.worlds, std::vector<std::string>{"sim"});
+  EXPECT_EQ(s.worlds, std::vector<World>{World::Sim});
   EXPECT_EQ(s.topology, TopologySpec{});
   EXPECT_EQ(s.network.latency.kind, LatencySpec::Kind::Constant);
   EXPECT_EQ(s.network.latency.ms, 1.0);
@@ -68,10 +68,10 @@ TEST(Scenario, FullFileReadsEveryField) {
   EXPECT_EQ(s.name, "every-fault");
   EXPECT_EQ(s.seed, UINT64_MAX);
   EXPECT_EQ(s.duration_ms, 20000);
-  EXPECT_EQ(s.worlds, (std::vector<std::string>{"sim", "live"}));
+  EXPECT_EQ(s.worlds, (std::vector<World>{World::Sim, World::Live}));
   EXPECT_EQ(s.topology.nodes, 3);
   EXPECT_EQ(s.topology.replicas, 2);
-  EXPECT_EQ(s.topology.persistence, "aof-everysec");
+  EXPECT_EQ(s.topology.persistence, Persistence::AofEverysec);
   EXPECT_EQ(s.network.latency.kind, LatencySpec::Kind::LongTail);
   EXPECT_EQ(s.network.latency.ms, 0.5);
   EXPECT_EQ(s.network.latency.tail_ms, 200.0);

@@ -259,10 +259,10 @@ std::vector<std::string> RedisServer::args() const {
                                 dir_,      "--logfile",  "",
                                 // Replicas sync at once instead of after the default 5 s.
                                 "--repl-diskless-sync-delay", "0"};
-  if (config_.persistence == "none") {
+  if (config_.persistence == Persistence::None) {
     a.insert(a.end(), {"--appendonly", "no"});
   } else {
-    const std::string fsync = config_.persistence == "aof-always" ? "always" : "everysec";
+    const std::string fsync = config_.persistence == Persistence::AofAlways ? "always" : "everysec";
     a.insert(a.end(), {"--appendonly", "yes", "--appendfsync", fsync});
   }
   if (config_.min_replicas_to_write > 0) {
@@ -272,7 +272,7 @@ std::vector<std::string> RedisServer::args() const {
   if (config_.maxmemory_bytes > 0) {
     // On every node; a replica ignores it until promoted (replica-ignore-maxmemory).
     a.insert(a.end(), {"--maxmemory", std::to_string(config_.maxmemory_bytes), "--maxmemory-policy",
-                       config_.maxmemory_policy, "--maxmemory-samples", std::to_string(config_.maxmemory_samples)});
+                       to_string(config_.maxmemory_policy), "--maxmemory-samples", std::to_string(config_.maxmemory_samples)});
   }
   if (config_.replica_of) {
     a.insert(a.end(), {"--replicaof", config_.replica_of->host, std::to_string(config_.replica_of->port)});

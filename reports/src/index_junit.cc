@@ -76,7 +76,7 @@ std::string plural(size_t n, const char* one, const char* many) { return std::to
 std::string command_of(const std::vector<RunReport>& reports, const IndexInfo& info) {
   if (!info.command.empty()) return info.command;
   for (const auto& r : reports) {
-    if (r.world == "live") return "live";
+    if (r.world == to_string(World::Live)) return to_string(World::Live);
   }
   return "run";
 }

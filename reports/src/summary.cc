@@ -105,7 +105,7 @@ std::vector<std::string> inconclusive_reasons(const RunReport& r) {
 }
 
 std::string replay_promise(const RunReport& r) {
-  if (r.world == "live") {
+  if (r.world == to_string(World::Live)) {
     return "Same scenario against fresh servers, each fault at the same time or event; real servers and the machine "
            "set the timing, so a re-run records another history and may differ in verdict";
   }

@@ -126,7 +126,7 @@ ScenarioVerdict run_scenario_file(const std::string& path, bool live) {
     v.error = path + ": the simulator cannot run it: " + why;
     return v;
   }
-  const bool wants_live = std::find(s.worlds.begin(), s.worlds.end(), "live") != s.worlds.end();
+  const bool wants_live = s.runs_in(World::Live);
   if (live && wants_live) {
     LiveOptions lo;
     lo.replay_path = path;

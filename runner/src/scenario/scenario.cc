@@ -33,11 +33,6 @@ constexpr int64_t kMaxMs = 1'000'000'000;
 // A drift of -1e6 ppm would stop a clock; ±10% already covers absurdly bad hardware.
 constexpr double kMaxDriftPpm = 100'000;
 
-const std::vector<std::string> kWorlds = {"sim", "live"};
-const std::vector<std::string> kPersistence = {"none", "aof-everysec", "aof-always"};
-const std::vector<std::string> kMaxmemoryPolicies = {"noeviction",     "allkeys-lru",  "volatile-lru",
-                                                     "allkeys-random", "volatile-random", "volatile-ttl",
-                                                     "allkeys-lfu",    "volatile-lfu"};
 const std::vector<std::string> kWorkloadKinds = {"stock", "external"};
 
 struct Shape {
@@ -169,16 +164,16 @@ bool external_workload(const Obj& top) {
   return w && w->is_object() && w->contains("kind") && (*w)["kind"] == "external";
 }
 
-std::vector<std::string> read_worlds(const Obj& top, bool external) {
-  if (!top.find("worlds")) return {external ? "live" : "sim"};
+std::vector<World> read_worlds(const Obj& top, bool external) {
+  if (!top.find("worlds")) return {external ? World::Live : World::Sim};
   const json& arr = top.array("worlds", "a non-empty array of worlds (sim, live)");
   if (arr.empty()) fail(top.at("worlds"), "a non-empty array of worlds (sim, live)", "an empty array");
-  std::vector<std::string> out;
+  std::vector<World> out;
   for (size_t i = 0; i < arr.size(); ++i) {
     std::string path = child(top.at("worlds"), i);
-    out.push_back(read_choice(arr[i], path, kWorlds));
+    out.push_back(*world_named(read_choice(arr[i], path, world_names())));
     if (std::count(out.begin(), out.end(), out.back()) > 1) fail(path, "a world not listed before", describe(arr[i]));
-    if (external && out.back() == "sim")
+    if (external && out.back() == World::Sim)
       fail(path, "\"live\" only (an external workload runs your own program, which only the live world starts)",
            describe(arr[i]));
   }
@@ -216,13 +211,14 @@ TopologySpec read_topology(const Obj& top) {
   Obj o(*v, top.at("topology"), keys_of("$.topology"));
   t.nodes = static_cast<int>(o.integer("nodes", 1, 9, t.nodes));
   t.replicas = static_cast<int>(o.integer("replicas", 0, 4, t.replicas));
-  t.persistence = o.choice("persistence", kPersistence, t.persistence);
+  t.persistence = *persistence_named(o.choice("persistence", persistence_names(), to_string(t.persistence)));
   t.replication_lag_ms = o.integer("replication_lag_ms", 0, kMaxMs, t.replication_lag_ms);
   t.down_after_ms = o.integer("down_after_ms", 0, kMaxMs, t.down_after_ms);
   t.min_replicas_to_write = static_cast<int>(o.integer("min_replicas_to_write", 0, 4, t.min_replicas_to_write));
   t.sentinels = static_cast<int>(o.integer("sentinels", 0, 5, t.sentinels));
   t.maxmemory_bytes = o.integer("maxmemory_bytes", 0, int64_t{1} << 40, t.maxmemory_bytes);
-  t.maxmemory_policy = o.choice("maxmemory_policy", kMaxmemoryPolicies, t.maxmemory_policy);
+  t.maxmemory_policy =
+      *eviction_policy_named(o.choice("maxmemory_policy", eviction_policy_names(), to_string(t.maxmemory_policy)));
   t.maxmemory_samples = static_cast<int>(o.integer("maxmemory_samples", 1, 64, t.maxmemory_samples));
   if (const json* c = o.find("cluster")) read_cluster(Obj(*c, o.at("cluster"), keys_of("$.topology.cluster")), o, t);
   // A Sentinel with nothing to promote, or without a down-after, could only watch.
@@ -662,7 +658,7 @@ Scenario read_scenario(const json& j, const std::string& file) {
     const bool partition = std::any_of(s.faults.begin(), s.faults.end(),
                                        [](const FaultSpec& f) { return f.kind == FaultKind::Partition; });
     for (size_t i = 0; i < s.worlds.size(); ++i) {
-      if (s.worlds[i] == "live" && partition)
+      if (s.worlds[i] == World::Live && partition)
         fail(child(top.at("worlds"), i),
              "\"sim\" only (" + live::live_capabilities(true).why_not(Capability::ClusterPartition) + ")", "\"live\"");
     }
@@ -710,7 +706,7 @@ std::string lock_in_use(const Scenario& s) {
 
 Scenario with_external_client(const Scenario& s, const std::vector<std::string>& command, const std::string& directory) {
   Scenario out = s;
-  out.worlds = {"live"};
+  out.worlds = {World::Live};
   out.lock.algorithm = "external";
   out.workload.kind = "external";
   out.workload.command = command;

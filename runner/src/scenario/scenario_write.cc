@@ -105,15 +105,16 @@ J scenario_json(const Scenario& s) {
   j["description"] = s.description;
   j["seed"] = s.seed;
   j["duration_ms"] = s.duration_ms;
-  j["worlds"] = s.worlds;
-  j["topology"] = {{"nodes", s.topology.nodes}, {"replicas", s.topology.replicas}, {"persistence", s.topology.persistence},
+  j["worlds"] = J::array();
+  for (const World w : s.worlds) j["worlds"].push_back(to_string(w));
+  j["topology"] = {{"nodes", s.topology.nodes}, {"replicas", s.topology.replicas}, {"persistence", to_string(s.topology.persistence)},
                     {"replication_lag_ms", s.topology.replication_lag_ms}, {"down_after_ms", s.topology.down_after_ms},
                     {"min_replicas_to_write", s.topology.min_replicas_to_write}, {"sentinels", s.topology.sentinels}};
   const TopologySpec defaults;
   if (s.topology.maxmemory_bytes != defaults.maxmemory_bytes || s.topology.maxmemory_policy != defaults.maxmemory_policy ||
       s.topology.maxmemory_samples != defaults.maxmemory_samples) {
     j["topology"]["maxmemory_bytes"] = s.topology.maxmemory_bytes;
-    j["topology"]["maxmemory_policy"] = s.topology.maxmemory_policy;
+    j["topology"]["maxmemory_policy"] = to_string(s.topology.maxmemory_policy);
     j["topology"]["maxmemory_samples"] = s.topology.maxmemory_samples;
   }
   if (s.topology.cluster_enabled()) {

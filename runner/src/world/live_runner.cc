@@ -110,7 +110,7 @@ class LiveRun {
     control_->start();  // time 0 is when the clients may start, not server boot
     record_truth(*control_, rec_);
     cluster_.on_moved = [this](int node) { truth_.moved(node, rec_.now()); };
-    truth_.set_evicting(s_.topology.maxmemory_bytes > 0 && s_.topology.maxmemory_policy != "noeviction");
+    truth_.set_evicting(s_.topology.maxmemory_bytes > 0 && evicts(s_.topology.maxmemory_policy));
     hook_commands();
     start_observer();
     start_workload();
@@ -211,7 +211,7 @@ class LiveRun {
       // Under allkeys-* a cache write can still evict the resource, which the simulator
       // reads at the end of duration_ms: the run then waits for the cache writers too.
       // Otherwise it ends when the lock's clients are done, cache or not.
-      const bool may_evict_resource = s_.topology.maxmemory_policy.rfind("allkeys-", 0) == 0;
+      const bool may_evict_resource = evicts_any_key(s_.topology.maxmemory_policy);
       for (int i = 1; i <= s_.workload.cache.writers; ++i) {
         const int writer = world_.add_client(cache_writer_name(i), -1);
         if (may_evict_resource) cache_writers_.push_back(writer);
@@ -311,7 +311,7 @@ reports::RunReport make_report(const Scenario& original, const LiveOptions& o, c
                                const std::string& jsonl, const Scenario& as_run) {
   reports::RunReport r = judge_run(original, as_run, h);
   r.history_sha256 = reports::sha256_hex(jsonl);
-  r.world = "live";
+  r.world = to_string(World::Live);
   const std::string path = o.replay_path.empty() ? original.file : o.replay_path;
   r.replay = replay_program() + " live " + (o.redis ? "--redis " + *o.redis + " " : std::string()) +
              (o.client.empty() ? std::string() : "--client '" + o.client + "' ") + path;
@@ -321,7 +321,7 @@ reports::RunReport make_report(const Scenario& original, const LiveOptions& o, c
 }  // namespace
 
 std::string live_unsupported(const Scenario& s, const LiveOptions& o) {
-  if (std::find(s.worlds.begin(), s.worlds.end(), "live") == s.worlds.end())
+  if (!s.runs_in(World::Live))
     return "its worlds do not include \"live\"";
   if (!s.workload.external()) return unplayable(s, live::live_capabilities(!o.redis));
   return unplayable(s, live::external_capabilities(!o.redis, s.workload.command, s.workload.command_dir));

@@ -71,14 +71,8 @@ class SimRun {
     return o;
   }
 
-  static sim::Persistence persistence(const std::string& mode) {
-    if (mode == "aof-always") return sim::Persistence::AofAlways;
-    if (mode == "aof-everysec") return sim::Persistence::AofEverysec;
-    return sim::Persistence::None;
-  }
-
   void build() {
-    const auto p = persistence(s_.topology.persistence);
+    const auto p = s_.topology.persistence;
     for (int i = 1; i <= s_.topology.nodes; ++i) {
       std::string name = "node-" + std::to_string(i);
       world_.add_node(name, clock_for(s_, name), p);
@@ -198,7 +192,7 @@ const std::string& replay_program() { return replay_program_slot(); }
 void set_replay_program(std::string program) { replay_program_slot() = std::move(program); }
 
 std::string sim_unsupported(const Scenario& s) {
-  if (std::find(s.worlds.begin(), s.worlds.end(), "sim") == s.worlds.end() && !s.workload.external())
+  if (!s.runs_in(World::Sim) && !s.workload.external())
     return "its worlds do not include \"sim\"";
   return unplayable(s, sim::sim_capabilities());
 }

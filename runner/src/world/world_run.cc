@@ -179,8 +179,8 @@ EndState record_end_state(const Scenario& s, WorldControl& world, Recorder& rec)
 }
 
 std::vector<std::string> memory_config(const TopologySpec& t) {
-  if (t.maxmemory_bytes == 0 && t.maxmemory_policy == "noeviction" && t.maxmemory_samples == 5) return {};
-  return {"CONFIG", "SET", "maxmemory", std::to_string(t.maxmemory_bytes), "maxmemory-policy", t.maxmemory_policy,
+  if (t.maxmemory_bytes == 0 && t.maxmemory_policy == EvictionPolicy::NoEviction && t.maxmemory_samples == 5) return {};
+  return {"CONFIG", "SET", "maxmemory", std::to_string(t.maxmemory_bytes), "maxmemory-policy", to_string(t.maxmemory_policy),
           "maxmemory-samples", std::to_string(t.maxmemory_samples)};
 }
 

@@ -37,11 +37,11 @@ namespace lockstep::live {
 struct ClusterSpec {
   int nodes = 1;
   int replicas = 0;  // per master
-  std::string persistence = "none";
+  Persistence persistence = Persistence::None;
   int64_t replication_lag_ms = 0;
   int min_replicas_to_write = 0;
   int64_t maxmemory_bytes = 0;  // on every server, as ServerConfig's
-  std::string maxmemory_policy = "noeviction";
+  EvictionPolicy maxmemory_policy = EvictionPolicy::NoEviction;
   int maxmemory_samples = 5;
   int sentinels = 0;
   int64_t down_after_ms = 0;

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "lockstep/topology.h"
 #include "lockstep/env.h"
 #include "lockstep/live/clock_file.h"
 #include "lockstep/live/live_world.h"
@@ -56,12 +57,12 @@ struct MonitoredMaster {
 
 struct ServerConfig {
   std::string name;                  // "node-1", "node-1-replica-1", "sentinel-1"
-  std::string persistence = "none";  // none | aof-everysec | aof-always
+  Persistence persistence = Persistence::None;
   std::optional<NodeAddress> replica_of;
   int min_replicas_to_write = 0;  // Redis's min-replicas-to-write; 0 leaves it off
   // Redis's maxmemory (0 leaves it off), maxmemory-policy and maxmemory-samples.
   int64_t maxmemory_bytes = 0;
-  std::string maxmemory_policy = "noeviction";
+  EvictionPolicy maxmemory_policy = EvictionPolicy::NoEviction;
   int maxmemory_samples = 5;
   bool shifted_clock = false;  // preload the clock library so the wall clock can be moved
   Nanos initial_clock_offset{0};

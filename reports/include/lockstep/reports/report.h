@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lockstep/checker/invariants.h"
+#include "lockstep/topology.h"
 
 namespace lockstep::reports {
 
@@ -61,7 +62,7 @@ struct Expectation {
 struct RunReport {
   std::string scenario;
   std::string description;
-  std::string world = "sim";
+  std::string world = to_string(World::Sim);  // lockstep/topology.h
   std::string algorithm;
   uint64_t seed = 0;
   nlohmann::json faults = nlohmann::json::array();  // [{kind, target, at_ms, ...}]

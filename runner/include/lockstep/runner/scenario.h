@@ -7,6 +7,7 @@
 // file, the JSON path, what was expected there and what was found.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <set>
@@ -19,6 +20,7 @@
 
 #include "lockstep/fault_plan.h"
 #include "lockstep/locks.h"
+#include "lockstep/topology.h"
 #include "lockstep/reports/report.h"
 
 namespace lockstep::runner {
@@ -64,7 +66,7 @@ struct ClusterSpec {
 struct TopologySpec {
   int nodes = 1;     // independent masters (RedLock uses several)
   int replicas = 0;  // replicas per master
-  std::string persistence = "none";  // none | aof-everysec | aof-always
+  Persistence persistence = Persistence::None;
   // Extra delay of the replication stream on top of the network's latency.
   int64_t replication_lag_ms = 0;
   // Sentinel-style failure detector: a master that has not answered a PING for this
@@ -81,7 +83,7 @@ struct TopologySpec {
   // Redis's maxmemory on every node (bytes; 0 = no limit) and what happens when a write
   // would pass it: maxmemory-policy and maxmemory-samples (README, "Memory and eviction").
   int64_t maxmemory_bytes = 0;
-  std::string maxmemory_policy = "noeviction";
+  EvictionPolicy maxmemory_policy = EvictionPolicy::NoEviction;
   int maxmemory_samples = 5;
   // With a cluster, nodes and replicas mirror its masters and replicas_per_master.
   ClusterSpec cluster;
@@ -202,7 +204,8 @@ struct Scenario {
   std::string file;  // where it was read from, "" if built in code
   uint64_t seed = 1;
   int64_t duration_ms = 10000;
-  std::vector<std::string> worlds = {"sim"};
+  std::vector<World> worlds = {World::Sim};
+  bool runs_in(World w) const { return std::find(worlds.begin(), worlds.end(), w) != worlds.end(); }
   TopologySpec topology;
   NetworkSpec network;
   std::vector<ClockSpec> clocks;

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "lockstep/topology.h"
 #include "lockstep/env.h"
 #include "lockstep/sim/callback.h"
 #include "lockstep/sim/clock.h"
@@ -39,7 +40,8 @@ class SimEnv;
 class World;
 class RequestRef;
 
-enum class Persistence { None, AofEverysec, AofAlways };
+// How a node persists: the scenario vocabulary's own (lockstep/topology.h).
+using Persistence = lockstep::Persistence;
 
 struct Process {
   int id = 0;
