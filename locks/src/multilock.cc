@@ -9,6 +9,7 @@
 #include "lockstep/lock.h"
 #include "lockstep/scripts.h"
 #include "ms_arg.h"
+#include "retry.h"
 
 namespace lockstep {
 namespace {
@@ -20,15 +21,7 @@ class MultiLock : public Lock {
   MultiLock(Env& env, LockParams params) : env_(env), p_(std::move(params)), token_(random_uuid(env)) {}
 
   Task<AcquireOutcome> acquire(Nanos wait) override {
-    const Nanos deadline = env_.now_mono() + wait;
-    for (int attempt = 0; attempt <= p_.retry.count_max; ++attempt) {
-      if (co_await take_all()) co_return AcquireOutcome::Acquired;
-      if (attempt == p_.retry.count_max) break;
-      Nanos pause = p_.retry.delay + Nanos(random_between(env_, 0, p_.retry.jitter.count()));
-      if (env_.now_mono() + pause >= deadline) break;
-      co_await env_.sleep(pause);
-    }
-    co_return AcquireOutcome::NotAcquired;
+    return acquire_with_retries(env_, p_.retry, wait, [this] { return attempt(); });
   }
 
   // Released only when every node still held our token.
@@ -46,6 +39,11 @@ class MultiLock : public Lock {
   const std::string& token() const override { return token_; }
 
  private:
+  Task<AcquireOutcome> attempt() {
+    const bool all = co_await take_all();
+    co_return all ? AcquireOutcome::Acquired : AcquireOutcome::NotAcquired;
+  }
+
   // All or nothing: on the first node that does not say OK (refused, held, or no answer,
   // which may have set it) undo every node up to and including that one.
   Task<bool> take_all() {

@@ -18,6 +18,7 @@
 #include "lockstep/lock.h"
 #include "lockstep/scripts.h"
 #include "ms_arg.h"
+#include "retry.h"
 
 namespace lockstep {
 
@@ -39,15 +40,10 @@ class RedLock : public Lock {
         check_validity_(*algorithm_option("redlock", p_, "check_validity") != 0) {}
 
   Task<AcquireOutcome> acquire(Nanos wait) override {
-    const Nanos deadline = env_.now_mono() + wait;
-    for (int attempt = 0; attempt <= p_.retry.count_max; ++attempt) {
-      if (co_await try_once()) co_return AcquireOutcome::Acquired;
-      if (attempt == p_.retry.count_max) break;
-      Nanos pause = p_.retry.delay + Nanos(random_between(env_, 0, p_.retry.jitter.count()));
-      if (env_.now_mono() + pause >= deadline) break;
-      co_await env_.sleep(pause);
-    }
-    co_return AcquireOutcome::NotAcquired;
+    return acquire_with_retries(env_, p_.retry, wait, [this]() -> Task<AcquireOutcome> {
+      const bool taken = co_await try_once();
+      co_return taken ? AcquireOutcome::Acquired : AcquireOutcome::NotAcquired;
+    });
   }
 
   // Released when a majority still held our token; NotOwner when our keys were gone

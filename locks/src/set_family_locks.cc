@@ -29,6 +29,7 @@
 #include "lockstep/lock.h"
 #include "lockstep/scripts.h"
 #include "ms_arg.h"
+#include "retry.h"
 
 namespace lockstep {
 namespace {
@@ -46,16 +47,7 @@ class SetFamilyLock : public Lock {
       : env_(env), p_(std::move(params)), token_(std::move(token)) {}
 
   Task<AcquireOutcome> acquire(Nanos wait) override {
-    const Nanos deadline = env_.now_mono() + wait;
-    for (int attempt = 0; attempt <= p_.retry.count_max; ++attempt) {
-      AcquireOutcome o = co_await try_once();
-      if (o != AcquireOutcome::NotAcquired) co_return o;
-      if (attempt == p_.retry.count_max) break;
-      Nanos pause = p_.retry.delay + Nanos(random_between(env_, 0, p_.retry.jitter.count()));
-      if (env_.now_mono() + pause >= deadline) break;
-      co_await env_.sleep(pause);
-    }
-    co_return AcquireOutcome::NotAcquired;
+    return acquire_with_retries(env_, p_.retry, wait, [this] { return try_once(); });
   }
 
   const std::string& token() const override { return token_; }
