@@ -90,22 +90,21 @@ TEST(World, TimeoutsWinEveryRaceTheyShould) {
   EXPECT_EQ((*paused)->type, Reply::Type::Timeout);
 }
 
-// call_kept reads the caller's argv in place while the call is in progress. A command
-// still on its way when the call ends (its timeout came first) or when the caller dies
-// (a crash destroys the frame holding the argv) must still run as it was sent, from a
-// copy: the caller changes or frees the argv right after.
+// A command still on its way when the call ends (its timeout came first) or when the
+// caller dies (a crash destroys the frame holding the argv) still runs as it was sent:
+// the caller changes or frees its argv right after.
 TEST(World, KeptCommandsRunAsSentAfterTheirCallerMovedOn) {
   SimHarness h(2, 1, 5);
   auto timed_out = slot<Reply>();
   h.start<Reply>(0, 0, timed_out, [](Env& e) -> Task<Reply> {
     std::vector<std::string> argv{"SET", "late", "sent"};
-    Reply r = co_await e.node(0).call_kept(argv, 2ms);  // the command lands at 5 ms
+    Reply r = co_await e.node(0).call(argv, 2ms);  // the command lands at 5 ms
     argv[2] = "changed after the call";
     co_return r;
   });
   h.start<Reply>(1, 0, slot<Reply>(), [](Env& e) -> Task<Reply> {
     auto argv = std::make_unique<std::vector<std::string>>(std::vector<std::string>{"SET", "crashed", "sent"});
-    co_return co_await e.node(0).call_kept(*argv, 1s);
+    co_return co_await e.node(0).call(*argv, 1s);
   });
   h.world.scheduler().at(1 * kMs, [&h] { h.world.crash(h.client[1]); });
   h.run_until_ms(100);
@@ -113,6 +112,23 @@ TEST(World, KeptCommandsRunAsSentAfterTheirCallerMovedOn) {
   EXPECT_EQ((*timed_out)->type, Reply::Type::Timeout);
   EXPECT_EQ(h.world.redis(0).peek_string("late"), "sent");
   EXPECT_EQ(h.world.redis(0).peek_string("crashed"), "sent");
+}
+
+// A shared Command is read in place, and stays alive in the request as long as the world
+// needs it: a command still on its way after its caller let go of it runs as it was sent.
+TEST(World, ASharedCommandOutlivesItsCallerUntilItRuns) {
+  SimHarness h(1, 1, 5);
+  auto timed_out = slot<Reply>();
+  h.start<Reply>(0, 0, timed_out, [](Env& e) -> Task<Reply> {
+    Command set = make_command("SET", "shared", "sent");
+    Reply r = co_await e.node(0).call(set, 2ms);  // the command lands at 5 ms
+    set.reset();
+    co_return r;
+  });
+  h.run_until_ms(100);
+  ASSERT_TRUE(timed_out->has_value());
+  EXPECT_EQ((*timed_out)->type, Reply::Type::Timeout);
+  EXPECT_EQ(h.world.redis(0).peek_string("shared"), "sent");
 }
 
 TEST(World, PartitionTurnsACallIntoATimeout) {

@@ -59,9 +59,8 @@ class SetFamilyLock : public Lock {
     return env_.node(0).call(std::move(argv), p_.command_timeout);
   }
   // For the commands a lock sends the same on every attempt (its key, token and lease
-  // never change): built once, on first use, and never changed after, so the
-  // connection may read them in place (Connection::call_kept).
-  Task<Reply> call_kept(const Argv& argv) { return env_.node(0).call_kept(argv, p_.command_timeout); }
+  // never change): built once, on first use, and shared with every send.
+  Task<Reply> call(const Command& command) { return env_.node(0).call(command, p_.command_timeout); }
 
   // Maps a SET NX / SETNX reply: set, not set, or we cannot tell. A refused or reset
   // connection means the command never ran, so it is worth another try; a timeout
@@ -78,8 +77,8 @@ class SetFamilyLock : public Lock {
   }
 
   Task<ReleaseOutcome> plain_del() {
-    if (del_argv_.empty()) del_argv_ = make_argv("DEL", p_.key);
-    co_return outcome_of_del(co_await call_kept(del_argv_));
+    if (!del_) del_ = make_command("DEL", p_.key);
+    co_return outcome_of_del(co_await call(del_));
   }
 
   Env& env_;
@@ -87,7 +86,7 @@ class SetFamilyLock : public Lock {
   std::string token_;
 
  private:
-  Argv del_argv_;
+  Command del_;
 };
 
 class SetnxLock : public SetFamilyLock {
@@ -97,12 +96,12 @@ class SetnxLock : public SetFamilyLock {
 
  protected:
   Task<AcquireOutcome> try_once() override {
-    if (setnx_argv_.empty()) setnx_argv_ = make_argv("SETNX", p_.key, token_);
-    co_return outcome_of_set(co_await call_kept(setnx_argv_));
+    if (!setnx_) setnx_ = make_command("SETNX", p_.key, token_);
+    co_return outcome_of_set(co_await call(setnx_));
   }
 
  private:
-  Argv setnx_argv_;
+  Command setnx_;
 };
 
 class SetnxExpireLock : public SetnxLock {
@@ -127,12 +126,12 @@ class SetPxDelLock : public SetFamilyLock {
 
  protected:
   Task<AcquireOutcome> try_once() override {
-    if (set_argv_.empty()) set_argv_ = make_argv("SET", p_.key, token_, "NX", "PX", ms_string(p_.lease));
-    co_return outcome_of_set(co_await call_kept(set_argv_));
+    if (!set_) set_ = make_command("SET", p_.key, token_, "NX", "PX", ms_string(p_.lease));
+    co_return outcome_of_set(co_await call(set_));
   }
 
  private:
-  Argv set_argv_;
+  Command set_;
 };
 
 class SetPxGetDelLock : public SetPxDelLock {
@@ -153,12 +152,12 @@ class SetPxLuaLock : public SetPxDelLock {
  public:
   using SetPxDelLock::SetPxDelLock;
   Task<ReleaseOutcome> release() override {
-    if (unlock_argv_.empty()) unlock_argv_ = make_argv("EVAL", script("unlock_if_owner"), "1", p_.key, token_);
-    co_return outcome_of_del(co_await call_kept(unlock_argv_));
+    if (!unlock_) unlock_ = make_command("EVAL", script("unlock_if_owner"), "1", p_.key, token_);
+    co_return outcome_of_del(co_await call(unlock_));
   }
 
  private:
-  Argv unlock_argv_;
+  Command unlock_;
 };
 
 // The flash-sale controller's transaction unlock, bounded: an aborted EXEC means the key

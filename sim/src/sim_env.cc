@@ -78,20 +78,10 @@ class SimConnection : public Connection {
     co_return co_await PendingAwaiter{&req->pending};
   }
 
-  // The request reads the caller's argv in place. The caller keeps it unchanged until
-  // the call has finished, but the command may still be on its way then (a timeout came
-  // first) or the caller's frame may be destroyed mid-call (a crash): whenever this frame
-  // ends before the world has read the command for the last time, the request takes a
-  // copy, so nothing reads the caller's argv after the call.
-  Task<Reply> call_kept(const std::vector<std::string>& argv, Nanos timeout) override {
-    struct KeptArgv {
-      RequestRef req;
-      ~KeptArgv() {
-        if (req->borrowed && !req->argv_read) req->argv = *req->borrowed;
-        req->borrowed = nullptr;
-      }
-    } kept{issue(conn_, &argv, timeout)};
-    co_return co_await PendingAwaiter{&kept.req->pending};
+  // Read in place: the request keeps the command alive as long as any event needs it.
+  Task<Reply> call(Command command, Nanos timeout) override {
+    RequestRef req = issue(conn_, std::move(command), timeout);
+    co_return co_await PendingAwaiter{&req->pending};
   }
 
   Task<std::unique_ptr<Subscription>> subscribe(std::string channel) override {
@@ -129,9 +119,9 @@ class SimConnection : public Connection {
 
   // Sends one command and arms the caller's timeout; the reply or the timeout completes
   // the request's PendingCall.
-  // The argv is moved in, or borrowed (a pointer: call_kept).
+  // The argv is moved in, or a shared command held (a Command).
   template <typename Argv>
-  RequestRef issue(const std::shared_ptr<ConnState>& conn, Argv&& argv, Nanos timeout) {
+  RequestRef issue(const std::shared_ptr<ConnState>& conn, Argv argv, Nanos timeout) {
     RequestRef req(World::Request::make());
     req->client_pid = client_pid_;
     req->client_epoch = world_.process(client_pid_).epoch;
@@ -141,8 +131,8 @@ class SimConnection : public Connection {
       *conn = *new_conn();
     }
     req->node_pid = conn->node_pid;
-    if constexpr (std::is_pointer_v<std::remove_reference_t<Argv>>) req->borrowed = argv;
-    else req->argv = std::forward<Argv>(argv);
+    if constexpr (std::is_same_v<Argv, Command>) req->shared = std::move(argv);
+    else req->argv = std::move(argv);
     req->conn = conn;
     req->deadline_ns = std::max(world_.now(), world_.now() + timeout.count());
     world_.send_request(req);

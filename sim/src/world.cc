@@ -324,13 +324,11 @@ void World::Request::finished(Request* r) {
 #if !defined(__SANITIZE_ADDRESS__)
   RequestList& list = request_list();
   if (list.free.size() < RequestList::kKept) {
-    // Everything back to a new request's state but argv, which the next sender replaces
-    // or borrows around (its strings' buffers then serve a kept command's copy).
+    // Everything back to a new request's state but argv, which the next sender replaces.
     r->client_pid = 0;
     r->client_epoch = 0;
     r->node_pid = 0;
-    r->borrowed = nullptr;
-    r->argv_read = false;
+    r->shared.reset();
     r->conn.reset();
     r->pending.reset();
     clear_keeping_buffers(r->answer);
@@ -418,7 +416,6 @@ void World::reply_to_client(const RequestRef& req, Reply&& reply, int64_t send_n
 
 void World::deliver(const RequestRef& req) {
   const bool fault = on_command && on_command(req->client_pid, req->args(), true);
-  req->argv_read = true;
   if (fault) {
     // A fault this reply starts acts before the client sees the reply.
     post_epoch(req->client_pid, req->client_epoch, sched_.now(), [r = req] { r->pending.finish(std::move(r->answer)); });

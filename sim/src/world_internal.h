@@ -72,17 +72,15 @@ struct PendingAwaiter {
 // One command in flight. It is shared by the caller's frame and the events that carry
 // it (arrival, reply, timeout, a WAIT), through RequestRef: a count in the request
 // itself, not a separate atomic control block. Every command makes one and frees it, so
-// a finished request goes back to a per-thread list (World::Request::make). A command
-// sent with Connection::call_kept is not copied at all: the request borrows the caller's
-// argv while the call is in progress (see KeptArgv in sim_env.cc).
+// a finished request goes back to a per-thread list (World::Request::make). A shared
+// Command is read in place: the request holds a reference to it instead of a copy.
 struct World::Request {
   int client_pid = 0;
   uint64_t client_epoch = 0;
   int node_pid = 0;
   std::vector<std::string> argv;
-  const std::vector<std::string>* borrowed = nullptr;  // the caller's, in place of argv
-  bool argv_read = false;  // deliver() has made the last read of the command
-  const std::vector<std::string>& args() const { return borrowed ? *borrowed : argv; }
+  Command shared;  // a shared command, in place of argv
+  const std::vector<std::string>& args() const { return shared ? *shared : argv; }
   std::shared_ptr<ConnState> conn;
   PendingCall pending;
   Reply answer;  // the node's reply while it travels back to the client

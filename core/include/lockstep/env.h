@@ -48,6 +48,11 @@ class Subscription {
   virtual Task<Message> next(Nanos timeout) = 0;
 };
 
+// A command a lock builds once and sends on every attempt (its SET with its key, token
+// and lease never change): shared and never changed, so a world may read it in place
+// instead of copying it for every send.
+using Command = std::shared_ptr<const std::vector<std::string>>;
+
 // One Redis node as this process sees it: commands go out in order and replies come back
 // in order, as over one TCP connection.
 class Connection {
@@ -56,11 +61,8 @@ class Connection {
   // Sends one command. The reply is the server's answer, or Timeout when none arrived
   // within `timeout` (the command may still have run), or IoError.
   virtual Task<Reply> call(std::vector<std::string> argv, Nanos timeout) = 0;
-  // The same, for an argv the caller keeps unchanged until the returned task has
-  // finished: a lock that sends the same command on every attempt builds it once, and
-  // the simulator reads it in place (copying it only if the command is still on its way
-  // when the task ends). By default it is copied and sent with call().
-  virtual Task<Reply> call_kept(const std::vector<std::string>& argv, Nanos timeout) { return call(argv, timeout); }
+  // The same for a shared command; by default, a copy of it is sent.
+  virtual Task<Reply> call(Command command, Nanos timeout) { return call(*command, timeout); }
   virtual Task<std::unique_ptr<Subscription>> subscribe(std::string channel) = 0;
 };
 
@@ -73,6 +75,12 @@ std::vector<std::string> make_argv(A&&... args) {
   v.reserve(sizeof...(A));
   (v.emplace_back(std::forward<A>(args)), ...);
   return v;
+}
+
+// A Command from its arguments.
+template <typename... A>
+Command make_command(A&&... args) {
+  return std::make_shared<const std::vector<std::string>>(make_argv(std::forward<A>(args)...));
 }
 
 class Env {
