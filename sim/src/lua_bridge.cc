@@ -633,6 +633,7 @@ void LuaEngine::close() {
   held_.clear();
   last_ = nullptr;
   scripts_.clear();
+  cache_entries_bytes_ = 0;
 }
 
 void LuaEngine::flush_scripts() { close(); }
@@ -686,6 +687,7 @@ const LuaEngine::Script* LuaEngine::load(const std::string& body, Reply& err) {
     }
     const int ref = luaL_ref(L_, LUA_REGISTRYINDEX);
     script = &scripts_.emplace(sha, Script{sha, ref, traits}).first->second;
+    cache_entries_bytes_ += alloc_size(24) + sds_bytes(40) + 16 + string_object_bytes(static_cast<int64_t>(body.size()));
   }
   if (by_body_.size() >= kBodyCacheMax) by_body_.clear();
   by_body_.emplace(body, script);

@@ -82,6 +82,10 @@ class LuaEngine {
   // strings' table (run() keeps it at 1; redis.call has it as its second upvalue).
   void push_string(lua_State* L, int cache, const char* s, size_t n);
   uint64_t& rand48_state() { return rand48_; }
+  // What the server's script cache holds in used_memory: per script a dictEntry, its
+  // SHA-1 as an sds, the luaScript and the body as it came, and the dict's table. (The
+  // interpreter's own heap is malloc's, outside used_memory.)
+  int64_t cache_bytes() const { return cache_entries_bytes_ + 8 * dict_buckets(scripts_.size()); }
   int64_t charge(int64_t instructions) { return instructions_ += instructions; }
 
  private:
@@ -124,6 +128,7 @@ class LuaEngine {
   std::vector<std::unique_ptr<Args>> args_stack_;  // a lease's buffer stays put when another is added
   size_t args_depth_ = 0;
   std::map<std::string, Script> scripts_;  // by SHA-1
+  int64_t cache_entries_bytes_ = 0;
   // EVAL sends the whole body every time; hashing it each time was most of the cost of
   // a lock's EVAL. Looked up only, never iterated, so its order reaches nothing; cleared
   // when it reaches kBodyCacheMax (a workload of ever-new bodies stays bounded).

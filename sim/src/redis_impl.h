@@ -28,7 +28,7 @@ inline constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 
 class LuaEngine;
 
-enum class VType { String, Hash, List, ZSet };
+enum class VType { String, Hash, List, ZSet, Set };
 
 // Sorted set: the score of each member, and the (score, member) order Redis's skiplist
 // keeps (ties broken by memcmp of the member, as std::string's compare does).
@@ -63,14 +63,43 @@ class ListItems {
   std::unique_ptr<std::deque<std::string>> d_;
 };
 
+// A set's members, and how Redis encodes it (t_set.c): an intset while every member reads
+// as a 64-bit integer and there are at most 512 (set-max-intset-entries), else a hash table
+// for good. An intset answers SMEMBERS in numeric order; a hash table in the order of its
+// hashes, which a server seeds at random when it starts, so any order is one it could give
+// and the sim gives byte order.
+struct SetMembers {
+  std::set<std::string> members;
+  bool intset = true;
+  int intset_width = 2;   // bytes per member: grows to 4 or 8 with a wider member, never shrinks
+  int64_t table_size = 0; // hash table: its buckets (dict.c's power of two, at least 4)
+};
+
+// How Redis holds a string value, where its bytes alone do not say: MEMORY USAGE and
+// used_memory tell the encodings apart (object.c).
+enum class StrEnc : uint8_t {
+  Encoded,  // tryObjectEncoding's choice, which every command that stores its argument
+            // makes: an integer, an embstr up to 44 bytes, else a raw sds of its length
+  Created,  // createStringObject's: an embstr up to 44 bytes, else raw; never an integer
+            // (INCRBYFLOAT's result)
+  Raw,      // a raw sds that APPEND grew: sds_header and sds_bytes give its allocation
+};
+
 struct Value {
   VType type = VType::String;
+  StrEnc enc = StrEnc::Encoded;
+  // One of the server's shared integers (0..9999, while maxmemory or its policy allows
+  // sharing): the key points at it and its value costs used_memory nothing.
+  bool shared_int = false;
+  uint8_t sds_header = 0;  // StrEnc::Raw
+  int64_t sds_bytes = 0;   // StrEnc::Raw: what the allocator handed out
   std::string str;
   // Small hashes are listpacks in Redis: HGETALL answers in insertion order, and we
   // must answer in the same order to be byte-identical.
   std::vector<std::pair<std::string, std::string>> hash;
   ListItems list;
   ZSet zset;
+  SetMembers set;
 };
 
 struct Entry {
@@ -150,7 +179,11 @@ enum class EvictionPolicy {
 
 // The memory settings CONFIG SET changes, with redis-server 7.0's defaults.
 struct MemoryConfig {
-  int64_t maxmemory = 0;  // bytes; 0 = no limit
+  uint64_t maxmemory = 0;  // bytes; 0 = no limit
+  // Kept and answered, not acted on: a simulated node has no client buffers to limit,
+  // and evicts within one command whatever the tenacity.
+  int64_t maxmemory_clients = 0;  // bytes, or -N for N% of maxmemory, as the server keeps it
+  int64_t eviction_tenacity = 10;
   EvictionPolicy policy = EvictionPolicy::NoEviction;
   int64_t samples = 5;
   int64_t lfu_log_factor = 10;
@@ -164,6 +197,21 @@ struct PoolEntry {
 };
 
 extern const char* const kOomError;
+
+// What redis-server allocates, and what MEMORY USAGE reports (redis_sizes.cc).
+int64_t alloc_size(int64_t n);    // the allocator's size class for n bytes
+int sds_header(int64_t len);      // the header of an sds made for len bytes
+int64_t sds_bytes(int64_t len);   // an sds made for exactly len bytes
+int64_t dict_buckets(size_t n);   // a dict's table for n entries
+int64_t string_object_bytes(int64_t len);  // createStringObject's: embstr or robj and sds
+int64_t value_usage(const Value& v, int64_t samples);
+// MEMORY USAGE of a key: its dictEntry, its name and its value.
+int64_t key_usage(const std::string& key, const Value& v, int64_t samples, bool cluster);
+// What a key adds to used_memory: as MEMORY USAGE counts it, with the allocator's class
+// for the dictEntry, nothing for a shared integer, and the expires entry of a TTL.
+int64_t key_used_memory(const std::string& key, const Entry& e, bool cluster);
+// APPEND's growth of a string value by `add` bytes (before they are appended).
+void grow_string(Value& v, size_t add);
 
 // Exact Redis number parsing and formatting (util.c).
 bool string_to_ll(const std::string& s, int64_t& out);
@@ -236,12 +284,22 @@ struct NodeCore {
   int64_t evicted_keys = 0;
   int64_t expired_keys = 0;
   int64_t oom_errors = 0;  // INFO errorstats' errorstat_OOM: replies that were the OOM error
+  // The latency histogram redis-server 7.0 makes for a command the first time it runs
+  // (latency-tracking is on by default), part of used_memory: which commands of the table
+  // have run, by their place in it.
+  const Command* command_base;
+  std::vector<bool> histogram_made;
+  int64_t histograms = 0;
   bool script_oom = false;  // over maxmemory when the running script started
   // The estimated used_memory of the keyspace and the server around it.
   int64_t used_memory() const;
   // Evicts keys by the policy until used_memory is within maxmemory; false when it
   // cannot get there (noeviction, or no candidate left): the command may be refused.
   bool perform_evictions();
+  // Marks a string value as one a command stored through tryObjectEncoding: an integer
+  // of 0..9999 becomes a shared object unless maxmemory's policy needs every value's
+  // own LRU/LFU field.
+  void encode_string(Value& v) const;
   // The access bookkeeping of a key looked up, or created (robj->lru).
   void touch_access(Entry& e, bool created);
 

@@ -137,6 +137,7 @@ Reply cmd_type(Impl& m, ClientState&, const Args& a) {
     case VType::Hash: return Reply::status("hash");
     case VType::List: return Reply::status("list");
     case VType::ZSet: return Reply::status("zset");
+    case VType::Set: return Reply::status("set");
   }
   return Reply::status("none");
 }

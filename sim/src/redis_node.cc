@@ -41,7 +41,7 @@ bool arity_ok(const Command& cmd, size_t argc) {
 }
 
 namespace {
-const NodeCore::CommandTable& command_table() {
+const std::vector<Command>& command_list() {
   static const std::vector<Command> list = [] {
     std::vector<Command> out;
     register_key_commands(out);
@@ -56,16 +56,24 @@ const NodeCore::CommandTable& command_table() {
     register_cluster_commands(out);
     return out;
   }();
+  return list;
+}
+
+const NodeCore::CommandTable& command_table() {
   static const NodeCore::CommandTable table = [] {
     NodeCore::CommandTable t;
-    for (const auto& c : list) t[c.name] = &c;
+    for (const auto& c : command_list()) t[c.name] = &c;
     return t;
   }();
   return table;
 }
 }  // namespace
 
-NodeCore::NodeCore() : commands(command_table()), lua(std::make_unique<LuaEngine>(*this)) {}
+NodeCore::NodeCore()
+    : commands(command_table()),
+      lua(std::make_unique<LuaEngine>(*this)),
+      command_base(command_list().data()),
+      histogram_made(command_list().size()) {}
 
 NodeCore::~NodeCore() = default;
 
@@ -186,6 +194,11 @@ Reply NodeCore::call(ClientState& c, const Command& cmd, const Args& argv) {
   ++call_depth;
   const int64_t before = dirty;
   Reply r = cmd.handler(*this, c, argv);
+  // After the command, as call() records its latency: INFO does not see its own.
+  if (auto made = histogram_made[static_cast<size_t>(&cmd - command_base)]; !made) {
+    made = true;
+    ++histograms;
+  }
   // An error is one protocol line: user text quoted in it gets CR/LF as spaces, as
   // addReplyErrorFormat does.
   if (r.is_error()) r.str = map_crlf_to_spaces(std::move(r.str));
@@ -329,6 +342,7 @@ Entry& NodeCore::set_string_at(Keyspace::iterator at, const std::string& key, co
   Value& v = it->second.v;
   if (v.type != VType::String) v = Value();
   v.str.assign(value);
+  encode_string(v);
   return stored(it, inserted, keep_ttl);
 }
 
@@ -349,7 +363,8 @@ void NodeCore::modified(const std::string& key, Entry& e) {
   ++dirty;
   const bool empty = (e.v.type == VType::Hash && e.v.hash.empty()) ||
                      (e.v.type == VType::List && e.v.list.empty()) ||
-                     (e.v.type == VType::ZSet && e.v.zset.dict.empty());
+                     (e.v.type == VType::ZSet && e.v.zset.dict.empty()) ||
+                     (e.v.type == VType::Set && e.v.set.members.empty());
   if (empty) {  // Redis never keeps an empty aggregate: the key goes away
     notify(KeyChange::Kind::Del, key, e, process_id());
     erase_entry(db.find(key));
@@ -460,6 +475,8 @@ void RedisNode::flush_all() {
   impl_->evicted_keys = 0;
   impl_->expired_keys = 0;
   impl_->oom_errors = 0;
+  impl_->histograms = 0;
+  impl_->histogram_made.assign(impl_->histogram_made.size(), false);
   impl_->lua->restart();
 }
 

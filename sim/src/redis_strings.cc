@@ -155,9 +155,12 @@ Reply incr_decr(Impl& m, const std::string& key, int64_t incr) {
   value += incr;
   if (e) {
     e->v.str = std::to_string(value);  // in place: the TTL survives an INCR
+    m.encode_string(e->v);
     m.modified(key, *e);
   } else {
-    m.set_value(key, string_value(std::to_string(value)), false);
+    Value v = string_value(std::to_string(value));
+    m.encode_string(v);
+    m.set_value(key, std::move(v), false);
   }
   return Reply::integer_of(value);
 }
