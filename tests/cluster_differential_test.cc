@@ -148,6 +148,14 @@ TEST(ClusterDifferential, KeyslotMovedAndCrossslotLikeRedisServer) {
     both({"MGET", "bar", "{bar}x"});
     both({"DEL", "bar", "hello"});
     both({"MSET", "bar", "1", "lock", "2"});
+    // A cluster node's dictEntry carries two more pointers, which MEMORY USAGE counts.
+    both({"SET", "bar", "some value"});
+    both({"MEMORY", "USAGE", "bar"});
+    both({"MEMORY", "USAGE", "foo"});
+    both({"RENAME", "bar", "{bar}x"});
+    both({"RENAME", "{bar}x", "foo"});
+    both({"RENAMENX", "{bar}x", "bar"});
+    both({"MEMORY", "USAGE", "bar"});
     both({"EVAL", "return 1", "2", "bar", "lock"});
     both({"EVAL", "return redis.call('get', KEYS[1])", "1", "bar"});
     both({"EVAL", "return redis.call('get', 'foo')", "0"});

@@ -149,16 +149,37 @@ Reply config_pairs_in_order(const Reply& r) {
   return Reply::array(std::move(out));
 }
 
+Reply members_in_order(Reply r) {
+  std::sort(r.elements.begin(), r.elements.end(), [](const Reply& a, const Reply& b) { return a.str < b.str; });
+  return r;
+}
+
+// TIME on the two sides, a moment apart: the same second and microsecond fields, within
+// the second either way a loaded machine may pull them apart.
+bool same_time(const Reply& real, const Reply& sim) {
+  auto micros = [](const Reply& r) -> int64_t {
+    if (r.type != Reply::Type::Array || r.elements.size() != 2) return -1;
+    return std::atoll(r.elements[0].str.c_str()) * 1'000'000 + std::atoll(r.elements[1].str.c_str());
+  };
+  return micros(real) >= 0 && micros(sim) >= 0 && std::llabs(micros(real) - micros(sim)) <= 1'000'000 &&
+         sim.elements[1].str.size() <= 6;
+}
+
 // TTL and PTTL read a clock that moved between the two executions, and so does a script
 // that returns a PTTL (the lock scripts answer "held by someone else for N ms").
 bool same_reply(const Args& cmd, const Reply& real, const Reply& sim) {
   if (real == sim) return true;
+  const bool script = strcasecmp(cmd[0].c_str(), "eval") == 0 && cmd.size() > 1;
   if (cmd.size() > 1 && strcasecmp(cmd[0].c_str(), "config") == 0 && strcasecmp(cmd[1].c_str(), "get") == 0)
     return config_pairs_in_order(real) == config_pairs_in_order(sim);
+  // A set's hash table answers in the order of hashes seeded at random when the server
+  // started; the order of an intset is checked apart (SetsAsTheServerKeepsThem).
+  if (strcasecmp(cmd[0].c_str(), "smembers") == 0 || (script && cmd[1].find("'smembers'") != std::string::npos))
+    return members_in_order(real) == members_in_order(sim);
+  if (strcasecmp(cmd[0].c_str(), "time") == 0 || (script && cmd[1].find("'time'") != std::string::npos))
+    return same_time(real, sim);
   const bool ttl = strcasecmp(cmd[0].c_str(), "ttl") == 0;
-  const bool pttl = strcasecmp(cmd[0].c_str(), "pttl") == 0 ||
-                    (strcasecmp(cmd[0].c_str(), "eval") == 0 && cmd.size() > 1 &&
-                     cmd[1].find("'pttl'") != std::string::npos);
+  const bool pttl = strcasecmp(cmd[0].c_str(), "pttl") == 0 || (script && cmd[1].find("pttl") != std::string::npos);
   if ((ttl || pttl) && real.type == Reply::Type::Integer && sim.type == Reply::Type::Integer &&
       real.integer >= 0 && sim.integer >= 0)
     // A second either way: the two sides set and read a TTL at moments a loaded machine
@@ -200,8 +221,37 @@ std::string lex() {
   return *rc::gen::elementOf(Args{"-", "+", "[f1", "(f1", "[f2", "(f3", "[a", "f1", ""});
 }
 std::string field() { return *rc::gen::elementOf(Args{"f1", "f2", "f3"}); }
-
+std::string float_value() {
+  return *rc::gen::elementOf(Args{"1", "0.1", "-3.5", "1e3", "5.0e3", "-0.0", "abc", "inf", "-inf", "nan", "5e5000", "",
+                                  " 1", "0x10", "1.7976931348623157e308", "10.5", "1e-20"});
+}
+// A set at one of the shared keys holds at most these four, so a hash table never
+// outgrows its first four buckets: a bigger one is sized mid-rehash on the server, by how
+// many buckets its random hashes filled. The key "si" holds integers only: an intset.
+std::string set_key() { return *rc::gen::inRange(0, 3) == 0 ? "si" : key(); }
+std::string member_for(const std::string& k) {
+  if (k == "si")
+    return *rc::gen::elementOf(Args{"1", "2", "3", "-5", "70000", "-70000", "9223372036854775807",
+                                    "-9223372036854775808", "32767", "-32768", "32768"});
+  return *rc::gen::elementOf(Args{"1", "-70000", "m1", "m2"});
+}
 Args set_command() {
+  const std::string k = set_key();
+  switch (*rc::gen::inRange(0, 6)) {
+    case 0: {
+      Args a{"SADD", k, member_for(k)};
+      for (int i = *rc::gen::inRange(0, 3); i > 0; --i) a.push_back(member_for(k));
+      return a;
+    }
+    case 1: return {"SREM", k, member_for(k), member_for(k)};
+    case 2: return {"SMEMBERS", k};
+    case 3: return {"SISMEMBER", k, member_for(k)};
+    case 4: return {"SMISMEMBER", k, member_for(k), member_for(k)};
+    default: return {"SCARD", k};
+  }
+}
+
+Args set_options_command() {
   Args a{"SET", key(), value()};
   const int options = *rc::gen::inRange(0, 3);
   for (int i = 0; i < options; ++i) {
@@ -268,6 +318,27 @@ const Args& scripts() {
         "return redis.call('script', 'load', 'return 1')",
         "return redis.call('ping', 'x')",
         "return redis.call('publish', 'chan', ARGV[1] or 'm')",
+        "return redis.call('getset', KEYS[1], ARGV[1] or 'g')",
+        "return redis.call('append', KEYS[1], ARGV[1] or 'x')",
+        "return redis.call('setex', KEYS[1], 100, ARGV[1] or 'v')",
+        "return redis.call('incrbyfloat', KEYS[1], ARGV[1] or '1.5')",
+        "return redis.call('hkeys', KEYS[1])",
+        "return redis.call('sadd', KEYS[1], 'm1', '1')",
+        "return redis.call('smembers', KEYS[1])",
+        "return redis.call('sismember', KEYS[1], 'm1')",
+        "return redis.call('rename', KEYS[1], KEYS[2])",
+        "return redis.call('time')",
+        "return redis.call('memory', 'usage', KEYS[1])",
+        "return redis.call('zremrangebyscore', KEYS[1], '-inf', ARGV[1] or '1')",
+        // A counting semaphore as JavaScript lock libraries keep one: holders in a sorted
+        // set scored by when they took a slot, the stale ones dropped before counting.
+        // KEYS[1] the semaphore; ARGV: holder, lease ms, the caller's now in ms, limit.
+        "local lease = tonumber(ARGV[2]) local now = tonumber(ARGV[3])\n"
+        "redis.call('zremrangebyscore', KEYS[1], '-inf', now - lease)\n"
+        "if redis.call('zcard', KEYS[1]) < tonumber(ARGV[4]) then\n"
+        "  redis.call('zadd', KEYS[1], now, ARGV[1]) redis.call('pexpire', KEYS[1], lease) return 1\n"
+        "end\n"
+        "return 0",
     };
     for (const auto& src : all_scripts()) s.push_back(src.text);
     return s;
@@ -278,13 +349,22 @@ const Args& scripts() {
 // Arguments for the project's lock scripts: their leases are long, zero or negative (never
 // a few milliseconds, which would expire while the two sides are compared), and owners.
 std::string lock_argument() {
-  return *rc::gen::elementOf(Args{"100000", "2000000", "0", "-1", "owner:1", "owner:2", "x"});
+  return *rc::gen::elementOf(Args{"100000", "2000000", "0", "-1", "owner:1", "owner:2", "x", "2", "1700000000000"});
 }
 
 bool is_lock_script(const std::string& body) {
   for (const auto& src : all_scripts())
     if (body == src.text) return true;
-  return false;
+  return body.find("zremrangebyscore', KEYS[1], '-inf', now") != std::string::npos;
+}
+
+// How many keys a lock script reads: the highest KEYS[n] in its text, or two for one that
+// walks all of them.
+int lock_script_keys(const std::string& body) {
+  int n = body.find("ipairs(KEYS)") != std::string::npos ? 2 : 0;
+  for (size_t at = body.find("KEYS["); at != std::string::npos; at = body.find("KEYS[", at + 1))
+    n = std::max(n, std::atoi(body.c_str() + at + 5));
+  return n;
 }
 
 Args eval_command() {
@@ -297,20 +377,21 @@ Args eval_command() {
     a[1] = *rc::gen::elementOf(Args{"e0e1f9fabfc9d4800c877a703b823ac0578ff8db",
                                     "0000000000000000000000000000000000000000", "abc"});
   }
-  const int nkeys = *rc::gen::inRange(0, 3);
+  const bool lock_script = !by_sha && is_lock_script(body);
+  // A lock script mostly gets the keys it reads, as its library sends it.
+  const int nkeys = lock_script && *rc::gen::inRange(0, 4) != 0 ? lock_script_keys(body) : *rc::gen::inRange(0, 3);
   std::string numkeys = std::to_string(nkeys);
   if (*rc::gen::inRange(0, 10) == 0) numkeys = *rc::gen::elementOf(Args{"-1", "x", "9"});
   a.push_back(numkeys);
   for (int i = 0; i < nkeys; ++i) a.push_back(key());
-  const bool lock_script = !by_sha && is_lock_script(body);
-  const int nargs = *rc::gen::inRange(0, lock_script ? 5 : 3);
+  const int nargs = lock_script ? *rc::gen::inRange(2, 5) : *rc::gen::inRange(0, 3);
   for (int i = 0; i < nargs; ++i) a.push_back(lock_script ? lock_argument() : value());
   return a;
 }
 
 Args keyspace_command() {
-  switch (*rc::gen::inRange(0, 25)) {
-    case 0: return set_command();
+  switch (*rc::gen::inRange(0, 32)) {
+    case 0: return set_options_command();
     case 1: return {"GET", key()};
     case 2: return {"SETNX", key(), value()};
     case 3: return {"DEL", key(), key()};
@@ -341,8 +422,15 @@ Args keyspace_command() {
     case 20: return {"GETDEL", key()};
     case 21: return {"MGET", key(), key()};
     case 22: return {"MSET", key(), value(), key(), value()};
+    case 24: return {"GETSET", key(), value()};
+    case 25: return {"APPEND", key(), value()};
+    case 26: return {"SETEX", key(), *rc::gen::elementOf(Args{"100", "0", "-1", "x", "9223372036854775807"}), value()};
+    case 27: return {"PSETEX", key(), *rc::gen::elementOf(Args{"100000", "0", "x", "9223372036854775807"}), value()};
+    case 28: return {"INCRBYFLOAT", key(), float_value()};
+    case 29: return {*rc::gen::elementOf(Args{"RENAME", "RENAMENX"}), key(), key()};
+    case 30: return {"TIME"};
     case 23: {
-      Args a{"MEMORY", "USAGE", key()};
+      Args a{"MEMORY", "USAGE", set_key()};
       if (*rc::gen::inRange(0, 3) == 0) a.insert(a.end(), {"SAMPLES", *rc::gen::elementOf(Args{"0", "1", "5", "-1", "x"})});
       if (*rc::gen::inRange(0, 10) == 0) a.push_back("BOGUS");
       return a;
@@ -352,7 +440,7 @@ Args keyspace_command() {
 }
 
 Args aggregate_command() {
-  switch (*rc::gen::inRange(0, 25)) {
+  switch (*rc::gen::inRange(0, 32)) {
     case 0: return {"HSET", key(), field(), value(), field(), value()};
     case 1: return {"HGET", key(), field()};
     case 2: return {"HGETALL", key()};
@@ -411,6 +499,10 @@ Args aggregate_command() {
     case 22: return {*rc::gen::elementOf(Args{"ZRANK", "ZREVRANK"}), key(), field()};
     case 23: return {"ZREVRANGE", key(), integer(), integer(), "WITHSCORES"};
     case 24: return {"HMSET", key(), field(), value()};
+    case 25: return {*rc::gen::elementOf(Args{"HKEYS", "HVALS"}), key()};
+    case 26: case 27: case 28: return set_command();
+    case 29: return {"ZREMRANGEBYSCORE", key(), bound(), bound()};
+    case 30: return {"ZREMRANGEBYRANK", key(), integer(), integer()};
     default: return {"PUBLISH", "chan", value()};
   }
 }
@@ -483,6 +575,20 @@ Args any_command() {
 
 // ---- The property ----------------------------------------------------------------------
 
+// The server keeps the objects of redis.call's arguments from one call to the next, for
+// as long as it runs (see sim/src/lua_args.h); a short value a script stores may be one
+// made for a longer argument, and MEMORY USAGE shows it. Each case starts both sides with
+// the same objects kept: 32 arguments of 64 bytes make every position hold a raw string
+// that the next call's arguments fit in, and an EXPIRE that deletes the key, rewritten as
+// DEL key for replication, lets go of all but the key's.
+constexpr const char* kForgetArgumentObjects =
+    "local big, nx = {}, {}\n"
+    "for i = 1, 32 do big[i] = string.rep('x', 64) end\n"
+    "for i = 1, 29 do nx[i] = 'nx' end\n"
+    "redis.pcall(unpack(big))\n"
+    "redis.call('set', KEYS[1], 'x')\n"
+    "redis.call('expire', KEYS[1], 0, unpack(nx))\n";
+
 RC_GTEST_PROP(DifferentialTest, SimNodeRepliesLikeRedisServer, ()) {
   RedisServer& server = RedisServer::instance();
   if (!server.available()) {
@@ -506,10 +612,12 @@ RC_GTEST_PROP(DifferentialTest, SimNodeRepliesLikeRedisServer, ()) {
   real.run({"PING"});
   real.run({"CONFIG", "SET", "maxmemory", "0", "maxmemory-policy", "noeviction", "maxmemory-samples", "5",
             "lfu-log-factor", "10", "lfu-decay-time", "1", "maxmemory-clients", "0", "maxmemory-eviction-tenacity", "10"});
-  real.run({"FLUSHALL"});
-  real.run({"SCRIPT", "FLUSH"});
   RedisNode node;
   ClientState client;
+  for (const Args& cmd : {Args{"FLUSHALL"}, Args{"EVAL", kForgetArgumentObjects, "1", "prime"}, Args{"SCRIPT", "FLUSH"}}) {
+    real.run(cmd);
+    node.execute(client, cmd, wall_ms());
+  }
   std::vector<Args> queued;  // what the open MULTI holds, to compare EXEC's replies
   for (size_t i = 0; i < commands.size(); ++i) {
     const Args& cmd = commands[i];
@@ -583,6 +691,85 @@ TEST(DifferentialTest, UsedMemoryStartsWhereAFreshServerDoes) {
   EXPECT_LE(std::llabs(server - sim), 512) << "redis-server started at " << server;
 }
 
+// Sets as the server encodes them: an intset answers in numeric order and grows its
+// members' width, a 513th integer or a first non-integer turns it into a hash table sized
+// for what it held. (A table that grows or shrinks afterwards is rehashed a bucket per
+// command, by how its random hashes fell, and MEMORY USAGE counts both tables meanwhile.)
+TEST(DifferentialTest, SetsAsTheServerKeepsThem) {
+  RedisServer& server = RedisServer::instance();
+  if (!server.available()) GTEST_SKIP() << server.why_not();
+  ServerConnection real(server.port());
+  ASSERT_TRUE(real.ctx && !real.ctx->err);
+  real.run({"FLUSHALL"});
+  RedisNode node;
+  ClientState client;
+  std::vector<Args> commands{{"SADD", "s", "5", "-3", "100000", "2", "-32769", "9223372036854775807"},
+                             {"SMEMBERS", "s"},
+                             {"MEMORY", "USAGE", "s"},
+                             {"SREM", "s", "9223372036854775807", "100000"},
+                             {"SMEMBERS", "s"},
+                             {"MEMORY", "USAGE", "s"}};
+  Args many{"SADD", "big"};
+  for (int i = 0; i < 512; ++i) many.push_back(std::to_string(i * 7 - 300));
+  commands.push_back(many);
+  commands.push_back({"MEMORY", "USAGE", "big"});
+  commands.push_back({"SMEMBERS", "big"});
+  commands.push_back({"SADD", "big", "100000"});  // the 513th: a table of 1024 buckets
+  commands.push_back({"SCARD", "big"});
+  commands.push_back({"MEMORY", "USAGE", "big", "SAMPLES", "0"});
+  commands.push_back({"SADD", "t", "1", "2", "3"});
+  commands.push_back({"SADD", "t", "x"});  // four in a table of four
+  commands.push_back({"MEMORY", "USAGE", "t"});
+  for (const Args& cmd : commands) {
+    const Reply expected = real.run(cmd);
+    const Reply actual = node.execute(client, cmd, wall_ms());
+    ASSERT_EQ(to_resp(actual), to_resp(expected)) << cmd[0] << " " << cmd[1];
+  }
+}
+
+// A short value a script stores is the object made for that argument position by an
+// earlier call, with its allocation: MEMORY USAGE shows it, here as on the server.
+TEST(DifferentialTest, ScriptValuesKeepTheirArgumentObjects) {
+  RedisServer& server = RedisServer::instance();
+  if (!server.available()) GTEST_SKIP() << server.why_not();
+  ServerConnection real(server.port());
+  ASSERT_TRUE(real.ctx && !real.ctx->err);
+  RedisNode node;
+  ClientState client;
+  auto eval = [](const std::string& body) { return Args{"EVAL", body, "0"}; };
+  const std::vector<Args> commands{
+      {"FLUSHALL"},
+      {"EVAL", kForgetArgumentObjects, "1", "prime"},
+      eval("return redis.call('get', 'k', 'aaaaaaaaaaaaaaaaaaa')"),
+      eval("return redis.call('set', 'k', '')"),
+      {"MEMORY", "USAGE", "k"},
+      eval("return redis.call('set', 'k', 'abc', 'GET')"),
+      {"MEMORY", "USAGE", "k"},
+      eval("return redis.call('setnx', 'k', 'abcdefghijklmnopqrstuvwxyz')"),
+      eval("return redis.call('set', 'j', 'ab')"),
+      {"MEMORY", "USAGE", "j"},
+      eval("return redis.call('set', 'q', 'x', 'GET', 'GET')"),
+      eval("return redis.call('set', 'q', 'y')"),
+      {"MEMORY", "USAGE", "q"},
+      eval("return redis.call('mset', 'm1', 'aaaaaaaaaaaaaaa', 'm2', 'bbbbbbbbbbbbbbbbbbbbb')"),
+      eval("return redis.call('mset', 'm3', '', 'm4', 'b')"),
+      {"MEMORY", "USAGE", "m3"},
+      {"MEMORY", "USAGE", "m4"},
+      eval("return redis.call('setex', 'sx', 100, 'longervaluexxxxxxxxx')"),
+      eval("return redis.call('setex', 'sx', 100, 'y')"),
+      {"MEMORY", "USAGE", "sx"},
+      eval("return redis.call('expire', 'sx', 1000, 'abcdefghijkl')"),
+      eval("return redis.call('set', 'e', 'q', 'abcdefghijkl')"),
+      eval("return redis.call('set', 'e', 'q', 'r')"),
+      {"MEMORY", "USAGE", "e"},
+  };
+  for (const Args& cmd : commands) {
+    const Reply expected = real.run(cmd);
+    const Reply actual = node.execute(client, cmd, wall_ms());
+    ASSERT_EQ(to_resp(actual), to_resp(expected)) << cmd[0] << " " << cmd[1];
+  }
+}
+
 // ---- Replication: a replica fed the propagated stream stays identical ------------------
 
 namespace {
@@ -591,13 +778,14 @@ namespace {
 // sees keys a replica keeps past their expiry) so that reading changes nothing.
 std::string dump(RedisNode& node, ClientState& link, int64_t now) {
   std::string out;
-  for (const char* k : {"k1", "k2", "k3", "lock"}) {
+  for (const char* k : {"k1", "k2", "k3", "lock", "si"}) {
     const Reply type = node.execute(link, {"TYPE", k}, now);
     Reply value;
     if (type.str == "string") value = node.execute(link, {"GET", k}, now);
     if (type.str == "hash") value = node.execute(link, {"HGETALL", k}, now);
     if (type.str == "list") value = node.execute(link, {"LRANGE", k, "0", "-1"}, now);
     if (type.str == "zset") value = node.execute(link, {"ZRANGE", k, "0", "-1", "WITHSCORES"}, now);
+    if (type.str == "set") value = node.execute(link, {"SMEMBERS", k}, now);
     const auto expire = node.expire_of(k);
     out += std::string(k) + " " + type.str + " " + to_resp(value) + " @" +
            (expire ? std::to_string(*expire) : "-") + "\n";

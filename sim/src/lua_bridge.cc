@@ -27,8 +27,9 @@ LuaEngine& engine(lua_State* L) {
 // Lua numbers become arguments through %.17g, not Lua's own %.14g: 0.1 reaches the
 // command as "0.10000000000000001", exactly as Redis 7.0 passes it. `out` is a reused
 // buffer: its strings keep their capacity from one call to the next, so arguments are
-// copied into place rather than allocated.
-bool lua_args(lua_State* L, Args& out) {
+// copied into place rather than allocated. Answers how many were strings or numbers,
+// stopping at the first that is neither.
+size_t lua_args(lua_State* L, Args& out) {
   const int argc = lua_gettop(L);
   out.resize(static_cast<size_t>(argc));
   for (int j = 1; j <= argc; ++j) {
@@ -43,10 +44,10 @@ bool lua_args(lua_State* L, Args& out) {
       const char* s = lua_tolstring(L, j, &len);
       arg.assign(s, len);
     } else {
-      return false;
+      return static_cast<size_t>(j - 1);
     }
   }
-  return true;
+  return static_cast<size_t>(argc);
 }
 
 int call_generic(lua_State* L, bool raise) {
@@ -57,8 +58,9 @@ int call_generic(lua_State* L, bool raise) {
   std::string err;
   if (argc == 0) {
     err = "Please specify at least one argument for this redis lib call";
-  } else if (!lua_args(L, args)) {
+  } else if (const size_t strings = lua_args(L, args); strings < static_cast<size_t>(argc)) {
     err = "Lua redis lib command arguments must be strings or integers";
+    e.unsent_args(args, strings);
   }
   lua_settop(L, 0);
   if (!err.empty()) {
@@ -841,6 +843,16 @@ Reply LuaEngine::run(const Script& script, ClientState& caller, std::span<const 
 // scriptCall: the checks Redis makes before a command runs inside a script, then the
 // command itself through the node's normal call path (so it propagates on its own).
 Reply LuaEngine::redis_call(const Args& argv, std::string& err) {
+  // Every call's arguments pass through the cache of argument objects, refused or not.
+  arg_cache_.take(argv, argv.size(), script_args_);
+  struct Keep {
+    LuaEngine& e;
+    const Args& argv;
+    ~Keep() {
+      e.node_.script_args = nullptr;
+      e.arg_cache_.keep(argv, argv.size(), e.script_args_);
+    }
+  } keep{*this, argv};
   const Command* cmd = node_.find(argv[0]);
   // A container alone (e.g. "script") is itself the command, and fails on arity.
   if (cmd && (cmd->flags & kContainer) && argv.size() > 1) cmd = node_.find_sub(*cmd, argv[1]);
@@ -872,6 +884,7 @@ Reply LuaEngine::redis_call(const Args& argv, std::string& err) {
     err = std::move(why);
     return {};
   }
+  node_.script_args = &script_args_;
   return node_.call(*caller_, *cmd, argv);
 }
 

@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "lua_args.h"
 #include "lua_heap.h"
 #include "redis_impl.h"
 
@@ -55,10 +56,17 @@ class LuaEngine {
   void restart() {
     flush_scripts();
     rand48_ = kRand48Initial;
+    arg_cache_.clear();
   }
 
   // Used by the redis.* C functions.
   Reply redis_call(const Args& argv, std::string& err);
+  // Arguments a redis.call could not send (the first n were strings) still pass through
+  // the cache of argument objects.
+  void unsent_args(const Args& argv, size_t n) {
+    arg_cache_.take(argv, n, script_args_);
+    arg_cache_.keep(argv, n, script_args_);
+  }
   // A reused argument vector for one redis.call, released when the lease ends (also when
   // a Lua error unwinds through it). Calls cannot nest today (a script cannot EVAL), but
   // a stack of buffers keeps that an assumption of nothing.
@@ -127,6 +135,8 @@ class LuaEngine {
   std::vector<uint8_t> held_used_;  // per set of two slots: the way used last
   std::vector<std::unique_ptr<Args>> args_stack_;  // a lease's buffer stays put when another is added
   size_t args_depth_ = 0;
+  ArgCache arg_cache_;
+  ScriptArgs script_args_;  // the running redis.call's
   std::map<std::string, Script> scripts_;  // by SHA-1
   int64_t cache_entries_bytes_ = 0;
   // EVAL sends the whole body every time; hashing it each time was most of the cost of

@@ -3,6 +3,7 @@
 // changes (observer, WATCH versions, replication stream).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <deque>
@@ -83,6 +84,8 @@ enum class StrEnc : uint8_t {
   Created,  // createStringObject's: an embstr up to 44 bytes, else raw; never an integer
             // (INCRBYFLOAT's result)
   Raw,      // a raw sds that APPEND grew: sds_header and sds_bytes give its allocation
+  Embstr,   // an embstr made for a longer string (a script's reused argument, see
+            // ScriptArgs): sds_bytes is its whole allocation
 };
 
 struct Value {
@@ -138,6 +141,26 @@ using Keyspace = std::unordered_map<std::string, Entry, KeyHash>;
 
 struct NodeCore;
 using Args = std::vector<std::string>;
+
+// One argument object of a redis.call, as script_lua.c's cache of them knows it.
+struct ArgObject {
+  bool embstr = false;
+  int64_t alloc = 0;  // the bytes its sds can hold
+};
+
+// The argument objects of the redis.call running now and what the command does with them,
+// recorded where 7.0 does it to c->argv: which it encoded (tryObjectEncoding), which it
+// stored as a key's value, and, when it rewrote the vector for propagation, where each
+// new position's object came from (-1: a new or shared object). LuaEngine keeps the rest
+// for later calls (lua_args.cc).
+struct ScriptArgs {
+  static constexpr size_t kCached = 32;  // LUA_CMD_OBJCACHE_SIZE
+  std::array<ArgObject, kCached> objects;
+  std::array<bool, kCached> encoded{};
+  std::array<bool, kCached> stored{};
+  bool rewritten = false;
+  std::vector<int> layout;
+};
 using Handler = Reply (*)(NodeCore&, ClientState&, const Args&);
 
 enum CmdFlags : unsigned {
@@ -166,6 +189,7 @@ void register_key_commands(std::vector<Command>& out);
 void register_hash_commands(std::vector<Command>& out);
 void register_list_commands(std::vector<Command>& out);
 void register_zset_commands(std::vector<Command>& out);
+void register_set_commands(std::vector<Command>& out);
 void register_script_commands(std::vector<Command>& out);
 void register_multi_commands(std::vector<Command>& out);
 void register_pubsub_commands(std::vector<Command>& out);
@@ -298,8 +322,25 @@ struct NodeCore {
   bool perform_evictions();
   // Marks a string value as one a command stored through tryObjectEncoding: an integer
   // of 0..9999 becomes a shared object unless maxmemory's policy needs every value's
-  // own LRU/LFU field.
-  void encode_string(Value& v) const;
+  // own LRU/LFU field. `arg` is the position of the argument it came from, if any: in a
+  // script, a short string keeps the allocation of the argument object it was.
+  void encode_string(Value& v, int arg = -1);
+  // What a command does to its argument objects, for a script's cache of them; nothing
+  // outside a script.
+  ScriptArgs* script_args = nullptr;
+  void arg_encoded(size_t pos) {
+    if (script_args && pos < ScriptArgs::kCached) script_args->encoded[pos] = true;
+  }
+  void args_rewritten(std::initializer_list<int> layout) {
+    if (!script_args) return;
+    script_args->rewritten = true;
+    script_args->layout.assign(layout);
+  }
+  void args_rewritten(const std::vector<int>& layout) {
+    if (!script_args) return;
+    script_args->rewritten = true;
+    script_args->layout = layout;
+  }
   // The access bookkeeping of a key looked up, or created (robj->lru).
   void touch_access(Entry& e, bool created);
 
@@ -347,11 +388,13 @@ struct NodeCore {
   Entry* lookup_typed(const std::string& key, VType type, bool& wrong);
   // Stores a new value (creation or overwrite): clears expiry unless keep_ttl.
   Entry& set_value(const std::string& key, Value v, bool keep_ttl);
-  Entry& set_string(const std::string& key, const std::string& value, bool keep_ttl) {
-    return set_string_at(db.find(key), key, value, keep_ttl);
+  // `arg`: the position of the command's argument the value is (see encode_string).
+  Entry& set_string(const std::string& key, const std::string& value, bool keep_ttl, int arg = -1) {
+    return set_string_at(db.find(key), key, value, keep_ttl, arg);
   }
   // set_string, given where `key` is (db.end() when it is not there).
-  Entry& set_string_at(Keyspace::iterator at, const std::string& key, const std::string& value, bool keep_ttl);
+  Entry& set_string_at(Keyspace::iterator at, const std::string& key, const std::string& value, bool keep_ttl,
+                       int arg = -1);
   // Marks an in-place modification of an existing value (writer, observer, WATCH).
   void modified(const std::string& key, Entry& e);
   bool remove(const std::string& key);  // DEL semantics; true if it existed

@@ -171,12 +171,24 @@ int64_t NodeCore::used_memory() const {
   return total + 8 * dict_buckets(db.size()) + 8 * dict_buckets(volatile_keys);
 }
 
-void NodeCore::encode_string(Value& v) const {
+void NodeCore::encode_string(Value& v, int arg) {
   v.enc = StrEnc::Encoded;
   int64_t n = 0;
+  const bool number = v.str.size() <= 20 && string_to_ll(v.str, n);
   const bool sharing = memory.maxmemory == 0 || !(is_lfu(memory.policy) || memory.policy == EvictionPolicy::AllkeysLru ||
                                                   memory.policy == EvictionPolicy::VolatileLru);
-  v.shared_int = sharing && v.str.size() <= 4 && string_to_ll(v.str, n) && n >= 0 && n < 10000;
+  v.shared_int = sharing && number && n >= 0 && n < 10000;
+  if (arg < 0 || !script_args || static_cast<size_t>(arg) >= ScriptArgs::kCached) return;
+  const auto pos = static_cast<size_t>(arg);
+  script_args->encoded[pos] = script_args->stored[pos] = true;
+  // tryObjectEncoding keeps an embstr as it is: one a script's earlier call made for a
+  // longer argument keeps that allocation.
+  const ArgObject& o = script_args->objects[pos];
+  const auto len = static_cast<int64_t>(v.str.size());
+  if (!number && o.embstr && len < o.alloc) {
+    v.enc = StrEnc::Embstr;
+    v.sds_bytes = alloc_size(16 + 3 + o.alloc + 1);
+  }
 }
 
 void NodeCore::touch_access(Entry& e, bool created) {

@@ -49,6 +49,7 @@ const std::vector<Command>& command_list() {
     register_hash_commands(out);
     register_list_commands(out);
     register_zset_commands(out);
+    register_set_commands(out);
     register_script_commands(out);
     register_multi_commands(out);
     register_pubsub_commands(out);
@@ -336,13 +337,13 @@ Entry& NodeCore::set_value(const std::string& key, Value v, bool keep_ttl) {
 
 // The string is copied into the entry's own buffer, which a re-created key brings along.
 Entry& NodeCore::set_string_at(Keyspace::iterator at, const std::string& key, const std::string& value,
-                               bool keep_ttl) {
+                               bool keep_ttl, int arg) {
   const bool inserted = at == db.end();
   auto it = inserted ? insert_key(key) : at;
   Value& v = it->second.v;
   if (v.type != VType::String) v = Value();
   v.str.assign(value);
-  encode_string(v);
+  encode_string(v, arg);
   return stored(it, inserted, keep_ttl);
 }
 

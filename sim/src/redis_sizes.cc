@@ -127,6 +127,7 @@ std::string score_text(double d) {
 
 int64_t string_usage(const Value& v) {
   if (v.enc == StrEnc::Raw) return kRobj + v.sds_bytes;
+  if (v.enc == StrEnc::Embstr) return v.sds_bytes;
   if (v.enc == StrEnc::Encoded && reads_as_integer(v.str)) return kRobj;
   return string_object_bytes(static_cast<int64_t>(v.str.size()));
 }
