@@ -27,6 +27,7 @@ void ArgCache::take(const Args& args, size_t n, ScriptArgs& out) {
   out.encoded.fill(false);
   out.stored.fill(false);
   out.rewritten = false;
+  out.propagated = false;
   for (size_t j = 0; j < std::min(n, ScriptArgs::kCached); ++j) {
     const auto len = static_cast<int64_t>(args[j].size());
     Slot& slot = slots_[j];
@@ -40,6 +41,7 @@ void ArgCache::take(const Args& args, size_t n, ScriptArgs& out) {
 }
 
 void ArgCache::keep(const Args& args, size_t n, const ScriptArgs& used) {
+  if (used.propagated) return;
   const size_t count = used.rewritten ? used.layout.size() : n;
   for (size_t i = 0; i < std::min(count, ScriptArgs::kCached); ++i) {
     const int from = used.rewritten ? used.layout[i] : static_cast<int>(i);

@@ -39,6 +39,7 @@ class LuaEngine {
     std::string sha;
     int ref = 0;
     Traits traits;
+    unsigned flags = 0;  // ScriptFlag, from its shebang
   };
 
   // Compiles a script body once and caches it under its SHA-1. On a compile error
@@ -47,9 +48,13 @@ class LuaEngine {
   // The loaded script with this (lowercase) SHA-1, or nullptr.
   const Script* find(const std::string& sha) const;
   bool has(const std::string& sha) const { return find(sha) != nullptr; }
-  // Runs a loaded script for `caller` with the given KEYS and ARGV.
+  // Runs a loaded script for `caller` with the given KEYS and ARGV; `slot` is the cluster
+  // slot of its KEYS (-1: none, or no cluster).
   Reply run(const Script& script, ClientState& caller, std::span<const std::string> keys,
-            std::span<const std::string> argv);
+            std::span<const std::string> argv, int slot);
+  // The flags an EVAL or EVALSHA's script declares (ScriptFlag), as far as the command
+  // tells before it runs: kScriptCompat for no shebang, a bad one, or an unknown SHA-1.
+  unsigned declared_flags(const Args& argv, bool by_sha) const;
   // SCRIPT FLUSH: a fresh interpreter, every cached script forgotten.
   void flush_scripts();
   // A server restart: no scripts, and math.random back at its initial state.
@@ -148,6 +153,8 @@ class LuaEngine {
   const Script* last_ = nullptr;
   ClientState* caller_ = nullptr;
   bool script_wrote_ = false;
+  unsigned run_flags_ = 0;  // the running script's ScriptFlag
+  int run_slot_ = -1;       // the cluster slot its keys have hashed to so far
   int64_t instructions_ = 0;  // executed by the running script
   // redisLrand48's state: never reseeded by the server (not per script, not by SCRIPT
   // FLUSH), so math.random continues one sequence from the built-in initial state.

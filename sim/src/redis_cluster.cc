@@ -239,15 +239,20 @@ std::optional<Reply> NodeCore::cluster_route(const ClientState& c, const Command
   return std::nullopt;
 }
 
-std::string NodeCore::cluster_script_route(const Args& argv) {
+std::string NodeCore::cluster_script_route(const Args& argv, bool cross_slot, int& slot) {
   const Route r = route(*cluster, cluster_self, *this, {&argv});
-  // 7.0.15 lets a script touch undeclared keys of any slot this node serves: only keys
-  // served elsewhere (or unserved) and a down cluster stop it.
+  // 7.0.15 lets a script without a shebang touch undeclared keys of any slot this node
+  // serves: only keys served elsewhere (or unserved) and a down cluster stop it. A script
+  // with one stays in the slot of its first key unless it allows cross-slot keys.
   switch (r.kind) {
-    case Route::Kind::Here: return {};
+    case Route::Kind::Here: break;
     case Route::Kind::Down: return "Script attempted to execute a command while the cluster is down";
     default: return "Script attempted to access a non local key in a cluster node";
   }
+  if (r.slot < 0 || cross_slot) return {};
+  if (slot < 0) slot = r.slot;
+  else if (slot != r.slot) return "Script attempted to access keys that do not hash to the same slot";
+  return {};
 }
 
 void register_cluster_commands(std::vector<Command>& out) {

@@ -160,6 +160,9 @@ struct ScriptArgs {
   std::array<bool, kCached> stored{};
   bool rewritten = false;
   std::vector<int> layout;
+  // Replicated (it wrote, or is PUBLISH): the replication stream holds its arguments
+  // until the script ends, so none is kept.
+  bool propagated = false;
 };
 using Handler = Reply (*)(NodeCore&, ClientState&, const Args&);
 
@@ -170,6 +173,8 @@ enum CmdFlags : unsigned {
   kNoQueue = 8,    // executed immediately even inside MULTI
   kContainer = 16, // has subcommands, registered as "name|sub" (SCRIPT LOAD ...)
   kDenyOom = 32,   // may grow memory: refused with OOM when over maxmemory (CMD_DENYOOM)
+  kRunsScript = 64,     // EVAL, EVALSHA: a script's shebang may change the flags (flags_of)
+  kMayReplicate = 128,  // no write, but replicated (PUBLISH): refused in a read-only script
 };
 
 struct Command {
@@ -293,13 +298,15 @@ struct NodeCore {
     if (!cluster || c.is_master_link) return std::nullopt;
     return cluster_route(c, cmd, argv);
   }
-  // scriptVerifyClusterState: "" when a script may run argv here, else why not.
-  std::string cluster_script_check(const Args& argv) {
+  // scriptVerifyClusterState: "" when a script may run argv here, else why not. `slot`
+  // is the slot the script's keys so far hash to (-1: none yet), which a script that did
+  // not declare allow-cross-slot-keys may not leave.
+  std::string cluster_script_check(const Args& argv, bool cross_slot, int& slot) {
     if (!cluster || !client || client->is_master_link) return {};
-    return cluster_script_route(argv);
+    return cluster_script_route(argv, cross_slot, slot);
   }
   std::optional<Reply> cluster_route(const ClientState& c, const Command& cmd, const Args& argv);
-  std::string cluster_script_route(const Args& argv);
+  std::string cluster_script_route(const Args& argv, bool cross_slot, int& slot);
 
   // Memory and eviction (redis_memory.cc).
   MemoryConfig memory;
@@ -360,6 +367,9 @@ struct NodeCore {
   // Runs one command (from a client, EXEC or a script) and propagates its effect.
   Reply call(ClientState& c, const Command& cmd, const Args& argv);
   const Command* find(const std::string& name) const;
+  // getCommandFlags: a command's flags, but for a script with a shebang its own (which
+  // only matter under maxmemory, on a replica and at EXEC).
+  unsigned flags_of(const Command& cmd, const Args& argv) const;
   // The last names find() resolved, spelled as the client sent them: a lock workload
   // sends the same few names over and over, and comparing a short name is cheaper than
   // lowercasing and hashing it. Direct-mapped on length and first letter.

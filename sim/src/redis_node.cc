@@ -11,6 +11,7 @@
 
 #include "lua_bridge.h"
 #include "redis_impl.h"
+#include "redis_scripting.h"
 
 namespace lockstep::sim {
 
@@ -111,6 +112,18 @@ const Command* NodeCore::find(const std::string& name) const {
   return cmd;
 }
 
+unsigned NodeCore::flags_of(const Command& cmd, const Args& argv) const {
+  if (!(cmd.flags & kRunsScript)) return cmd.flags;
+  const unsigned script = lua->declared_flags(argv, std::string_view(cmd.name) == "evalsha");
+  if (script & kScriptCompat) return cmd.flags;
+  // scriptFlagsToCmdFlags: a script with a shebang writes unless it says no-writes, and
+  // is refused under OOM unless it says allow-oom (no-writes implies it).
+  unsigned flags = cmd.flags & ~(kWrite | kDenyOom);
+  if (!(script & (kScriptAllowOom | kScriptNoWrites))) flags |= kDenyOom;
+  if (!(script & kScriptNoWrites)) flags |= kWrite;
+  return flags;
+}
+
 const Command* NodeCore::find_sub(const Command& container,
                                          const std::string& sub) const {
   char buf[kNameMax];
@@ -159,13 +172,13 @@ Reply NodeCore::process(ClientState& c, const Args& argv) {
     // Inside MULTI everything but EXEC and DISCARD is refused, since queueing itself takes
     // memory; EXEC is refused when it holds a command that may grow memory.
     const std::string_view name(cmd->name);
-    bool deny = (cmd->flags & kDenyOom) != 0;
+    bool deny = (flags_of(*cmd, argv) & kDenyOom) != 0;
     if (c.in_multi && name != "exec" && name != "discard") deny = true;
     if (c.in_multi && name == "exec") {
       for (const auto& q : c.queued) {
         const Command* qc = find(q[0]);
         if (qc && (qc->flags & kContainer) && q.size() > 1) qc = find_sub(*qc, q[1]);
-        deny = deny || (qc && (qc->flags & kDenyOom));
+        deny = deny || (qc && (flags_of(*qc, q) & kDenyOom));
       }
     }
     if (oom && deny) return reject(Reply::error(kOomError));
@@ -173,7 +186,7 @@ Reply NodeCore::process(ClientState& c, const Args& argv) {
     // memory as the script started (server.script_oom).
     script_oom = oom;
   }
-  if (replica && (cmd->flags & kWrite) && !c.is_master_link)
+  if (replica && !c.is_master_link && (flags_of(*cmd, argv) & kWrite))
     return reject(Reply::error("READONLY You can't write against a read only replica."));
   if (!c.channels.empty() && !(cmd->flags & kPubSubOk)) {
     return reject(Reply::error(std::string("ERR Can't execute '") + cmd->name +
