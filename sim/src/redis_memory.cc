@@ -23,9 +23,9 @@
 // each of query and reply buffer — and about 20 kB once the server trims an idle one),
 // the replication backlog (1 MB once a replica connects), the moment a dict's table
 // is rehashed (both tables are held meanwhile) and aggregates' hash tables beyond what
-// MEMORY USAGE counts. So a simulated node with N clients runs out of memory at about
-// N × 20–38 kB less than a real one, scenarios leave that margin, and writing several
-// times maxmemory fills both.
+// MEMORY USAGE counts. So a real server with N more clients runs out of memory about
+// N × 20–38 kB of data sooner than a simulated node (docs/memory-and-eviction.md), and
+// scenarios write several times maxmemory, which fills both.
 //
 // Eviction follows performEvictions: before a command runs, while used_memory exceeds
 // maxmemory, take the best candidate of the policy and delete it (replicated as DEL);
