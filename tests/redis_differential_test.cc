@@ -667,19 +667,45 @@ RC_GTEST_PROP(DifferentialTest, SimNodeRepliesLikeRedisServer, ()) {
   }
 }
 
-// ---- Memory: MEMORY USAGE of string keys of every length ----------------------------
+// ---- Fixed sequences ----------------------------------------------------------------
+
+// A command as a failure names it: long arguments cut, with their length.
+std::string command_line(const Args& cmd) {
+  std::string line;
+  for (const auto& a : cmd)
+    line += "'" + a.substr(0, 40) + (a.size() > 40 ? "…' (" + std::to_string(a.size()) + " bytes) " : "' ");
+  return line;
+}
+
+// Each command to the server and to the node in turn: the same reply, byte for byte.
+void expect_same_replies(ServerConnection& real, RedisNode& node, const std::vector<Args>& commands) {
+  ClientState client;
+  for (const Args& cmd : commands) {
+    const Reply expected = real.run(cmd);
+    const Reply actual = node.execute(client, cmd, wall_ms());
+    ASSERT_EQ(to_resp(actual), to_resp(expected)) << command_line(cmd);
+  }
+}
+
+// A sequence on the shared server, emptied first, and a new node.
+class DifferentialSequence : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!RedisServer::instance().available()) GTEST_SKIP() << RedisServer::instance().why_not();
+    real_ = std::make_unique<ServerConnection>(RedisServer::instance().port());
+    ASSERT_TRUE(real_->ctx && !real_->ctx->err);
+    real_->run({"FLUSHALL"});
+  }
+  void expect_same(const std::vector<Args>& commands) { expect_same_replies(*real_, node_, commands); }
+
+  std::unique_ptr<ServerConnection> real_;
+  RedisNode node_;
+};
 
 // Key names from empty to past every sds header boundary, values across the integer,
 // embstr and raw encodings and the allocator's classes: each key's MEMORY USAGE is the
 // server's, byte for byte.
-TEST(DifferentialTest, MemoryUsageOfStringKeysOfEveryLength) {
-  RedisServer& server = RedisServer::instance();
-  if (!server.available()) GTEST_SKIP() << server.why_not();
-  ServerConnection real(server.port());
-  ASSERT_TRUE(real.ctx && !real.ctx->err);
-  real.run({"FLUSHALL"});
-  RedisNode node;
-  ClientState client;
+TEST_F(DifferentialSequence, MemoryUsageOfStringKeysOfEveryLength) {
   std::vector<size_t> key_lengths;
   for (size_t n = 0; n <= 70; ++n) key_lengths.push_back(n);
   for (size_t n : {100, 127, 128, 200, 250, 251, 252, 253, 254, 255, 256, 257, 300, 1000, 4000, 65530, 65536})
@@ -687,16 +713,14 @@ TEST(DifferentialTest, MemoryUsageOfStringKeysOfEveryLength) {
   const Args values{"", "0", "1", "9999", "10000", "-1", "9223372036854775807", "9223372036854775808", "007",
                     "v", std::string(20, 'v'), std::string(21, 'v'), std::string(44, 'v'), std::string(45, 'v'),
                     std::string(100, 'v'), std::string(251, 'v'), std::string(252, 'v'), std::string(5000, 'v')};
+  std::vector<Args> commands;
   for (size_t klen : key_lengths) {
-    const std::string key(klen, 'k');
     for (const std::string& v : values) {
-      for (const Args& cmd : {Args{"SET", key, v}, Args{"MEMORY", "USAGE", key}}) {
-        const Reply expected = real.run(cmd);
-        const Reply actual = node.execute(client, cmd, wall_ms());
-        ASSERT_EQ(to_resp(actual), to_resp(expected)) << "key of " << klen << " bytes, value of " << v.size();
-      }
+      commands.push_back({"SET", std::string(klen, 'k'), v});
+      commands.push_back({"MEMORY", "USAGE", std::string(klen, 'k')});
     }
   }
+  expect_same(commands);
 }
 
 // A fresh server tells its first client the memory it started with and that client's
@@ -723,14 +747,7 @@ TEST(DifferentialTest, UsedMemoryStartsWhereAFreshServerDoes) {
 // members' width, a 513th integer or a first non-integer turns it into a hash table sized
 // for what it held. (A table that grows or shrinks afterwards is rehashed a bucket per
 // command, by how its random hashes fell, and MEMORY USAGE counts both tables meanwhile.)
-TEST(DifferentialTest, SetsAsTheServerKeepsThem) {
-  RedisServer& server = RedisServer::instance();
-  if (!server.available()) GTEST_SKIP() << server.why_not();
-  ServerConnection real(server.port());
-  ASSERT_TRUE(real.ctx && !real.ctx->err);
-  real.run({"FLUSHALL"});
-  RedisNode node;
-  ClientState client;
+TEST_F(DifferentialSequence, SetsAsTheServerKeepsThem) {
   std::vector<Args> commands{{"SADD", "s", "5", "-3", "100000", "2", "-32769", "9223372036854775807"},
                              {"SMEMBERS", "s"},
                              {"MEMORY", "USAGE", "s"},
@@ -748,25 +765,14 @@ TEST(DifferentialTest, SetsAsTheServerKeepsThem) {
   commands.push_back({"SADD", "t", "1", "2", "3"});
   commands.push_back({"SADD", "t", "x"});  // four in a table of four
   commands.push_back({"MEMORY", "USAGE", "t"});
-  for (const Args& cmd : commands) {
-    const Reply expected = real.run(cmd);
-    const Reply actual = node.execute(client, cmd, wall_ms());
-    ASSERT_EQ(to_resp(actual), to_resp(expected)) << cmd[0] << " " << cmd[1];
-  }
+  expect_same(commands);
 }
 
 // A short value a script stores is the object made for that argument position by an
 // earlier call, with its allocation: MEMORY USAGE shows it, here as on the server.
-TEST(DifferentialTest, ScriptValuesKeepTheirArgumentObjects) {
-  RedisServer& server = RedisServer::instance();
-  if (!server.available()) GTEST_SKIP() << server.why_not();
-  ServerConnection real(server.port());
-  ASSERT_TRUE(real.ctx && !real.ctx->err);
-  RedisNode node;
-  ClientState client;
+TEST_F(DifferentialSequence, ScriptValuesKeepTheirArgumentObjects) {
   auto eval = [](const std::string& body) { return Args{"EVAL", body, "0"}; };
-  const std::vector<Args> commands{
-      {"FLUSHALL"},
+  expect_same({
       {"EVAL", kForgetArgumentObjects, "1", "prime"},
       eval("return redis.call('get', 'k', 'aaaaaaaaaaaaaaaaaaa')"),
       eval("return redis.call('set', 'k', '')"),
@@ -790,12 +796,7 @@ TEST(DifferentialTest, ScriptValuesKeepTheirArgumentObjects) {
       eval("return redis.call('set', 'e', 'q', 'abcdefghijkl')"),
       eval("return redis.call('set', 'e', 'q', 'r')"),
       {"MEMORY", "USAGE", "e"},
-  };
-  for (const Args& cmd : commands) {
-    const Reply expected = real.run(cmd);
-    const Reply actual = node.execute(client, cmd, wall_ms());
-    ASSERT_EQ(to_resp(actual), to_resp(expected)) << cmd[0] << " " << cmd[1];
-  }
+  });
 }
 
 // On a replica a script with a shebang is judged up front: unless it says no-writes it is
@@ -812,19 +813,15 @@ TEST(DifferentialTest, ShebangScriptsOnAReplica) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   RedisNode node;
   node.set_replica(true);
-  ClientState client;
   auto eval = [](const std::string& body) { return Args{"EVAL", body, "0"}; };
-  for (const Args& cmd : {eval("#!lua\nreturn 1"), eval("#!lua flags=allow-oom\nreturn 1"),
-                          eval("#!lua flags=no-writes\nreturn redis.call('get', 'k')"),
-                          eval("#!lua flags=no-writes\nreturn redis.call('set', 'k', 'v')"),
-                          eval("#!lua flags=no-writes\nreturn redis.pcall('publish', 'c', 'm')"),
-                          eval("return redis.call('get', 'k')"), eval("return redis.call('set', 'k', 'v')"),
-                          Args{"SCRIPT", "LOAD", "#!lua\nreturn 2"},
-                          Args{"EVALSHA", "327e60b78547ebb77ec450ead371d5bd10cbdd69", "0"}}) {
-    const Reply expected = real.run(cmd);
-    const Reply actual = node.execute(client, cmd, wall_ms());
-    EXPECT_EQ(to_resp(actual), to_resp(expected)) << cmd[1];
-  }
+  expect_same_replies(real, node,
+                      {eval("#!lua\nreturn 1"), eval("#!lua flags=allow-oom\nreturn 1"),
+                       eval("#!lua flags=no-writes\nreturn redis.call('get', 'k')"),
+                       eval("#!lua flags=no-writes\nreturn redis.call('set', 'k', 'v')"),
+                       eval("#!lua flags=no-writes\nreturn redis.pcall('publish', 'c', 'm')"),
+                       eval("return redis.call('get', 'k')"), eval("return redis.call('set', 'k', 'v')"),
+                       Args{"SCRIPT", "LOAD", "#!lua\nreturn 2"},
+                       Args{"EVALSHA", "327e60b78547ebb77ec450ead371d5bd10cbdd69", "0"}});
 }
 
 // ---- Replication: a replica fed the propagated stream stays identical ------------------
