@@ -38,12 +38,7 @@ Entry* hash_for_write(Impl& m, const std::string& key, Reply& err) {
 }
 
 // Readers: WRONGTYPE, or the hash, or nullptr with no error when the key is missing.
-Entry* hash_for_read(Impl& m, const std::string& key, Reply& err) {
-  bool wrong = false;
-  Entry* e = m.lookup_typed(key, VType::Hash, wrong);
-  if (wrong) err = err_wrongtype();
-  return e;
-}
+Entry* hash_for_read(Impl& m, const std::string& key, Reply& err) { return m.lookup_typed(key, VType::Hash, err); }
 
 bool set_field(Fields& h, const std::string& f, const std::string& v) {
   auto it = find_field(h, f);

@@ -396,6 +396,13 @@ struct NodeCore {
   Keyspace::iterator lookup_at(const std::string& key);
   // The value of a key of the given type; sets `wrong` when it holds another type.
   Entry* lookup_typed(const std::string& key, VType type, bool& wrong);
+  // The same for a reader: WRONGTYPE in `err`, or the value, or nullptr for no key.
+  Entry* lookup_typed(const std::string& key, VType type, Reply& err) {
+    bool wrong = false;
+    Entry* e = lookup_typed(key, type, wrong);
+    if (wrong) err = err_wrongtype();
+    return e;
+  }
   // Stores a new value (creation or overwrite): clears expiry unless keep_ttl.
   Entry& set_value(const std::string& key, Value v, bool keep_ttl);
   // `arg`: the position of the command's argument the value is (see encode_string).

@@ -59,12 +59,7 @@ bool remove(SetMembers& s, const std::string& member) {
   return true;
 }
 
-Entry* set_for_read(Impl& m, const std::string& key, Reply& err) {
-  bool wrong = false;
-  Entry* e = m.lookup_typed(key, VType::Set, wrong);
-  if (wrong) err = err_wrongtype();
-  return e;
-}
+Entry* set_for_read(Impl& m, const std::string& key, Reply& err) { return m.lookup_typed(key, VType::Set, err); }
 
 // setTypeCreate makes an intset when the first member given reads as an integer, else an
 // empty hash table, which the first member sizes.

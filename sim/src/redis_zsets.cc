@@ -121,12 +121,7 @@ Reply zadd_generic(Impl& m, const Args& a, unsigned flags) {
 Reply cmd_zadd(Impl& m, ClientState&, const Args& a) { return zadd_generic(m, a, 0); }
 Reply cmd_zincrby(Impl& m, ClientState&, const Args& a) { return zadd_generic(m, a, kIncr); }
 
-Entry* zset_for_read(Impl& m, const std::string& key, Reply& err) {
-  bool wrong = false;
-  Entry* e = m.lookup_typed(key, VType::ZSet, wrong);
-  if (wrong) err = err_wrongtype();
-  return e;
-}
+Entry* zset_for_read(Impl& m, const std::string& key, Reply& err) { return m.lookup_typed(key, VType::ZSet, err); }
 
 // zslParseRange: "(" makes a bound exclusive; strtod must consume everything.
 bool parse_score_bound(const std::string& s, double& v, bool& exclusive) {
