@@ -24,8 +24,7 @@ ArgObject made_for(int64_t len) {
 }  // namespace
 
 void ArgCache::take(const Args& args, size_t n, ScriptArgs& out) {
-  out.encoded.fill(false);
-  out.stored.fill(false);
+  out.encoded = out.stored = 0;
   out.rewritten = false;
   out.propagated = false;
   for (size_t j = 0; j < std::min(n, ScriptArgs::kCached); ++j) {
@@ -47,10 +46,10 @@ void ArgCache::keep(const Args& args, size_t n, const ScriptArgs& used) {
     const int from = used.rewritten ? used.layout[i] : static_cast<int>(i);
     if (from < 0 || static_cast<size_t>(from) >= std::min(n, ScriptArgs::kCached)) continue;
     const auto p = static_cast<size_t>(from);
-    if (used.stored[p]) continue;  // a key's value now, no longer the call's alone
+    if (used.stored & (1u << p)) continue;  // a key's value now, no longer the call's alone
     ArgObject object = used.objects[p];
     const auto len = static_cast<int64_t>(args[p].size());
-    if (used.encoded[p]) {
+    if (used.encoded & (1u << p)) {
       // tryObjectEncoding: an integer is no string object any more; a short raw string
       // becomes a new embstr of its length; a long one sheds spare room over a tenth.
       int64_t v = 0;

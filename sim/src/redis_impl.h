@@ -156,8 +156,8 @@ struct ArgObject {
 struct ScriptArgs {
   static constexpr size_t kCached = 32;  // LUA_CMD_OBJCACHE_SIZE
   std::array<ArgObject, kCached> objects;
-  std::array<bool, kCached> encoded{};
-  std::array<bool, kCached> stored{};
+  uint32_t encoded = 0;  // bit i: position i
+  uint32_t stored = 0;
   bool rewritten = false;
   std::vector<int> layout;
   // Replicated (it wrote, or is PUBLISH): the replication stream holds its arguments
@@ -319,7 +319,7 @@ struct NodeCore {
   // (latency-tracking is on by default), part of used_memory: which commands of the table
   // have run, by their place in it.
   const Command* command_base;
-  std::vector<bool> histogram_made;
+  std::vector<uint8_t> histogram_made;
   int64_t histograms = 0;
   bool script_oom = false;  // over maxmemory when the running script started
   // The estimated used_memory of the keyspace and the server around it.
@@ -336,7 +336,7 @@ struct NodeCore {
   // outside a script.
   ScriptArgs* script_args = nullptr;
   void arg_encoded(size_t pos) {
-    if (script_args && pos < ScriptArgs::kCached) script_args->encoded[pos] = true;
+    if (script_args && pos < ScriptArgs::kCached) script_args->encoded |= 1u << pos;
   }
   void args_rewritten(std::initializer_list<int> layout) {
     if (!script_args) return;

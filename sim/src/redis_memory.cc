@@ -180,7 +180,8 @@ void NodeCore::encode_string(Value& v, int arg) {
   v.shared_int = sharing && number && n >= 0 && n < 10000;
   if (arg < 0 || !script_args || static_cast<size_t>(arg) >= ScriptArgs::kCached) return;
   const auto pos = static_cast<size_t>(arg);
-  script_args->encoded[pos] = script_args->stored[pos] = true;
+  script_args->encoded |= 1u << pos;
+  script_args->stored |= 1u << pos;
   // tryObjectEncoding keeps an embstr as it is: one a script's earlier call made for a
   // longer argument keeps that allocation.
   const ArgObject& o = script_args->objects[pos];

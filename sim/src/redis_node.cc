@@ -209,8 +209,8 @@ Reply NodeCore::call(ClientState& c, const Command& cmd, const Args& argv) {
   const int64_t before = dirty;
   Reply r = cmd.handler(*this, c, argv);
   // After the command, as call() records its latency: INFO does not see its own.
-  if (auto made = histogram_made[static_cast<size_t>(&cmd - command_base)]; !made) {
-    made = true;
+  if (uint8_t& made = histogram_made[static_cast<size_t>(&cmd - command_base)]; !made) {
+    made = 1;
     ++histograms;
   }
   // An error is one protocol line: user text quoted in it gets CR/LF as spaces, as
@@ -490,7 +490,7 @@ void RedisNode::flush_all() {
   impl_->expired_keys = 0;
   impl_->oom_errors = 0;
   impl_->histograms = 0;
-  impl_->histogram_made.assign(impl_->histogram_made.size(), false);
+  impl_->histogram_made.assign(impl_->histogram_made.size(), 0);
   impl_->lua->restart();
 }
 

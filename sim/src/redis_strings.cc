@@ -59,14 +59,14 @@ bool parse_set_options(const Args& a, unsigned& flags, const std::string*& expir
 // getExpireMillisecondsOrReply: positive only, converted to absolute ms on the node's
 // clock; any overflow is an invalid expire time, named after the command.
 bool expire_to_ms(Impl& m, const std::string& arg, unsigned flags, int64_t& ms, Reply& err, const char* cmd = "set") {
-  const Reply invalid = Reply::error(std::string("ERR invalid expire time in '") + cmd + "' command");
+  auto invalid = [&] { return Reply::error(std::string("ERR invalid expire time in '") + cmd + "' command"); };
   if (!string_to_ll(arg, ms)) {
     err = err_not_integer();
     return false;
   }
   const bool seconds = flags & (kEX | kEXAT);
   if (ms <= 0 || (seconds && ms > kMax / 1000)) {
-    err = invalid;
+    err = invalid();
     return false;
   }
   if (seconds) ms *= 1000;
@@ -75,7 +75,7 @@ bool expire_to_ms(Impl& m, const std::string& arg, unsigned flags, int64_t& ms, 
     else ms += m.now;
   }
   if (ms <= 0) {
-    err = invalid;
+    err = invalid();
     return false;
   }
   return true;
