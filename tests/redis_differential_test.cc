@@ -20,6 +20,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <gtest/gtest.h>
 #include <memory>
 #include <rapidcheck/gtest.h>
@@ -59,6 +60,8 @@ class RedisServer {
     ::kill(pid_, SIGKILL);
     ::waitpid(pid_, nullptr, 0);
     pid_ = -1;
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
   }
 
   ~RedisServer() { stop(); }
@@ -72,13 +75,20 @@ class RedisServer {
     }
     port_ = free_loopback_port();
     const std::string port = std::to_string(port_);
+    // A directory of its own: a replica writes the RDB its master sends.
+    std::string dir = (std::filesystem::temp_directory_path() / "lockstep-differential-XXXXXX").string();
+    if (!::mkdtemp(dir.data())) {
+      why_not_ = "no temporary directory for redis-server";
+      return;
+    }
+    dir_ = dir;
     pid_ = ::fork();
     if (pid_ == 0) {
       ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive a crashed test binary
       ::freopen("/dev/null", "w", stdout);
       std::vector<const char*> args{binary.c_str(), "--port",      port.c_str(), "--bind",      "127.0.0.1",
                                     "--save",       "",            "--appendonly", "no",         "--daemonize",
-                                    "no",           "--logfile",   ""};
+                                    "no",           "--logfile",   "",           "--dir",       dir_.c_str()};
       for (const std::string& a : extra) args.push_back(a.c_str());
       args.push_back(nullptr);
       ::execv(binary.c_str(), const_cast<char* const*>(args.data()));
@@ -104,6 +114,7 @@ class RedisServer {
 
   pid_t pid_ = -1;
   int port_ = -1;
+  std::string dir_;
   std::string why_not_;
 };
 
