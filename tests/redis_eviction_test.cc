@@ -274,6 +274,10 @@ TEST_F(EvictionTest, InfoShowsTheModelsFields) {
   run({"GET", "k"});
   EXPECT_NE(run({"INFO", "stats"}).str.find("expired_keys:1\r\nevicted_keys:0\r\n"), std::string::npos);
   EXPECT_EQ(run({"INFO", "keyspace"}), Reply::bulk(""));
+  // redis-server 7.0.15 prints maxmemory with %lld and its human form unsigned.
+  run({"CONFIG", "SET", "maxmemory", "18446744073709551615"});
+  EXPECT_NE(run({"INFO", "memory"}).str.find("maxmemory:-1\r\nmaxmemory_human:18446744073709551615B\r\n"),
+            std::string::npos);
 }
 
 }  // namespace

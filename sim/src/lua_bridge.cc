@@ -698,7 +698,9 @@ const LuaEngine::Script* LuaEngine::load(const std::string& body, Reply& err) {
     }
     const int ref = luaL_ref(L_, LUA_REGISTRYINDEX);
     script = &scripts_.emplace(sha, Script{sha, ref, traits, flags}).first->second;
-    cache_entries_bytes_ += alloc_size(24) + sds_bytes(40) + 16 + string_object_bytes(static_cast<int64_t>(body.size()));
+    // dictEntry, the SHA-1 as an sds, the luaScript, and the body as the client sent it.
+    cache_entries_bytes_ +=
+        alloc_size(24) + sds_bytes(40) + 16 + string_object_bytes(static_cast<int64_t>(body.size()));
   }
   if (by_body_.size() >= kBodyCacheMax) by_body_.clear();
   by_body_.emplace(body, script);

@@ -95,7 +95,7 @@ struct Value {
   // sharing): the key points at it and its value costs used_memory nothing.
   bool shared_int = false;
   uint8_t sds_header = 0;  // StrEnc::Raw
-  int64_t sds_bytes = 0;   // StrEnc::Raw: what the allocator handed out
+  int64_t sds_bytes = 0;   // what the allocator handed out: StrEnc::Raw's sds, StrEnc::Embstr's object
   std::string str;
   // Small hashes are listpacks in Redis: HGETALL answers in insertion order, and we
   // must answer in the same order to be byte-identical.

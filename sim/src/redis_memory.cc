@@ -175,8 +175,8 @@ void NodeCore::encode_string(Value& v, int arg) {
   v.enc = StrEnc::Encoded;
   int64_t n = 0;
   const bool number = v.str.size() <= 20 && string_to_ll(v.str, n);
-  const bool sharing = memory.maxmemory == 0 || !(is_lfu(memory.policy) || memory.policy == EvictionPolicy::AllkeysLru ||
-                                                  memory.policy == EvictionPolicy::VolatileLru);
+  const bool lru = memory.policy == EvictionPolicy::AllkeysLru || memory.policy == EvictionPolicy::VolatileLru;
+  const bool sharing = memory.maxmemory == 0 || !(lru || is_lfu(memory.policy));
   v.shared_int = sharing && number && n >= 0 && n < 10000;
   if (arg < 0 || !script_args || static_cast<size_t>(arg) >= ScriptArgs::kCached) return;
   const auto pos = static_cast<size_t>(arg);
@@ -286,7 +286,8 @@ struct Param {
 std::string check_int(const std::string& v, int64_t lo, int64_t hi, int64_t& out) {
   int64_t n = 0;
   if (!string_to_ll(v, n)) return "argument couldn't be parsed into an integer";
-  if (n < lo || n > hi) return "argument must be between " + std::to_string(lo) + " and " + std::to_string(hi) + " inclusive";
+  if (n < lo || n > hi)
+    return "argument must be between " + std::to_string(lo) + " and " + std::to_string(hi) + " inclusive";
   out = n;
   return "";
 }
@@ -316,7 +317,8 @@ const Param kParams[] = {
     {"maxmemory-clients",
      [](const std::string& v, MemoryConfig& c) { return check_clients(v, c.maxmemory_clients); },
      [](const MemoryConfig& c) {
-       return c.maxmemory_clients < 0 ? std::to_string(-c.maxmemory_clients) + "%" : std::to_string(c.maxmemory_clients);
+       const int64_t v = c.maxmemory_clients;
+       return v < 0 ? std::to_string(-v) + "%" : std::to_string(v);
      }},
     {"maxmemory-eviction-tenacity",
      [](const std::string& v, MemoryConfig& c) { return check_int(v, 0, 100, c.eviction_tenacity); },
@@ -448,8 +450,11 @@ Reply cmd_info(Impl& m, ClientState&, const Args& a) {
   std::string out;
   if (all || section == "memory") {
     const int64_t used = m.used_memory();
-    out += "# Memory\r\nused_memory:" + std::to_string(used) + "\r\nused_memory_human:" + human(static_cast<uint64_t>(used)) +
-           "\r\nmaxmemory:" + std::to_string(m.memory.maxmemory) + "\r\nmaxmemory_human:" + human(m.memory.maxmemory) +
+    out += "# Memory\r\nused_memory:" + std::to_string(used) +
+           "\r\nused_memory_human:" + human(static_cast<uint64_t>(used)) +
+           // %lld, as the server prints it: 2^63 and above read as negative.
+           "\r\nmaxmemory:" + std::to_string(static_cast<int64_t>(m.memory.maxmemory)) +
+           "\r\nmaxmemory_human:" + human(m.memory.maxmemory) +
            "\r\nmaxmemory_policy:" + policy_name(m.memory.policy) + "\r\n";
   }
   if (all || section == "stats") {

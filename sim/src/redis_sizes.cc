@@ -169,7 +169,8 @@ int64_t value_usage(const Value& v, int64_t samples) {
     }
     case VType::ZSet: {
       int64_t bytes = kListpackEmpty;
-      for (const auto& [member, score] : v.zset.dict) bytes += listpack_entry(member) + listpack_entry(score_text(score));
+      for (const auto& [member, score] : v.zset.dict)
+        bytes += listpack_entry(member) + listpack_entry(score_text(score));
       return kRobj + alloc_size(bytes);
     }
     case VType::Set: return set_usage(v.set, samples);
@@ -184,7 +185,8 @@ int64_t key_usage(const std::string& key, const Value& v, int64_t samples, bool 
 
 int64_t key_used_memory(const std::string& key, const Entry& e, bool cluster) {
   const Value& v = e.v;
-  const int64_t value = v.type == VType::String && v.shared_int ? 0 : value_usage(v, std::numeric_limits<int64_t>::max());
+  const int64_t all = std::numeric_limits<int64_t>::max();
+  const int64_t value = v.type == VType::String && v.shared_int ? 0 : value_usage(v, all);
   return alloc_size(kDictEntry + (cluster ? 16 : 0)) + sds_bytes(static_cast<int64_t>(key.size())) + value +
          (e.expire >= 0 ? alloc_size(kDictEntry) : 0);
 }
