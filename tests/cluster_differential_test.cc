@@ -148,11 +148,28 @@ TEST(ClusterDifferential, KeyslotMovedAndCrossslotLikeRedisServer) {
     both({"MGET", "bar", "{bar}x"});
     both({"DEL", "bar", "hello"});
     both({"MSET", "bar", "1", "lock", "2"});
+    // A cluster node's dictEntry carries two more pointers, which MEMORY USAGE counts.
+    both({"SET", "bar", "some value"});
+    both({"MEMORY", "USAGE", "bar"});
+    both({"MEMORY", "USAGE", "foo"});
+    both({"RENAME", "bar", "{bar}x"});
+    both({"RENAME", "{bar}x", "foo"});
+    both({"RENAMENX", "{bar}x", "bar"});
+    both({"MEMORY", "USAGE", "bar"});
     both({"EVAL", "return 1", "2", "bar", "lock"});
     both({"EVAL", "return redis.call('get', KEYS[1])", "1", "bar"});
     both({"EVAL", "return redis.call('get', 'foo')", "0"});
     both({"EVAL", "return redis.call('get', 'foo')", "1", "bar"});
     both({"EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "1", "foo"});
+    // A script with a shebang may not run on a cluster if it says no-cluster, and stays
+    // in one slot unless it allows cross-slot keys; one without may roam this node's.
+    both({"EVAL", "#!lua flags=no-cluster\nreturn 1", "0"});
+    both({"EVAL", "#!lua\nredis.call('get', 'bar') return redis.call('get', 'lock')", "0"});
+    both({"EVAL", "#!lua\nredis.call('get', KEYS[1]) return redis.call('get', 'lock')", "1", "bar"});
+    both({"EVAL", "#!lua\nreturn redis.call('mget', 'bar', '{bar}x')", "1", "bar"});
+    both({"EVAL", "#!lua flags=allow-cross-slot-keys\nredis.call('get', 'bar') return redis.call('get', 'lock')", "0"});
+    both({"EVAL", "redis.call('get', 'bar') return redis.call('get', 'lock')", "0"});
+    both({"EVAL", "#!lua\nreturn redis.call('get', 'foo')", "0"});
     both({"MULTI"});
     both({"SET", "bar", "2"});
     both({"GET", "foo"});

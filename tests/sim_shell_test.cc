@@ -35,6 +35,18 @@ TEST(SimShell, SleepLetsKeysExpireAndJumpStepsTheClock) {
             "OK\n(integer) 1\n(integer) 0\nOK\n(nil)\n");
 }
 
+TEST(SimShell, SetsAppendRenameAndTheOtherCommandsLockLibrariesSend) {
+  EXPECT_EQ(sim_shell("SADD s 3 1 2\nSMEMBERS s\nSISMEMBER s 2\nAPPEND a hi\nAPPEND a !\nGETSET a x\n"
+                      "INCRBYFLOAT f 1.5\nMEMORY USAGE a\nRENAME a b\nTYPE s\nZADD z 1 m 5 n\n"
+                      "ZREMRANGEBYSCORE z -inf 2\nHSET h f v\nHKEYS h\nHVALS h\nSETEX e 10 v\nTTL e\n"
+                      "SMISMEMBER s 1 9\nSADD b x\nTIME x\n"),
+            "(integer) 3\n1) \"1\"\n2) \"2\"\n3) \"3\"\n(integer) 1\n(integer) 2\n(integer) 3\n\"hi!\"\n"
+            "\"1.5\"\n(integer) 64\nOK\nset\n(integer) 2\n(integer) 1\n(integer) 1\n1) \"f\"\n1) \"v\"\nOK\n"
+            "(integer) 10\n1) (integer) 1\n2) (integer) 0\n"
+            "(error) WRONGTYPE Operation against a key holding the wrong kind of value\n"
+            "(error) ERR wrong number of arguments for 'time' command\n");
+}
+
 TEST(SimShell, QuotingAsRedisCli) {
   EXPECT_EQ(sim_shell("SET k \"a\\x41\\n\"\nGET k\nSET q 'it\\'s'\nGET q\nSET \"unterminated\n"),
             "OK\n\"aA\\n\"\nOK\n\"it's\"\nInvalid argument(s)\n");

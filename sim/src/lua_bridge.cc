@@ -27,8 +27,9 @@ LuaEngine& engine(lua_State* L) {
 // Lua numbers become arguments through %.17g, not Lua's own %.14g: 0.1 reaches the
 // command as "0.10000000000000001", exactly as Redis 7.0 passes it. `out` is a reused
 // buffer: its strings keep their capacity from one call to the next, so arguments are
-// copied into place rather than allocated.
-bool lua_args(lua_State* L, Args& out) {
+// copied into place rather than allocated. Answers how many were strings or numbers,
+// stopping at the first that is neither.
+size_t lua_args(lua_State* L, Args& out) {
   const int argc = lua_gettop(L);
   out.resize(static_cast<size_t>(argc));
   for (int j = 1; j <= argc; ++j) {
@@ -43,10 +44,10 @@ bool lua_args(lua_State* L, Args& out) {
       const char* s = lua_tolstring(L, j, &len);
       arg.assign(s, len);
     } else {
-      return false;
+      return static_cast<size_t>(j - 1);
     }
   }
-  return true;
+  return static_cast<size_t>(argc);
 }
 
 int call_generic(lua_State* L, bool raise) {
@@ -57,8 +58,9 @@ int call_generic(lua_State* L, bool raise) {
   std::string err;
   if (argc == 0) {
     err = "Please specify at least one argument for this redis lib call";
-  } else if (!lua_args(L, args)) {
+  } else if (const size_t strings = lua_args(L, args); strings < static_cast<size_t>(argc)) {
     err = "Lua redis lib command arguments must be strings or integers";
+    e.unsent_args(args, strings);
   }
   lua_settop(L, 0);
   if (!err.empty()) {
@@ -393,6 +395,7 @@ struct CompiledScript {
   std::string sha;
   std::string code;
   LuaEngine::Traits traits;
+  unsigned flags = 0;  // ScriptFlag
 };
 
 // Reads the functions of a chunk as lua_dump writes them (Lua 5.1's format, checked
@@ -633,6 +636,7 @@ void LuaEngine::close() {
   held_.clear();
   last_ = nullptr;
   scripts_.clear();
+  cache_entries_bytes_ = 0;
 }
 
 void LuaEngine::flush_scripts() { close(); }
@@ -654,12 +658,20 @@ const LuaEngine::Script* LuaEngine::load(const std::string& body, Reply& err) {
   const Script* script = find(sha);
   if (!script) {
     Traits traits;
+    unsigned flags = 0;
     if (known != compiled.end()) {
       const std::string& code = known->second.code;
       luaL_loadbuffer(L_, code.data(), code.size(), "@user_script");
       traits = known->second.traits;
+      flags = known->second.flags;
     } else {
-      if (luaL_loadbuffer(L_, body.data(), body.size(), "@user_script") != 0) {
+      size_t skip = 0;
+      std::string why;
+      if (!script_shebang(body, flags, skip, why)) {
+        err = Reply::error("ERR " + why);
+        return nullptr;
+      }
+      if (luaL_loadbuffer(L_, body.data() + skip, body.size() - skip, "@user_script") != 0) {
         err = Reply::error(std::string("ERR Error compiling script (new function): ") +
                            lua_tostring(L_, -1));
         lua_settop(L_, 0);
@@ -669,7 +681,7 @@ const LuaEngine::Script* LuaEngine::load(const std::string& body, Reply& err) {
       lua_dump(L_, append_to_string, &code);
       traits = ChunkReader(code).traits();
       if (compiled.size() >= kCompiledMax) compiled.clear();
-      compiled.emplace(body, CompiledScript{sha, std::move(code), traits});
+      compiled.emplace(body, CompiledScript{sha, std::move(code), traits, flags});
     }
     // A script that assigns no global reads them from the real table itself: each
     // read was a miss in the proxy, a metatable lookup and a second table lookup (about
@@ -685,7 +697,10 @@ const LuaEngine::Script* LuaEngine::load(const std::string& body, Reply& err) {
       lua_setfenv(L_, -2);
     }
     const int ref = luaL_ref(L_, LUA_REGISTRYINDEX);
-    script = &scripts_.emplace(sha, Script{sha, ref, traits}).first->second;
+    script = &scripts_.emplace(sha, Script{sha, ref, traits, flags}).first->second;
+    // dictEntry, the SHA-1 as an sds, the luaScript, and the body as the client sent it.
+    cache_entries_bytes_ +=
+        alloc_size(24) + sds_bytes(40) + 16 + string_object_bytes(static_cast<int64_t>(body.size()));
   }
   if (by_body_.size() >= kBodyCacheMax) by_body_.clear();
   by_body_.emplace(body, script);
@@ -806,8 +821,23 @@ void LuaEngine::push_string(lua_State* L, int cache, const char* s, size_t n) {
   held_[2 * set + way].assign(s, n);
 }
 
+unsigned LuaEngine::declared_flags(const Args& argv, bool by_sha) const {
+  if (by_sha) {
+    if (argv[1].size() != 40) return kScriptCompat;
+    std::string sha = argv[1];
+    for (auto& ch : sha) ch = (ch >= 'A' && ch <= 'Z') ? static_cast<char>(ch - 'A' + 'a') : ch;
+    const Script* s = find(sha);
+    return s ? s->flags : kScriptCompat;
+  }
+  // The flags are the body's: a loaded script with this body has the ones it declares.
+  unsigned flags = 0;
+  size_t skip = 0;
+  std::string why;
+  return script_shebang(argv[1], flags, skip, why) ? flags : kScriptCompat;
+}
+
 Reply LuaEngine::run(const Script& script, ClientState& caller, std::span<const std::string> keys,
-                     std::span<const std::string> argv) {
+                     std::span<const std::string> argv, int slot) {
   lua_settop(L_, 0);
   lua_rawgeti(L_, LUA_REGISTRYINDEX, strings_ref_);
   set_array(keys_, keys);
@@ -818,6 +848,8 @@ Reply LuaEngine::run(const Script& script, ClientState& caller, std::span<const 
   ClientState* saved = caller_;
   caller_ = &caller;
   script_wrote_ = false;
+  run_flags_ = script.flags;
+  run_slot_ = slot;
   instructions_ = 0;
   // Each script that could run away gets the whole budget: setting the hook restarts its
   // count. The VM pays for the hook on every instruction, so one that cannot goes without.
@@ -839,6 +871,16 @@ Reply LuaEngine::run(const Script& script, ClientState& caller, std::span<const 
 // scriptCall: the checks Redis makes before a command runs inside a script, then the
 // command itself through the node's normal call path (so it propagates on its own).
 Reply LuaEngine::redis_call(const Args& argv, std::string& err) {
+  // Every call's arguments pass through the cache of argument objects, refused or not.
+  arg_cache_.take(argv, argv.size(), script_args_);
+  struct Keep {
+    LuaEngine& e;
+    const Args& argv;
+    ~Keep() {
+      e.node_.script_args = nullptr;
+      e.arg_cache_.keep(argv, argv.size(), e.script_args_);
+    }
+  } keep{*this, argv};
   const Command* cmd = node_.find(argv[0]);
   // A container alone (e.g. "script") is itself the command, and fails on arity.
   if (cmd && (cmd->flags & kContainer) && argv.size() > 1) cmd = node_.find_sub(*cmd, argv[1]);
@@ -854,6 +896,11 @@ Reply LuaEngine::redis_call(const Args& argv, std::string& err) {
     err = "This Redis command is not allowed from script";
     return {};
   }
+  const bool compat = run_flags_ & kScriptCompat;
+  if (!compat && (run_flags_ & kScriptNoWrites) && (cmd->flags & (kWrite | kMayReplicate))) {
+    err = "Write commands are not allowed from read-only scripts.";
+    return {};
+  }
   // Once a script has written it must run to the end: only its first write can be
   // refused for the server's state.
   if ((cmd->flags & kWrite) && !script_wrote_ && node_.replica && !caller_->is_master_link) {
@@ -861,16 +908,22 @@ Reply LuaEngine::redis_call(const Args& argv, std::string& err) {
     return {};
   }
   if ((cmd->flags & kDenyOom) && !script_wrote_ && node_.script_oom && node_.memory.maxmemory > 0 &&
-      !caller_->is_master_link) {
+      !caller_->is_master_link && (compat || !(run_flags_ & kScriptAllowOom))) {
     err = std::string("-") + kOomError;
     return {};
   }
   if (cmd->flags & kWrite) script_wrote_ = true;
-  if (std::string why = node_.cluster_script_check(argv); !why.empty()) {
+  if (std::string why = node_.cluster_script_check(argv, compat || (run_flags_ & kScriptAllowCrossSlot), run_slot_);
+      !why.empty()) {
     err = std::move(why);
     return {};
   }
-  return node_.call(*caller_, *cmd, argv);
+  node_.script_args = &script_args_;
+  const int64_t dirty = node_.dirty;
+  Reply r = node_.call(*caller_, *cmd, argv);
+  script_args_.propagated =
+      ((cmd->flags & kWrite) && node_.dirty > dirty) || ((cmd->flags & kMayReplicate) && !node_.cluster);
+  return r;
 }
 
 }  // namespace lockstep::sim

@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "lua_args.h"
 #include "lua_heap.h"
 #include "redis_impl.h"
 
@@ -38,6 +39,7 @@ class LuaEngine {
     std::string sha;
     int ref = 0;
     Traits traits;
+    unsigned flags = 0;  // ScriptFlag, from its shebang
   };
 
   // Compiles a script body once and caches it under its SHA-1. On a compile error
@@ -46,19 +48,30 @@ class LuaEngine {
   // The loaded script with this (lowercase) SHA-1, or nullptr.
   const Script* find(const std::string& sha) const;
   bool has(const std::string& sha) const { return find(sha) != nullptr; }
-  // Runs a loaded script for `caller` with the given KEYS and ARGV.
+  // Runs a loaded script for `caller` with the given KEYS and ARGV; `slot` is the cluster
+  // slot of its KEYS (-1: none, or no cluster).
   Reply run(const Script& script, ClientState& caller, std::span<const std::string> keys,
-            std::span<const std::string> argv);
+            std::span<const std::string> argv, int slot);
+  // The flags an EVAL or EVALSHA's script declares (ScriptFlag), as far as the command
+  // tells before it runs: kScriptCompat for no shebang, a bad one, or an unknown SHA-1.
+  unsigned declared_flags(const Args& argv, bool by_sha) const;
   // SCRIPT FLUSH: a fresh interpreter, every cached script forgotten.
   void flush_scripts();
   // A server restart: no scripts, and math.random back at its initial state.
   void restart() {
     flush_scripts();
     rand48_ = kRand48Initial;
+    arg_cache_.clear();
   }
 
   // Used by the redis.* C functions.
   Reply redis_call(const Args& argv, std::string& err);
+  // Arguments a redis.call could not send (the first n were strings) still pass through
+  // the cache of argument objects.
+  void unsent_args(const Args& argv, size_t n) {
+    arg_cache_.take(argv, n, script_args_);
+    arg_cache_.keep(argv, n, script_args_);
+  }
   // A reused argument vector for one redis.call, released when the lease ends (also when
   // a Lua error unwinds through it). Calls cannot nest today (a script cannot EVAL), but
   // a stack of buffers keeps that an assumption of nothing.
@@ -82,6 +95,10 @@ class LuaEngine {
   // strings' table (run() keeps it at 1; redis.call has it as its second upvalue).
   void push_string(lua_State* L, int cache, const char* s, size_t n);
   uint64_t& rand48_state() { return rand48_; }
+  // What the server's script cache holds in used_memory: per script a dictEntry, its
+  // SHA-1 as an sds, the luaScript and the body as it came, and the dict's table. (The
+  // interpreter's own heap is malloc's, outside used_memory.)
+  int64_t cache_bytes() const { return cache_entries_bytes_ + 8 * dict_buckets(scripts_.size()); }
   int64_t charge(int64_t instructions) { return instructions_ += instructions; }
 
  private:
@@ -123,7 +140,10 @@ class LuaEngine {
   std::vector<uint8_t> held_used_;  // per set of two slots: the way used last
   std::vector<std::unique_ptr<Args>> args_stack_;  // a lease's buffer stays put when another is added
   size_t args_depth_ = 0;
+  ArgCache arg_cache_;
+  ScriptArgs script_args_;  // the running redis.call's
   std::map<std::string, Script> scripts_;  // by SHA-1
+  int64_t cache_entries_bytes_ = 0;
   // EVAL sends the whole body every time; hashing it each time was most of the cost of
   // a lock's EVAL. Looked up only, never iterated, so its order reaches nothing; cleared
   // when it reaches kBodyCacheMax (a workload of ever-new bodies stays bounded).
@@ -133,6 +153,8 @@ class LuaEngine {
   const Script* last_ = nullptr;
   ClientState* caller_ = nullptr;
   bool script_wrote_ = false;
+  unsigned run_flags_ = 0;  // the running script's ScriptFlag
+  int run_slot_ = -1;       // the cluster slot its keys have hashed to so far
   int64_t instructions_ = 0;  // executed by the running script
   // redisLrand48's state: never reseeded by the server (not per script, not by SCRIPT
   // FLUSH), so math.random continues one sequence from the built-in initial state.

@@ -36,14 +36,15 @@ namespace {
 
 // The key positions of each command (Redis's key specs, reduced to what the simulated
 // commands need): EVAL/EVALSHA declare theirs with numkeys, MSET alternates key and
-// value, the variadic ones take every argument, the key-less ones none, the rest argv[1].
+// value, RENAME has two, MEMORY USAGE names its key second, the variadic ones take every
+// argument, the key-less ones none, the rest argv[1].
 void command_keys(const Command& cmd, const Args& a, std::vector<const std::string*>& out) {
   const std::string_view name(cmd.name);
   static constexpr std::string_view kNoKeys[] = {
       "dbsize", "flushall", "flushdb", "ping", "echo", "multi", "exec", "discard", "unwatch", "subscribe",
       "unsubscribe", "publish", "info", "config|get", "config|set", "script|load", "script|exists",
       "script|flush", "script|kill", "cluster|keyslot", "cluster|info", "cluster|slots", "cluster|shards",
-      "cluster|myid", "asking"};
+      "cluster|myid", "asking", "time"};
   for (auto k : kNoKeys) {
     if (name == k) return;
   }
@@ -52,6 +53,15 @@ void command_keys(const Command& cmd, const Args& a, std::vector<const std::stri
     // A bad numkeys declares no keys; the command itself then reports the error.
     if (a.size() < 3 || !string_to_ll(a[2], n) || n < 0 || n > static_cast<int64_t>(a.size()) - 3) return;
     for (int64_t i = 0; i < n; ++i) out.push_back(&a[3 + static_cast<size_t>(i)]);
+    return;
+  }
+  if (name == "memory|usage") {
+    out.push_back(&a[2]);
+    return;
+  }
+  if (name == "rename" || name == "renamenx") {
+    out.push_back(&a[1]);
+    out.push_back(&a[2]);
     return;
   }
   if (name == "mset") {
@@ -229,15 +239,20 @@ std::optional<Reply> NodeCore::cluster_route(const ClientState& c, const Command
   return std::nullopt;
 }
 
-std::string NodeCore::cluster_script_route(const Args& argv) {
+std::string NodeCore::cluster_script_route(const Args& argv, bool cross_slot, int& slot) {
   const Route r = route(*cluster, cluster_self, *this, {&argv});
-  // 7.0.15 lets a script touch undeclared keys of any slot this node serves: only keys
-  // served elsewhere (or unserved) and a down cluster stop it.
+  // 7.0.15 lets a script without a shebang touch undeclared keys of any slot this node
+  // serves: only keys served elsewhere (or unserved) and a down cluster stop it. A script
+  // with one stays in the slot of its first key unless it allows cross-slot keys.
   switch (r.kind) {
-    case Route::Kind::Here: return {};
+    case Route::Kind::Here: break;
     case Route::Kind::Down: return "Script attempted to execute a command while the cluster is down";
     default: return "Script attempted to access a non local key in a cluster node";
   }
+  if (r.slot < 0 || cross_slot) return {};
+  if (slot < 0) slot = r.slot;
+  else if (slot != r.slot) return "Script attempted to access keys that do not hash to the same slot";
+  return {};
 }
 
 void register_cluster_commands(std::vector<Command>& out) {

@@ -1,4 +1,5 @@
-// Hash commands (t_hash.c of Redis 7.0). Small hashes are listpacks in Redis, so
+// Hash commands (t_hash.c of Redis 7.0): HSET, HMSET, HSETNX, HGET, HMGET, HGETALL, HKEYS,
+// HVALS, HINCRBY, HEXISTS, HDEL, HLEN. Small hashes are listpacks in Redis, so
 // fields keep insertion order and an update keeps its place: HGETALL must answer in
 // that order to be byte-identical.
 #include <algorithm>
@@ -37,12 +38,7 @@ Entry* hash_for_write(Impl& m, const std::string& key, Reply& err) {
 }
 
 // Readers: WRONGTYPE, or the hash, or nullptr with no error when the key is missing.
-Entry* hash_for_read(Impl& m, const std::string& key, Reply& err) {
-  bool wrong = false;
-  Entry* e = m.lookup_typed(key, VType::Hash, wrong);
-  if (wrong) err = err_wrongtype();
-  return e;
-}
+Entry* hash_for_read(Impl& m, const std::string& key, Reply& err) { return m.lookup_typed(key, VType::Hash, err); }
 
 bool set_field(Fields& h, const std::string& f, const std::string& v) {
   auto it = find_field(h, f);
@@ -113,6 +109,20 @@ Reply cmd_hgetall(Impl& m, ClientState&, const Args& a) {
   return Reply::array(std::move(out));
 }
 
+// HKEYS and HVALS: one side of HGETALL, in the same order.
+Reply hash_side(Impl& m, const Args& a, bool keys) {
+  Reply err;
+  Entry* e = hash_for_read(m, a[1], err);
+  if (err.is_error()) return err;
+  std::vector<Reply> out;
+  if (e)
+    for (const auto& [f, v] : e->v.hash) out.push_back(Reply::bulk(keys ? f : v));
+  return Reply::array(std::move(out));
+}
+
+Reply cmd_hkeys(Impl& m, ClientState&, const Args& a) { return hash_side(m, a, true); }
+Reply cmd_hvals(Impl& m, ClientState&, const Args& a) { return hash_side(m, a, false); }
+
 Reply cmd_hincrby(Impl& m, ClientState&, const Args& a) {
   int64_t incr = 0;
   if (!string_to_ll(a[3], incr)) return err_not_integer();
@@ -173,6 +183,8 @@ void register_hash_commands(std::vector<Command>& out) {
                             {"hget", 3, 0, cmd_hget},
                             {"hmget", -3, 0, cmd_hmget},
                             {"hgetall", 2, 0, cmd_hgetall},
+                            {"hkeys", 2, 0, cmd_hkeys},
+                            {"hvals", 2, 0, cmd_hvals},
                             {"hincrby", 4, kWrite | kDenyOom, cmd_hincrby},
                             {"hexists", 3, 0, cmd_hexists},
                             {"hdel", -3, kWrite, cmd_hdel},

@@ -3,6 +3,7 @@
 // changes (observer, WATCH versions, replication stream).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <deque>
@@ -28,7 +29,7 @@ inline constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 
 class LuaEngine;
 
-enum class VType { String, Hash, List, ZSet };
+enum class VType { String, Hash, List, ZSet, Set };
 
 // Sorted set: the score of each member, and the (score, member) order Redis's skiplist
 // keeps (ties broken by memcmp of the member, as std::string's compare does).
@@ -63,14 +64,45 @@ class ListItems {
   std::unique_ptr<std::deque<std::string>> d_;
 };
 
+// A set's members, and how Redis encodes it (t_set.c): an intset while every member reads
+// as a 64-bit integer and there are at most 512 (set-max-intset-entries), else a hash table
+// for good. An intset answers SMEMBERS in numeric order; a hash table in the order of its
+// hashes, which a server seeds at random when it starts, so any order is one it could give
+// and the sim gives byte order.
+struct SetMembers {
+  std::set<std::string> members;
+  bool intset = true;
+  int intset_width = 2;   // bytes per member: grows to 4 or 8 with a wider member, never shrinks
+  int64_t table_size = 0; // hash table: its buckets (dict.c's power of two, at least 4)
+};
+
+// How Redis holds a string value, where its bytes alone do not say: MEMORY USAGE and
+// used_memory tell the encodings apart (object.c).
+enum class StrEnc : uint8_t {
+  Encoded,  // tryObjectEncoding's choice, which every command that stores its argument
+            // makes: an integer, an embstr up to 44 bytes, else a raw sds of its length
+  Created,  // createStringObject's: an embstr up to 44 bytes, else raw; never an integer
+            // (INCRBYFLOAT's result)
+  Raw,      // a raw sds that APPEND grew: sds_header and sds_bytes give its allocation
+  Embstr,   // an embstr made for a longer string (a script's reused argument, see
+            // ScriptArgs): sds_bytes is its whole allocation
+};
+
 struct Value {
   VType type = VType::String;
+  StrEnc enc = StrEnc::Encoded;
+  // One of the server's shared integers (0..9999, while maxmemory or its policy allows
+  // sharing): the key points at it and its value costs used_memory nothing.
+  bool shared_int = false;
+  uint8_t sds_header = 0;  // StrEnc::Raw
+  int64_t sds_bytes = 0;   // what the allocator handed out: StrEnc::Raw's sds, StrEnc::Embstr's object
   std::string str;
   // Small hashes are listpacks in Redis: HGETALL answers in insertion order, and we
   // must answer in the same order to be byte-identical.
   std::vector<std::pair<std::string, std::string>> hash;
   ListItems list;
   ZSet zset;
+  SetMembers set;
 };
 
 struct Entry {
@@ -109,6 +141,29 @@ using Keyspace = std::unordered_map<std::string, Entry, KeyHash>;
 
 struct NodeCore;
 using Args = std::vector<std::string>;
+
+// One argument object of a redis.call, as script_lua.c's cache of them knows it.
+struct ArgObject {
+  bool embstr = false;
+  int64_t alloc = 0;  // the bytes its sds can hold
+};
+
+// The argument objects of the redis.call running now and what the command does with them,
+// recorded where 7.0 does it to c->argv: which it encoded (tryObjectEncoding), which it
+// stored as a key's value, and, when it rewrote the vector for propagation, where each
+// new position's object came from (-1: a new or shared object). LuaEngine keeps the rest
+// for later calls (lua_args.cc).
+struct ScriptArgs {
+  static constexpr size_t kCached = 32;  // LUA_CMD_OBJCACHE_SIZE
+  std::array<ArgObject, kCached> objects;
+  uint32_t encoded = 0;  // bit i: position i
+  uint32_t stored = 0;
+  bool rewritten = false;
+  std::vector<int> layout;
+  // Replicated (it wrote, or is PUBLISH): the replication stream holds its arguments
+  // until the script ends, so none is kept.
+  bool propagated = false;
+};
 using Handler = Reply (*)(NodeCore&, ClientState&, const Args&);
 
 enum CmdFlags : unsigned {
@@ -118,6 +173,8 @@ enum CmdFlags : unsigned {
   kNoQueue = 8,    // executed immediately even inside MULTI
   kContainer = 16, // has subcommands, registered as "name|sub" (SCRIPT LOAD ...)
   kDenyOom = 32,   // may grow memory: refused with OOM when over maxmemory (CMD_DENYOOM)
+  kRunsScript = 64,     // EVAL, EVALSHA: a script's shebang may change the flags (flags_of)
+  kMayReplicate = 128,  // no write, but replicated (PUBLISH): refused in a read-only script
 };
 
 struct Command {
@@ -137,6 +194,7 @@ void register_key_commands(std::vector<Command>& out);
 void register_hash_commands(std::vector<Command>& out);
 void register_list_commands(std::vector<Command>& out);
 void register_zset_commands(std::vector<Command>& out);
+void register_set_commands(std::vector<Command>& out);
 void register_script_commands(std::vector<Command>& out);
 void register_multi_commands(std::vector<Command>& out);
 void register_pubsub_commands(std::vector<Command>& out);
@@ -150,7 +208,11 @@ enum class EvictionPolicy {
 
 // The memory settings CONFIG SET changes, with redis-server 7.0's defaults.
 struct MemoryConfig {
-  int64_t maxmemory = 0;  // bytes; 0 = no limit
+  uint64_t maxmemory = 0;  // bytes; 0 = no limit
+  // Kept and answered, not acted on: a simulated node has no client buffers to limit,
+  // and evicts within one command whatever the tenacity.
+  int64_t maxmemory_clients = 0;  // bytes, or -N for N% of maxmemory, as the server keeps it
+  int64_t eviction_tenacity = 10;
   EvictionPolicy policy = EvictionPolicy::NoEviction;
   int64_t samples = 5;
   int64_t lfu_log_factor = 10;
@@ -164,6 +226,21 @@ struct PoolEntry {
 };
 
 extern const char* const kOomError;
+
+// What redis-server allocates, and what MEMORY USAGE reports (redis_sizes.cc).
+int64_t alloc_size(int64_t n);    // the allocator's size class for n bytes
+int sds_header(int64_t len);      // the header of an sds made for len bytes
+int64_t sds_bytes(int64_t len);   // an sds made for exactly len bytes
+int64_t dict_buckets(size_t n);   // a dict's table for n entries
+int64_t string_object_bytes(int64_t len);  // createStringObject's: embstr or robj and sds
+int64_t value_usage(const Value& v, int64_t samples);
+// MEMORY USAGE of a key: its dictEntry, its name and its value.
+int64_t key_usage(const std::string& key, const Value& v, int64_t samples, bool cluster);
+// What a key adds to used_memory: as MEMORY USAGE counts it, with the allocator's class
+// for the dictEntry, nothing for a shared integer, and the expires entry of a TTL.
+int64_t key_used_memory(const std::string& key, const Entry& e, bool cluster);
+// APPEND's growth of a string value by `add` bytes (before they are appended).
+void grow_string(Value& v, size_t add);
 
 // Exact Redis number parsing and formatting (util.c).
 bool string_to_ll(const std::string& s, int64_t& out);
@@ -221,13 +298,15 @@ struct NodeCore {
     if (!cluster || c.is_master_link) return std::nullopt;
     return cluster_route(c, cmd, argv);
   }
-  // scriptVerifyClusterState: "" when a script may run argv here, else why not.
-  std::string cluster_script_check(const Args& argv) {
+  // scriptVerifyClusterState: "" when a script may run argv here, else why not. `slot`
+  // is the slot the script's keys so far hash to (-1: none yet), which a script that did
+  // not declare allow-cross-slot-keys may not leave.
+  std::string cluster_script_check(const Args& argv, bool cross_slot, int& slot) {
     if (!cluster || !client || client->is_master_link) return {};
-    return cluster_script_route(argv);
+    return cluster_script_route(argv, cross_slot, slot);
   }
   std::optional<Reply> cluster_route(const ClientState& c, const Command& cmd, const Args& argv);
-  std::string cluster_script_route(const Args& argv);
+  std::string cluster_script_route(const Args& argv, bool cross_slot, int& slot);
 
   // Memory and eviction (redis_memory.cc).
   MemoryConfig memory;
@@ -236,12 +315,39 @@ struct NodeCore {
   int64_t evicted_keys = 0;
   int64_t expired_keys = 0;
   int64_t oom_errors = 0;  // INFO errorstats' errorstat_OOM: replies that were the OOM error
+  // The latency histogram redis-server 7.0 makes for a command the first time it runs
+  // (latency-tracking is on by default), part of used_memory: which commands of the table
+  // have run, by their place in it.
+  const Command* command_base;
+  std::vector<uint8_t> histogram_made;
+  int64_t histograms = 0;
   bool script_oom = false;  // over maxmemory when the running script started
   // The estimated used_memory of the keyspace and the server around it.
   int64_t used_memory() const;
   // Evicts keys by the policy until used_memory is within maxmemory; false when it
   // cannot get there (noeviction, or no candidate left): the command may be refused.
   bool perform_evictions();
+  // Marks a string value as one a command stored through tryObjectEncoding: an integer
+  // of 0..9999 becomes a shared object unless maxmemory's policy needs every value's
+  // own LRU/LFU field. `arg` is the position of the argument it came from, if any: in a
+  // script, a short string keeps the allocation of the argument object it was.
+  void encode_string(Value& v, int arg = -1);
+  // What a command does to its argument objects, for a script's cache of them; nothing
+  // outside a script.
+  ScriptArgs* script_args = nullptr;
+  void arg_encoded(size_t pos) {
+    if (script_args && pos < ScriptArgs::kCached) script_args->encoded |= 1u << pos;
+  }
+  void args_rewritten(std::initializer_list<int> layout) {
+    if (!script_args) return;
+    script_args->rewritten = true;
+    script_args->layout.assign(layout);
+  }
+  void args_rewritten(const std::vector<int>& layout) {
+    if (!script_args) return;
+    script_args->rewritten = true;
+    script_args->layout = layout;
+  }
   // The access bookkeeping of a key looked up, or created (robj->lru).
   void touch_access(Entry& e, bool created);
 
@@ -261,6 +367,9 @@ struct NodeCore {
   // Runs one command (from a client, EXEC or a script) and propagates its effect.
   Reply call(ClientState& c, const Command& cmd, const Args& argv);
   const Command* find(const std::string& name) const;
+  // getCommandFlags: a command's flags, but for a script with a shebang its own (which
+  // only matter under maxmemory, on a replica and at EXEC).
+  unsigned flags_of(const Command& cmd, const Args& argv) const;
   // The last names find() resolved, spelled as the client sent them: a lock workload
   // sends the same few names over and over, and comparing a short name is cheaper than
   // lowercasing and hashing it. Direct-mapped on length and first letter.
@@ -287,13 +396,22 @@ struct NodeCore {
   Keyspace::iterator lookup_at(const std::string& key);
   // The value of a key of the given type; sets `wrong` when it holds another type.
   Entry* lookup_typed(const std::string& key, VType type, bool& wrong);
+  // The same for a reader: WRONGTYPE in `err`, or the value, or nullptr for no key.
+  Entry* lookup_typed(const std::string& key, VType type, Reply& err) {
+    bool wrong = false;
+    Entry* e = lookup_typed(key, type, wrong);
+    if (wrong) err = err_wrongtype();
+    return e;
+  }
   // Stores a new value (creation or overwrite): clears expiry unless keep_ttl.
   Entry& set_value(const std::string& key, Value v, bool keep_ttl);
-  Entry& set_string(const std::string& key, const std::string& value, bool keep_ttl) {
-    return set_string_at(db.find(key), key, value, keep_ttl);
+  // `arg`: the position of the command's argument the value is (see encode_string).
+  Entry& set_string(const std::string& key, const std::string& value, bool keep_ttl, int arg = -1) {
+    return set_string_at(db.find(key), key, value, keep_ttl, arg);
   }
   // set_string, given where `key` is (db.end() when it is not there).
-  Entry& set_string_at(Keyspace::iterator at, const std::string& key, const std::string& value, bool keep_ttl);
+  Entry& set_string_at(Keyspace::iterator at, const std::string& key, const std::string& value, bool keep_ttl,
+                       int arg = -1);
   // Marks an in-place modification of an existing value (writer, observer, WATCH).
   void modified(const std::string& key, Entry& e);
   bool remove(const std::string& key);  // DEL semantics; true if it existed

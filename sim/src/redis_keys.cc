@@ -1,5 +1,6 @@
-// Generic keyspace commands (DEL, EXISTS, EXPIRE family, TTL family, TYPE, DBSIZE,
-// FLUSHALL) and the connection commands PING and ECHO, following db.c and expire.c.
+// Generic keyspace commands (DEL, EXISTS, EXPIRE family, TTL family, TYPE, RENAME,
+// RENAMENX, DBSIZE, FLUSHALL), the connection commands PING and ECHO, and TIME, following
+// db.c, expire.c and server.c.
 #include <limits>
 
 #include "redis_impl.h"
@@ -82,12 +83,19 @@ Reply expire_generic(Impl& m, const Args& a, bool relative, bool seconds) {
   if (when <= m.now && !m.replica) {
     m.remove(a[1]);
     m.rewritten = Args{"DEL", a[1]};
+    m.args_rewritten({-1, 1});
     return Reply::integer_of(1);
   }
   e->expire = when;
   ++m.dirty;
   m.touch(a[1]);
   m.rewritten = Args{"PEXPIREAT", a[1], std::to_string(when)};
+  // 7.0 makes its own argument vector PEXPIREAT key ms, options kept.
+  if (relative || seconds) {
+    std::vector<int> layout;
+    for (size_t j = 0; j < a.size(); ++j) layout.push_back(j == 0 || j == 2 ? -1 : static_cast<int>(j));
+    m.args_rewritten(layout);
+  }
   return Reply::integer_of(1);
 }
 
@@ -137,8 +145,36 @@ Reply cmd_type(Impl& m, ClientState&, const Args& a) {
     case VType::Hash: return Reply::status("hash");
     case VType::List: return Reply::status("list");
     case VType::ZSet: return Reply::status("zset");
+    case VType::Set: return Reply::status("set");
   }
   return Reply::status("none");
+}
+
+// The value moves with its TTL and its LRU/LFU field (the same object, in Redis); the
+// destination, if any, is deleted first. RENAME of a key onto itself changes nothing.
+Reply rename_generic(Impl& m, const Args& a, bool nx) {
+  auto src = m.lookup_at(a[1]);
+  if (src == m.db.end()) return Reply::error("ERR no such key");
+  if (a[1] == a[2]) return nx ? Reply::integer_of(0) : Reply::ok();
+  if (m.lookup(a[2])) {
+    if (nx) return Reply::integer_of(0);
+    m.remove(a[2]);
+  }
+  Entry from = src->second;  // the source's deletion reports its value
+  m.remove(a[1]);
+  Entry& moved = m.set_value(a[2], std::move(from.v), false);
+  moved.expire = from.expire;
+  moved.lru = from.lru;
+  return nx ? Reply::integer_of(1) : Reply::ok();
+}
+
+Reply cmd_rename(Impl& m, ClientState&, const Args& a) { return rename_generic(m, a, false); }
+Reply cmd_renamenx(Impl& m, ClientState&, const Args& a) { return rename_generic(m, a, true); }
+
+// The node's wall clock, which the simulation keeps in milliseconds: the microseconds
+// are always a multiple of 1000.
+Reply cmd_time(Impl& m, ClientState&, const Args&) {
+  return Reply::array({Reply::bulk(std::to_string(m.now / 1000)), Reply::bulk(std::to_string(m.now % 1000 * 1000))});
 }
 
 Reply cmd_dbsize(Impl& m, ClientState&, const Args&) {
@@ -181,6 +217,9 @@ void register_key_commands(std::vector<Command>& out) {
                             {"pexpiretime", 2, 0, cmd_pexpiretime},
                             {"persist", 2, kWrite, cmd_persist},
                             {"type", 2, 0, cmd_type},
+                            {"rename", 3, kWrite, cmd_rename},
+                            {"renamenx", 3, kWrite, cmd_renamenx},
+                            {"time", 1, 0, cmd_time},
                             {"dbsize", 1, 0, cmd_dbsize},
                             {"flushall", -1, kWrite, cmd_flushall},
                             {"flushdb", -1, kWrite, cmd_flushall},

@@ -1,25 +1,31 @@
 // Memory accounting and eviction (evict.c, object.c of Redis 7.0), and the server
 // commands that show and change them: CONFIG GET/SET and INFO.
 //
-// The memory model. A real used_memory is whatever jemalloc handed out; the simulation
-// has no allocator, so it estimates the same figure from the keyspace:
+// The memory model. A real used_memory is what jemalloc handed out through zmalloc; the
+// simulation has no allocator, so it works the same figure out from what the server
+// allocates for each thing it holds:
 //
-//   used_memory = kBaseBytes                       a fresh server with a few clients
+//   used_memory = kBaseBytes                       a fresh server, and the client asking
+//               + 24,688 per command run so far    its latency histogram (7.0 makes one
+//                                                  the first time a command runs)
+//               + the script cache                 per script: dictEntry, SHA-1, body
 //               + 8 * buckets(keys)                the main dict's table (a power of two)
 //               + 8 * buckets(keys with a TTL)     the expires dict's table
-//               + per key: 24                      its dictEntry
-//                        + alloc(sds of the key)   sdshdr + bytes + NUL, rounded up
-//                        + the value               as below
-//                        + 32 if it has a TTL      its entry in the expires dict
+//               + per key (key_used_memory)        its dictEntry (32), its name, its
+//                                                  value, and 32 more for a TTL
 //
-// where alloc() rounds up to jemalloc's size classes and a string value costs what
-// MEMORY USAGE reports for it: 16 (the robj alone) when it reads as a 64-bit integer,
-// alloc(16 + 3 + len + 1) when it is at most 44 bytes (one embstr allocation), else
-// 16 + alloc(sds). Hashes, lists and sorted sets are costed as the listpacks small ones
-// are (7 header bytes, each element its bytes + 2), plus the quicklist node of a list.
-// For strings the per-key figure equals MEMORY USAGE on redis-server 7.0 byte for byte;
-// the rest (client buffers, fragmentation, the replication backlog) is not modelled,
-// which is why scenarios leave a margin between what they write and maxmemory.
+// A key's figure is MEMORY USAGE's (redis_sizes.cc), exact for strings of every length,
+// with the allocator's 32 bytes for the 24-byte dictEntry and nothing for a value that is
+// one of the server's shared integers. A fresh redis-server 7.0.15 reports 914,704 to
+// 914,896 bytes to the first command of its first client (its start-up figure moves with
+// its command line and environment); kBaseBytes is the middle of that. What is not
+// modelled: each further client connection (on a server, about 38 kB while busy — 16 kB
+// each of query and reply buffer — and about 20 kB once the server trims an idle one),
+// the replication backlog (1 MB once a replica connects), the moment a dict's table
+// is rehashed (both tables are held meanwhile) and aggregates' hash tables beyond what
+// MEMORY USAGE counts. So a real server with N more clients runs out of memory about
+// N × 20–38 kB of data sooner than a simulated node (docs/memory-and-eviction.md), and
+// scenarios write several times maxmemory, which fills both.
 //
 // Eviction follows performEvictions: before a command runs, while used_memory exceeds
 // maxmemory, take the best candidate of the policy and delete it (replicated as DEL);
@@ -45,66 +51,12 @@ namespace {
 
 using Impl = NodeCore;
 
-constexpr int64_t kBaseBytes = 1 << 20;
+constexpr int64_t kBaseBytes = 914'800;
+constexpr int64_t kHistogramBytes = 24'688;  // hdr_init(1, 1e9, 2)
 constexpr size_t kPoolSize = 16;           // EVPOOL_SIZE
 constexpr uint32_t kLruClockMax = (1u << 24) - 1;
 constexpr uint32_t kLfuInitVal = 5;
 constexpr int kEvictRoundsMax = 1000;      // pool refills for one victim before giving up
-
-// jemalloc's size classes on x86-64: multiples of 16 up to 128, then four per doubling.
-int64_t alloc(int64_t n) {
-  if (n <= 8) return 8;
-  if (n <= 128) return (n + 15) / 16 * 16;
-  int shift = 63 - __builtin_clzll(static_cast<unsigned long long>(n - 1));
-  const int64_t step = int64_t{1} << (shift - 2);
-  return (n + step - 1) / step * step;
-}
-
-int64_t sds_alloc(int64_t len) {
-  const int64_t header = len < 256 ? 3 : len < 65536 ? 5 : 9;
-  return alloc(header + len + 1);
-}
-
-int64_t buckets(size_t n) {
-  if (n == 0) return 0;
-  int64_t b = 4;
-  while (b < static_cast<int64_t>(n)) b *= 2;
-  return b;
-}
-
-int64_t listpack(int64_t elements, int64_t bytes) { return alloc(7 + bytes + 2 * elements); }
-
-int64_t value_bytes(const Value& v) {
-  switch (v.type) {
-    case VType::String: {
-      int64_t as_int = 0;
-      if (v.str.size() <= 20 && string_to_ll(v.str, as_int)) return 16;
-      const auto len = static_cast<int64_t>(v.str.size());
-      if (len <= 44) return alloc(16 + 3 + len + 1);
-      return 16 + sds_alloc(len);
-    }
-    case VType::Hash: {
-      int64_t bytes = 0;
-      for (const auto& [f, val] : v.hash) bytes += static_cast<int64_t>(f.size() + val.size());
-      return 16 + listpack(2 * static_cast<int64_t>(v.hash.size()), bytes);
-    }
-    case VType::List: {
-      int64_t bytes = 0;
-      for (size_t i = 0; i < v.list.size(); ++i) bytes += static_cast<int64_t>(v.list[i].size());
-      return 16 + 48 + 32 + listpack(static_cast<int64_t>(v.list.size()), bytes);
-    }
-    case VType::ZSet: {
-      int64_t bytes = 0;
-      for (const auto& [member, score] : v.zset.dict) bytes += static_cast<int64_t>(member.size()) + 8;
-      return 16 + listpack(2 * static_cast<int64_t>(v.zset.dict.size()), bytes);
-    }
-  }
-  return 16;
-}
-
-int64_t key_bytes(const std::string& key, const Entry& e) {
-  return 24 + sds_alloc(static_cast<int64_t>(key.size())) + value_bytes(e.v) + (e.expire >= 0 ? 32 : 0);
-}
 
 bool is_lfu(EvictionPolicy p) { return p == EvictionPolicy::AllkeysLfu || p == EvictionPolicy::VolatileLfu; }
 bool is_volatile(EvictionPolicy p) {
@@ -209,13 +161,35 @@ const std::string* pick_victim(Impl& m, std::string& holder) {
 }  // namespace
 
 int64_t NodeCore::used_memory() const {
-  int64_t total = kBaseBytes;
+  int64_t total = kBaseBytes + kHistogramBytes * histograms + lua->cache_bytes();
   size_t volatile_keys = 0;
+  const bool in_cluster = cluster.has_value();
   for (const auto& [key, e] : db) {
-    total += key_bytes(key, e);
+    total += key_used_memory(key, e, in_cluster);
     volatile_keys += e.expire >= 0 ? 1 : 0;
   }
-  return total + 8 * buckets(db.size()) + 8 * buckets(volatile_keys);
+  return total + 8 * dict_buckets(db.size()) + 8 * dict_buckets(volatile_keys);
+}
+
+void NodeCore::encode_string(Value& v, int arg) {
+  v.enc = StrEnc::Encoded;
+  int64_t n = 0;
+  const bool number = v.str.size() <= 20 && string_to_ll(v.str, n);
+  const bool lru = memory.policy == EvictionPolicy::AllkeysLru || memory.policy == EvictionPolicy::VolatileLru;
+  const bool sharing = memory.maxmemory == 0 || !(lru || is_lfu(memory.policy));
+  v.shared_int = sharing && number && n >= 0 && n < 10000;
+  if (arg < 0 || !script_args || static_cast<size_t>(arg) >= ScriptArgs::kCached) return;
+  const auto pos = static_cast<size_t>(arg);
+  script_args->encoded |= 1u << pos;
+  script_args->stored |= 1u << pos;
+  // tryObjectEncoding keeps an embstr as it is: one a script's earlier call made for a
+  // longer argument keeps that allocation.
+  const ArgObject& o = script_args->objects[pos];
+  const auto len = static_cast<int64_t>(v.str.size());
+  if (!number && o.embstr && len < o.alloc) {
+    v.enc = StrEnc::Embstr;
+    v.sds_bytes = alloc_size(16 + 3 + o.alloc + 1);
+  }
 }
 
 void NodeCore::touch_access(Entry& e, bool created) {
@@ -234,14 +208,14 @@ void NodeCore::touch_access(Entry& e, bool created) {
 // A replica leaves eviction to its master (replica-ignore-maxmemory yes): the master's
 // DELs keep the two identical.
 bool NodeCore::perform_evictions() {
-  if (memory.maxmemory <= 0 || replica) return true;
-  if (used_memory() <= memory.maxmemory) return true;
+  if (memory.maxmemory == 0 || replica) return true;
+  if (static_cast<uint64_t>(used_memory()) <= memory.maxmemory) return true;
   if (memory.policy == EvictionPolicy::NoEviction) return false;
   ClientState* saved = client;
   client = nullptr;
   bool ok = true;
   std::string holder;
-  while (used_memory() > memory.maxmemory) {
+  while (static_cast<uint64_t>(used_memory()) > memory.maxmemory) {
     const std::string* victim = pick_victim(*this, holder);
     if (!victim) {
       ok = false;
@@ -269,27 +243,35 @@ Reply config_error(const std::string& name, const std::string& why) {
   return Reply::error("ERR CONFIG SET failed (possibly related to argument '" + name + "') - " + why);
 }
 
-// memtoull: digits, then an optional unit (b, k, kb, m, mb, g, gb); no sign, no fraction.
-bool parse_memory(const std::string& s, int64_t& out) {
+// memtoull: digits, then an optional unit (b, k, kb, m, mb, g, gb), read as C reads the
+// argument (up to a NUL). No sign; no digits read as 0; digits past 2^64 - 1 read as
+// 2^64 - 1 (strtoull's ERANGE goes unchecked) and a unit's product wraps around, as the
+// server's unsigned arithmetic does.
+bool parse_memory(const std::string& arg, uint64_t& out) {
+  const char* s = arg.c_str();
+  if (*s == '-') return false;
   size_t digits = 0;
-  while (digits < s.size() && s[digits] >= '0' && s[digits] <= '9') ++digits;
-  const std::string unit = to_lower(s.substr(digits));
-  int64_t mul = 0;
+  while (s[digits] >= '0' && s[digits] <= '9') ++digits;
+  const std::string unit = to_lower(std::string(s + digits));
+  uint64_t mul = 0;
   if (unit.empty() || unit == "b") mul = 1;
   else if (unit == "k") mul = 1000;
   else if (unit == "kb") mul = 1024;
   else if (unit == "m") mul = 1000 * 1000;
   else if (unit == "mb") mul = 1024 * 1024;
-  else if (unit == "g") mul = 1000LL * 1000 * 1000;
-  else if (unit == "gb") mul = 1024LL * 1024 * 1024;
+  else if (unit == "g") mul = 1000ULL * 1000 * 1000;
+  else if (unit == "gb") mul = 1024ULL * 1024 * 1024;
   else return false;
   if (digits >= 128) return false;
-  int64_t v = 0;
+  uint64_t v = 0;
   for (size_t i = 0; i < digits; ++i) {
-    if (v > (std::numeric_limits<int64_t>::max() - 9) / 10) return false;
-    v = v * 10 + (s[i] - '0');
+    const auto d = static_cast<uint64_t>(s[i] - '0');
+    if (v > (std::numeric_limits<uint64_t>::max() - d) / 10) {
+      v = std::numeric_limits<uint64_t>::max();
+      break;
+    }
+    v = v * 10 + d;
   }
-  if (mul > 1 && v > std::numeric_limits<int64_t>::max() / mul) return false;
   out = v * mul;
   return true;
 }
@@ -301,11 +283,27 @@ struct Param {
   std::string (*get)(const MemoryConfig& cfg);
 };
 
-std::string check_int(const std::string& v, int64_t lo, int64_t& out) {
+std::string check_int(const std::string& v, int64_t lo, int64_t hi, int64_t& out) {
   int64_t n = 0;
   if (!string_to_ll(v, n)) return "argument couldn't be parsed into an integer";
-  if (n < lo || n > std::numeric_limits<int32_t>::max())
-    return "argument must be between " + std::to_string(lo) + " and 2147483647 inclusive";
+  if (n < lo || n > hi)
+    return "argument must be between " + std::to_string(lo) + " and " + std::to_string(hi) + " inclusive";
+  out = n;
+  return "";
+}
+
+constexpr int64_t kIntMax = std::numeric_limits<int32_t>::max();
+
+// maxmemory-clients is a size_t-like signed config that takes memory values and
+// percentages (PERCENT_CONFIG keeps N% as -N): a memory value whose bits read as negative
+// is taken for a percentage too, so 2^64 - 1 reads as 1%.
+std::string check_clients(const std::string& v, int64_t& out) {
+  uint64_t bytes = 0;
+  int64_t n = 0;
+  if (parse_memory(v, bytes)) n = static_cast<int64_t>(bytes);
+  else if (v.size() > 1 && v.back() == '%' && string_to_ll(v.substr(0, v.size() - 1), n) && n >= 0) n = -n;
+  else return "argument must be a memory or percent value";
+  if (n < -100) return "percentage argument must be less or equal to 100";
   out = n;
   return "";
 }
@@ -316,6 +314,15 @@ const Param kParams[] = {
        return parse_memory(v, c.maxmemory) ? "" : "argument must be a memory value";
      },
      [](const MemoryConfig& c) { return std::to_string(c.maxmemory); }},
+    {"maxmemory-clients",
+     [](const std::string& v, MemoryConfig& c) { return check_clients(v, c.maxmemory_clients); },
+     [](const MemoryConfig& c) {
+       const int64_t v = c.maxmemory_clients;
+       return v < 0 ? std::to_string(-v) + "%" : std::to_string(v);
+     }},
+    {"maxmemory-eviction-tenacity",
+     [](const std::string& v, MemoryConfig& c) { return check_int(v, 0, 100, c.eviction_tenacity); },
+     [](const MemoryConfig& c) { return std::to_string(c.eviction_tenacity); }},
     {"maxmemory-policy",
      [](const std::string& v, MemoryConfig& c) -> std::string {
        for (EvictionPolicy p : kPolicies) {
@@ -330,13 +337,13 @@ const Param kParams[] = {
      },
      [](const MemoryConfig& c) { return std::string(policy_name(c.policy)); }},
     {"maxmemory-samples",
-     [](const std::string& v, MemoryConfig& c) { return check_int(v, 1, c.samples); },
+     [](const std::string& v, MemoryConfig& c) { return check_int(v, 1, kIntMax, c.samples); },
      [](const MemoryConfig& c) { return std::to_string(c.samples); }},
     {"lfu-log-factor",
-     [](const std::string& v, MemoryConfig& c) { return check_int(v, 0, c.lfu_log_factor); },
+     [](const std::string& v, MemoryConfig& c) { return check_int(v, 0, kIntMax, c.lfu_log_factor); },
      [](const MemoryConfig& c) { return std::to_string(c.lfu_log_factor); }},
     {"lfu-decay-time",
-     [](const std::string& v, MemoryConfig& c) { return check_int(v, 0, c.lfu_decay_time); },
+     [](const std::string& v, MemoryConfig& c) { return check_int(v, 0, kIntMax, c.lfu_decay_time); },
      [](const MemoryConfig& c) { return std::to_string(c.lfu_decay_time); }},
 };
 
@@ -398,14 +405,40 @@ Reply cmd_config_set(Impl& m, ClientState&, const Args& a) {
 
 Reply cmd_config(Impl&, ClientState&, const Args&) { return err_arity("config"); }
 
+// MEMORY USAGE key [SAMPLES count]: the options first, then the key as the keyspace holds
+// it (dictFind: no expiry, no access counted).
+Reply cmd_memory_usage(Impl& m, ClientState&, const Args& a) {
+  int64_t samples = 5;  // OBJ_COMPUTE_SIZE_DEF_SAMPLES
+  for (size_t j = 3; j < a.size(); ++j) {
+    if (!iequals(a[j], "samples") || j + 1 == a.size()) return err_syntax();
+    if (!string_to_ll(a[++j], samples)) return err_not_integer();
+    if (samples < 0) return err_syntax();
+    if (samples == 0) samples = std::numeric_limits<int64_t>::max();
+  }
+  const auto it = m.db.find(a[2]);
+  if (it == m.db.end()) return Reply::nil();
+  return Reply::integer_of(key_usage(it->first, it->second.v, samples, m.cluster.has_value()));
+}
+
+Reply cmd_memory(Impl&, ClientState&, const Args&) { return err_arity("memory"); }
+
 // bytesToHuman
-std::string human(int64_t n) {
+std::string human(uint64_t n) {
   char buf[64];
-  const double d = static_cast<double>(n);
-  if (n < 1024) std::snprintf(buf, sizeof buf, "%lldB", static_cast<long long>(n));
-  else if (n < 1024 * 1024) std::snprintf(buf, sizeof buf, "%.2fK", d / 1024);
-  else if (n < 1024LL * 1024 * 1024) std::snprintf(buf, sizeof buf, "%.2fM", d / (1024 * 1024));
-  else std::snprintf(buf, sizeof buf, "%.2fG", d / (1024.0 * 1024 * 1024));
+  static constexpr const char* kUnits[] = {"K", "M", "G", "T", "P"};
+  if (n < 1024) {
+    std::snprintf(buf, sizeof buf, "%lluB", static_cast<unsigned long long>(n));
+    return buf;
+  }
+  uint64_t scale = 1024;
+  for (const char* unit : kUnits) {
+    if (n < scale * 1024) {
+      std::snprintf(buf, sizeof buf, "%.2f%s", static_cast<double>(n) / static_cast<double>(scale), unit);
+      return buf;
+    }
+    scale *= 1024;
+  }
+  std::snprintf(buf, sizeof buf, "%lluB", static_cast<unsigned long long>(n));
   return buf;
 }
 
@@ -417,8 +450,11 @@ Reply cmd_info(Impl& m, ClientState&, const Args& a) {
   std::string out;
   if (all || section == "memory") {
     const int64_t used = m.used_memory();
-    out += "# Memory\r\nused_memory:" + std::to_string(used) + "\r\nused_memory_human:" + human(used) +
-           "\r\nmaxmemory:" + std::to_string(m.memory.maxmemory) + "\r\nmaxmemory_human:" + human(m.memory.maxmemory) +
+    out += "# Memory\r\nused_memory:" + std::to_string(used) +
+           "\r\nused_memory_human:" + human(static_cast<uint64_t>(used)) +
+           // %lld, as the server prints it: 2^63 and above read as negative.
+           "\r\nmaxmemory:" + std::to_string(static_cast<int64_t>(m.memory.maxmemory)) +
+           "\r\nmaxmemory_human:" + human(m.memory.maxmemory) +
            "\r\nmaxmemory_policy:" + policy_name(m.memory.policy) + "\r\n";
   }
   if (all || section == "stats") {
@@ -443,6 +479,8 @@ void register_server_commands(std::vector<Command>& out) {
                             {"config|get", -3, kNoScript, cmd_config_get},
                             {"config|set", -4, kNoScript, cmd_config_set},
                             {"info", -1, 0, cmd_info},
+                            {"memory", -2, kContainer, cmd_memory},
+                            {"memory|usage", -3, 0, cmd_memory_usage},
                         });
 }
 

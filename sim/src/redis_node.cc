@@ -11,6 +11,7 @@
 
 #include "lua_bridge.h"
 #include "redis_impl.h"
+#include "redis_scripting.h"
 
 namespace lockstep::sim {
 
@@ -41,7 +42,7 @@ bool arity_ok(const Command& cmd, size_t argc) {
 }
 
 namespace {
-const NodeCore::CommandTable& command_table() {
+const std::vector<Command>& command_list() {
   static const std::vector<Command> list = [] {
     std::vector<Command> out;
     register_key_commands(out);
@@ -49,6 +50,7 @@ const NodeCore::CommandTable& command_table() {
     register_hash_commands(out);
     register_list_commands(out);
     register_zset_commands(out);
+    register_set_commands(out);
     register_script_commands(out);
     register_multi_commands(out);
     register_pubsub_commands(out);
@@ -56,16 +58,24 @@ const NodeCore::CommandTable& command_table() {
     register_cluster_commands(out);
     return out;
   }();
+  return list;
+}
+
+const NodeCore::CommandTable& command_table() {
   static const NodeCore::CommandTable table = [] {
     NodeCore::CommandTable t;
-    for (const auto& c : list) t[c.name] = &c;
+    for (const auto& c : command_list()) t[c.name] = &c;
     return t;
   }();
   return table;
 }
 }  // namespace
 
-NodeCore::NodeCore() : commands(command_table()), lua(std::make_unique<LuaEngine>(*this)) {}
+NodeCore::NodeCore()
+    : commands(command_table()),
+      lua(std::make_unique<LuaEngine>(*this)),
+      command_base(command_list().data()),
+      histogram_made(command_list().size()) {}
 
 NodeCore::~NodeCore() = default;
 
@@ -100,6 +110,18 @@ const Command* NodeCore::find(const std::string& name) const {
     slot->cmd = cmd;
   }
   return cmd;
+}
+
+unsigned NodeCore::flags_of(const Command& cmd, const Args& argv) const {
+  if (!(cmd.flags & kRunsScript)) return cmd.flags;
+  const unsigned script = lua->declared_flags(argv, std::string_view(cmd.name) == "evalsha");
+  if (script & kScriptCompat) return cmd.flags;
+  // scriptFlagsToCmdFlags: a script with a shebang writes unless it says no-writes, and
+  // is refused under OOM unless it says allow-oom (no-writes implies it).
+  unsigned flags = cmd.flags & ~(kWrite | kDenyOom);
+  if (!(script & (kScriptAllowOom | kScriptNoWrites))) flags |= kDenyOom;
+  if (!(script & kScriptNoWrites)) flags |= kWrite;
+  return flags;
 }
 
 const Command* NodeCore::find_sub(const Command& container,
@@ -150,13 +172,13 @@ Reply NodeCore::process(ClientState& c, const Args& argv) {
     // Inside MULTI everything but EXEC and DISCARD is refused, since queueing itself takes
     // memory; EXEC is refused when it holds a command that may grow memory.
     const std::string_view name(cmd->name);
-    bool deny = (cmd->flags & kDenyOom) != 0;
+    bool deny = (flags_of(*cmd, argv) & kDenyOom) != 0;
     if (c.in_multi && name != "exec" && name != "discard") deny = true;
     if (c.in_multi && name == "exec") {
       for (const auto& q : c.queued) {
         const Command* qc = find(q[0]);
         if (qc && (qc->flags & kContainer) && q.size() > 1) qc = find_sub(*qc, q[1]);
-        deny = deny || (qc && (qc->flags & kDenyOom));
+        deny = deny || (qc && (flags_of(*qc, q) & kDenyOom));
       }
     }
     if (oom && deny) return reject(Reply::error(kOomError));
@@ -164,7 +186,7 @@ Reply NodeCore::process(ClientState& c, const Args& argv) {
     // memory as the script started (server.script_oom).
     script_oom = oom;
   }
-  if (replica && (cmd->flags & kWrite) && !c.is_master_link)
+  if (replica && !c.is_master_link && (flags_of(*cmd, argv) & kWrite))
     return reject(Reply::error("READONLY You can't write against a read only replica."));
   if (!c.channels.empty() && !(cmd->flags & kPubSubOk)) {
     return reject(Reply::error(std::string("ERR Can't execute '") + cmd->name +
@@ -186,6 +208,11 @@ Reply NodeCore::call(ClientState& c, const Command& cmd, const Args& argv) {
   ++call_depth;
   const int64_t before = dirty;
   Reply r = cmd.handler(*this, c, argv);
+  // After the command, as call() records its latency: INFO does not see its own.
+  if (uint8_t& made = histogram_made[static_cast<size_t>(&cmd - command_base)]; !made) {
+    made = 1;
+    ++histograms;
+  }
   // An error is one protocol line: user text quoted in it gets CR/LF as spaces, as
   // addReplyErrorFormat does.
   if (r.is_error()) r.str = map_crlf_to_spaces(std::move(r.str));
@@ -323,12 +350,13 @@ Entry& NodeCore::set_value(const std::string& key, Value v, bool keep_ttl) {
 
 // The string is copied into the entry's own buffer, which a re-created key brings along.
 Entry& NodeCore::set_string_at(Keyspace::iterator at, const std::string& key, const std::string& value,
-                               bool keep_ttl) {
+                               bool keep_ttl, int arg) {
   const bool inserted = at == db.end();
   auto it = inserted ? insert_key(key) : at;
   Value& v = it->second.v;
   if (v.type != VType::String) v = Value();
   v.str.assign(value);
+  encode_string(v, arg);
   return stored(it, inserted, keep_ttl);
 }
 
@@ -349,7 +377,8 @@ void NodeCore::modified(const std::string& key, Entry& e) {
   ++dirty;
   const bool empty = (e.v.type == VType::Hash && e.v.hash.empty()) ||
                      (e.v.type == VType::List && e.v.list.empty()) ||
-                     (e.v.type == VType::ZSet && e.v.zset.dict.empty());
+                     (e.v.type == VType::ZSet && e.v.zset.dict.empty()) ||
+                     (e.v.type == VType::Set && e.v.set.members.empty());
   if (empty) {  // Redis never keeps an empty aggregate: the key goes away
     notify(KeyChange::Kind::Del, key, e, process_id());
     erase_entry(db.find(key));
@@ -460,6 +489,8 @@ void RedisNode::flush_all() {
   impl_->evicted_keys = 0;
   impl_->expired_keys = 0;
   impl_->oom_errors = 0;
+  impl_->histograms = 0;
+  impl_->histogram_made.assign(impl_->histogram_made.size(), 0);
   impl_->lua->restart();
 }
 

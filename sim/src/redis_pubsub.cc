@@ -75,7 +75,7 @@ void register_pubsub_commands(std::vector<Command>& out) {
   out.insert(out.end(), {
                             {"subscribe", -2, kNoScript | kPubSubOk, cmd_subscribe},
                             {"unsubscribe", -1, kNoScript | kPubSubOk, cmd_unsubscribe},
-                            {"publish", 3, 0, cmd_publish},
+                            {"publish", 3, kMayReplicate, cmd_publish},
                         });
 }
 

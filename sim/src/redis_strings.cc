@@ -1,5 +1,11 @@
-// String commands: SET with all its options, SETNX, GET, the INCR/DECR family, STRLEN,
-// MGET/MSET, following t_string.c of Redis 7.0.
+// String commands: SET with all its options, SETNX, SETEX, PSETEX, GET, GETSET, GETDEL,
+// APPEND, the INCR/DECR family, INCRBYFLOAT, STRLEN, MGET/MSET, following t_string.c of
+// Redis 7.0.
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <string_view>
@@ -51,15 +57,16 @@ bool parse_set_options(const Args& a, unsigned& flags, const std::string*& expir
 }
 
 // getExpireMillisecondsOrReply: positive only, converted to absolute ms on the node's
-// clock; any overflow is an invalid expire time.
-bool expire_to_ms(Impl& m, const std::string& arg, unsigned flags, int64_t& ms, Reply& err) {
+// clock; any overflow is an invalid expire time, named after the command.
+bool expire_to_ms(Impl& m, const std::string& arg, unsigned flags, int64_t& ms, Reply& err, const char* cmd = "set") {
+  auto invalid = [&] { return Reply::error(std::string("ERR invalid expire time in '") + cmd + "' command"); };
   if (!string_to_ll(arg, ms)) {
     err = err_not_integer();
     return false;
   }
   const bool seconds = flags & (kEX | kEXAT);
   if (ms <= 0 || (seconds && ms > kMax / 1000)) {
-    err = Reply::error("ERR invalid expire time in 'set' command");
+    err = invalid();
     return false;
   }
   if (seconds) ms *= 1000;
@@ -68,7 +75,7 @@ bool expire_to_ms(Impl& m, const std::string& arg, unsigned flags, int64_t& ms, 
     else ms += m.now;
   }
   if (ms <= 0) {
-    err = Reply::error("ERR invalid expire time in 'set' command");
+    err = invalid();
     return false;
   }
   return true;
@@ -87,10 +94,20 @@ Value string_value(std::string s) {
   return v;
 }
 
+// Where SET ... GET's arguments go once its GET options are dropped.
+std::vector<int> without_get(const Args& a) {
+  std::vector<int> layout;
+  for (size_t j = 0; j < a.size(); ++j) {
+    if (j < 3 || !iequals(a[j], "get")) layout.push_back(static_cast<int>(j));
+  }
+  return layout;
+}
+
 Reply cmd_set(Impl& m, ClientState&, const Args& a) {
   unsigned flags = 0;
   const std::string* expire_arg = nullptr;
   if (!parse_set_options(a, flags, expire_arg)) return err_syntax();
+  m.arg_encoded(2);
   int64_t when = 0;
   if (expire_arg) {
     Reply err;
@@ -106,8 +123,12 @@ Reply cmd_set(Impl& m, ClientState&, const Args& a) {
   const auto at = m.lookup_at(a[1]);
   const bool found = at != m.db.end();
   if (((flags & kNX) && found) || ((flags & kXX) && !found)) return old ? std::move(*old) : Reply::nil();
-  Entry& e = m.set_string_at(at, a[1], a[2], flags & kKeepTtl);
+  Entry& e = m.set_string_at(at, a[1], a[2], flags & kKeepTtl, 2);
   if (expire_arg) e.expire = when;
+  // 7.0 rewrites its argument vector for replication: SET key value PXAT ms, or without
+  // the GET options.
+  if (expire_arg) m.args_rewritten({-1, 1, 2, -1, -1});
+  else if (flags & kGet) m.args_rewritten(without_get(a));
   if (!m.propagating()) return old ? std::move(*old) : Reply::ok();
   Args prop;
   prop.reserve(5);
@@ -126,19 +147,64 @@ Reply cmd_set(Impl& m, ClientState&, const Args& a) {
 }
 
 Reply cmd_setnx(Impl& m, ClientState&, const Args& a) {
+  m.arg_encoded(2);
   if (m.lookup(a[1])) return Reply::integer_of(0);
-  m.set_string(a[1], a[2], false);
+  m.set_string(a[1], a[2], false, 2);
   m.rewritten = Args{"SET", a[1], a[2]};
   return Reply::integer_of(1);
 }
 
+// SETEX and PSETEX: SET with EX or PX, the time first. A bad time is refused before the
+// key is looked at; the write replicates as SET ... PXAT.
+Reply setex_generic(Impl& m, const Args& a, unsigned unit, const char* name) {
+  m.arg_encoded(3);
+  int64_t when = 0;
+  Reply err;
+  if (!expire_to_ms(m, a[2], unit, when, err, name)) return err;
+  m.lookup(a[1]);  // an expired key is reported as expired before it is replaced
+  m.set_string(a[1], a[3], false, 3).expire = when;
+  m.args_rewritten({-1, 1, 3, -1, -1});
+  if (m.propagating()) m.rewritten = Args{"SET", a[1], a[3], "PXAT", std::to_string(when)};
+  return Reply::ok();
+}
+
+Reply cmd_setex(Impl& m, ClientState&, const Args& a) { return setex_generic(m, a, kEX, "setex"); }
+Reply cmd_psetex(Impl& m, ClientState&, const Args& a) { return setex_generic(m, a, kPX, "psetex"); }
+
 Reply cmd_get(Impl& m, ClientState&, const Args& a) { return get_reply(m, a[1]); }
+
+// The old value, and the new one without a TTL, replicated as SET.
+Reply cmd_getset(Impl& m, ClientState&, const Args& a) {
+  Reply old = get_reply(m, a[1]);
+  if (old.is_error()) return old;
+  m.set_string(a[1], a[2], false, 2);
+  m.rewritten = Args{"SET", a[1], a[2]};
+  m.args_rewritten({-1, 1, 2});
+  return old;
+}
+
+// The new length. A new key stores the argument as SET would; an existing value becomes
+// a raw string and grows (grow_string), keeping its TTL.
+Reply cmd_append(Impl& m, ClientState&, const Args& a) {
+  constexpr size_t kProtoMaxBulkLen = 512 * 1024 * 1024;
+  bool wrong = false;
+  Entry* e = m.lookup_typed(a[1], VType::String, wrong);
+  if (wrong) return err_wrongtype();
+  if (!e) return Reply::integer_of(static_cast<int64_t>(m.set_string(a[1], a[2], false, 2).v.str.size()));
+  if (e->v.str.size() + a[2].size() > kProtoMaxBulkLen)
+    return Reply::error("ERR string exceeds maximum allowed size (proto-max-bulk-len)");
+  grow_string(e->v, a[2].size());
+  e->v.str += a[2];
+  m.modified(a[1], *e);
+  return Reply::integer_of(static_cast<int64_t>(e->v.str.size()));
+}
 
 Reply cmd_getdel(Impl& m, ClientState&, const Args& a) {
   Reply r = get_reply(m, a[1]);
   if (r.type == Reply::Type::Bulk) {
     m.remove(a[1]);
     m.rewritten = Args{"DEL", a[1]};
+    m.args_rewritten({-1, 1});
   }
   return r;
 }
@@ -155,9 +221,12 @@ Reply incr_decr(Impl& m, const std::string& key, int64_t incr) {
   value += incr;
   if (e) {
     e->v.str = std::to_string(value);  // in place: the TTL survives an INCR
+    m.encode_string(e->v);
     m.modified(key, *e);
   } else {
-    m.set_value(key, string_value(std::to_string(value)), false);
+    Value v = string_value(std::to_string(value));
+    m.encode_string(v);
+    m.set_value(key, std::move(v), false);
   }
   return Reply::integer_of(value);
 }
@@ -176,6 +245,54 @@ Reply cmd_decrby(Impl& m, ClientState&, const Args& a) {
   if (!string_to_ll(a[2], incr)) return err_not_integer();
   if (incr == kMin) return Reply::error("ERR decrement would overflow");
   return incr_decr(m, a[1], -incr);
+}
+
+// string2ld: strtold over the whole argument (at most 5 kB), no leading space, no NaN,
+// and an overflow to infinity refused.
+bool string_to_long_double(const std::string& s, long double& out) {
+  constexpr size_t kMaxLongDoubleChars = 5 * 1024;
+  if (s.empty() || s.size() >= kMaxLongDoubleChars || std::isspace(static_cast<unsigned char>(s[0]))) return false;
+  errno = 0;
+  char* end = nullptr;
+  const long double v = std::strtold(s.c_str(), &end);
+  if (static_cast<size_t>(end - s.c_str()) != s.size()) return false;
+  if (errno == ERANGE && (std::isinf(v) || std::fpclassify(v) == FP_ZERO)) return false;
+  if (errno == EINVAL || std::isnan(v)) return false;
+  out = v;
+  return true;
+}
+
+// ld2string's human-friendly form: 17 decimals, then no trailing zeros, no lone point,
+// and "-0" as "0".
+std::string long_double_text(long double v) {
+  char buf[5 * 1024];
+  int n = std::snprintf(buf, sizeof buf, "%.17Lf", v);
+  if (n <= 0 || static_cast<size_t>(n) >= sizeof buf) return "";
+  if (std::memchr(buf, '.', static_cast<size_t>(n)) != nullptr) {
+    while (buf[n - 1] == '0') --n;
+    if (buf[n - 1] == '.') --n;
+  }
+  if (n == 2 && buf[0] == '-' && buf[1] == '0') return "0";
+  return std::string(buf, static_cast<size_t>(n));
+}
+
+// In long double, as the server adds; the result is stored as text (never as an integer,
+// so "3" costs an embstr) with the TTL kept, and replicated as SET ... KEEPTTL.
+Reply cmd_incrbyfloat(Impl& m, ClientState&, const Args& a) {
+  bool wrong = false;
+  Entry* e = m.lookup_typed(a[1], VType::String, wrong);
+  if (wrong) return err_wrongtype();
+  long double value = 0, incr = 0;
+  if ((e && !string_to_long_double(e->v.str, value)) || !string_to_long_double(a[2], incr)) return err_not_float();
+  value += incr;
+  if (std::isnan(value) || std::isinf(value)) return Reply::error("ERR increment would produce NaN or Infinity");
+  Value v = string_value(long_double_text(value));
+  v.enc = StrEnc::Created;
+  const std::string text = v.str;
+  m.set_value(a[1], std::move(v), true);
+  m.rewritten = Args{"SET", a[1], text, "KEEPTTL"};
+  m.args_rewritten({-1, 1, -1, -1});
+  return Reply::bulk(text);
 }
 
 Reply cmd_strlen(Impl& m, ClientState&, const Args& a) {
@@ -198,7 +315,7 @@ Reply cmd_mset(Impl& m, ClientState&, const Args& a) {
   if (a.size() % 2 == 0) return err_arity("mset");
   for (size_t i = 1; i + 1 < a.size(); i += 2) {
     m.lookup(a[i]);  // an expired key must be reported as expired before it is replaced
-    m.set_string(a[i], a[i + 1], false);
+    m.set_string(a[i], a[i + 1], false, static_cast<int>(i + 1));
   }
   return Reply::ok();
 }
@@ -209,7 +326,12 @@ void register_string_commands(std::vector<Command>& out) {
   out.insert(out.end(), {
                             {"set", -3, kWrite | kDenyOom, cmd_set},
                             {"setnx", 3, kWrite | kDenyOom, cmd_setnx},
+                            {"setex", 4, kWrite | kDenyOom, cmd_setex},
+                            {"psetex", 4, kWrite | kDenyOom, cmd_psetex},
                             {"get", 2, 0, cmd_get},
+                            {"getset", 3, kWrite | kDenyOom, cmd_getset},
+                            {"append", 3, kWrite | kDenyOom, cmd_append},
+                            {"incrbyfloat", 3, kWrite | kDenyOom, cmd_incrbyfloat},
                             {"getdel", 2, kWrite, cmd_getdel},
                             {"incr", 2, kWrite | kDenyOom, cmd_incr},
                             {"decr", 2, kWrite | kDenyOom, cmd_decr},

@@ -1,6 +1,7 @@
 // Sorted set commands (t_zset.c of Redis 7.0): ZADD with NX/XX/GT/LT/CH/INCR, ZINCRBY,
-// ZRANGE by rank or score (REV, LIMIT, WITHSCORES), ZRANGEBYSCORE, ZREM, ZSCORE, ZCARD,
-// ZRANK, ZRANGEBYLEX. Scores are printed as 7.0 prints doubles (%.17g, "inf").
+// ZRANGE by rank or score (REV, LIMIT, WITHSCORES), ZRANGEBYSCORE, ZREVRANGE, ZREM,
+// ZREMRANGEBYSCORE, ZREMRANGEBYRANK, ZSCORE, ZCARD, ZRANK, ZREVRANK, ZRANGEBYLEX. Scores
+// are printed as 7.0 prints doubles (%.17g, "inf").
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -120,12 +121,7 @@ Reply zadd_generic(Impl& m, const Args& a, unsigned flags) {
 Reply cmd_zadd(Impl& m, ClientState&, const Args& a) { return zadd_generic(m, a, 0); }
 Reply cmd_zincrby(Impl& m, ClientState&, const Args& a) { return zadd_generic(m, a, kIncr); }
 
-Entry* zset_for_read(Impl& m, const std::string& key, Reply& err) {
-  bool wrong = false;
-  Entry* e = m.lookup_typed(key, VType::ZSet, wrong);
-  if (wrong) err = err_wrongtype();
-  return e;
-}
+Entry* zset_for_read(Impl& m, const std::string& key, Reply& err) { return m.lookup_typed(key, VType::ZSet, err); }
 
 // zslParseRange: "(" makes a bound exclusive; strtod must consume everything.
 bool parse_score_bound(const std::string& s, double& v, bool& exclusive) {
@@ -316,6 +312,46 @@ Reply cmd_zrem(Impl& m, ClientState&, const Args& a) {
   return Reply::integer_of(removed);
 }
 
+// zremrangeGenericCommand: the range is parsed before the key is looked at; a rank range
+// is clamped as ZRANGE clamps it.
+Reply zremrange_generic(Impl& m, const Args& a, bool by_score) {
+  int64_t start = 0, end = 0;
+  double min = 0, max = 0;
+  bool minex = false, maxex = false;
+  if (!by_score) {
+    if (!string_to_ll(a[2], start) || !string_to_ll(a[3], end)) return err_not_integer();
+  } else if (!parse_score_bound(a[2], min, minex) || !parse_score_bound(a[3], max, maxex)) {
+    return Reply::error("ERR min or max is not a float");
+  }
+  Reply err;
+  Entry* e = zset_for_read(m, a[1], err);
+  if (err.is_error()) return err;
+  if (!e) return Reply::integer_of(0);
+  ZSet& z = e->v.zset;
+  std::vector<std::pair<double, std::string>> doomed;
+  if (by_score) {
+    for (const auto& item : z.order) {
+      if ((minex ? item.first > min : item.first >= min) && (maxex ? item.first < max : item.first <= max))
+        doomed.push_back(item);
+    }
+  } else {
+    const auto len = static_cast<int64_t>(z.order.size());
+    if (start < 0) start += len;
+    if (end < 0) end += len;
+    if (start < 0) start = 0;
+    if (start > end || start >= len) return Reply::integer_of(0);
+    if (end >= len) end = len - 1;
+    auto it = std::next(z.order.begin(), start);
+    for (int64_t i = start; i <= end; ++i, ++it) doomed.push_back(*it);
+  }
+  for (const auto& item : doomed) zset_del(z, item.second);
+  if (!doomed.empty()) m.modified(a[1], *e);
+  return Reply::integer_of(static_cast<int64_t>(doomed.size()));
+}
+
+Reply cmd_zremrangebyscore(Impl& m, ClientState&, const Args& a) { return zremrange_generic(m, a, true); }
+Reply cmd_zremrangebyrank(Impl& m, ClientState&, const Args& a) { return zremrange_generic(m, a, false); }
+
 Reply cmd_zscore(Impl& m, ClientState&, const Args& a) {
   Reply err;
   Entry* e = zset_for_read(m, a[1], err);
@@ -355,6 +391,8 @@ void register_zset_commands(std::vector<Command>& out) {
                             {"zrangebyscore", -4, 0, cmd_zrangebyscore},
                             {"zrangebylex", -4, 0, cmd_zrangebylex},
                             {"zrem", -3, kWrite, cmd_zrem},
+                            {"zremrangebyscore", 4, kWrite, cmd_zremrangebyscore},
+                            {"zremrangebyrank", 4, kWrite, cmd_zremrangebyrank},
                             {"zscore", 3, 0, cmd_zscore},
                             {"zcard", 2, 0, cmd_zcard},
                             {"zrank", 3, 0, cmd_zrank},

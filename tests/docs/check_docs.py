@@ -15,6 +15,8 @@
                                         every scenario example in README.md and docs/*.md runs
                                         in the simulator and meets its own "expect"; every
                                         fragment of one loads inside a scenario
+  check_docs.py commands SOURCE         docs/architecture.md's table of the simulated node's
+                                        commands lists exactly the ones sim/src registers
   check_docs.py all SOURCE LOCKSTEP     every check above (what ctest runs)
   check_docs.py write-scenario-fields SOURCE
                                         regenerates the field reference after a schema change
@@ -452,6 +454,35 @@ def check_links(source):
     return fail(problems, "broken links in the manual")
 
 
+# What the table of the simulated node's commands leaves out of sim/src's registrations
+# (the commands whose subcommands it lists), and adds to them (WAIT, which the World
+# answers, not the node).
+COMMAND_CONTAINERS = {"CLUSTER", "CONFIG", "MEMORY", "SCRIPT"}
+COMMANDS_OF_THE_WORLD = {"WAIT"}
+
+
+def check_commands(source):
+    registered = set()
+    src = os.path.join(source, "sim", "src")
+    for name in sorted(os.listdir(src)):
+        if name.startswith("redis_") and name.endswith(".cc"):
+            for m in re.finditer(r'^\s*\{"([a-z|]+)", -?\d+,', read(os.path.join(src, name)), flags=re.M):
+                command = m.group(1).upper().replace("|", " ")
+                if command not in COMMAND_CONTAINERS:
+                    registered.add(command)
+    page = read(os.path.join(source, "docs", "architecture.md"))
+    section = page[page.index("## The simulated Redis node"):]
+    listed = set()
+    for row in re.finditer(r"^\| (?!family)[a-z/ ]+ \| (.+) \|$", section, flags=re.M):
+        for item in re.sub(r"\([^)]*\)", "", row.group(1)).split(","):
+            if item.strip():
+                listed.add(item.strip())
+    listed -= COMMANDS_OF_THE_WORLD
+    problems = [f"docs/architecture.md does not list {c}, which the simulated node answers" for c in sorted(registered - listed)]
+    problems += [f"docs/architecture.md lists {c}, which the simulated node does not answer" for c in sorted(listed - registered)]
+    return fail(problems, "the simulated node's commands")
+
+
 def check_readme_size(source):
     size = os.path.getsize(os.path.join(source, "README.md"))
     if size <= README_BYTES_MAX:
@@ -468,7 +499,8 @@ def main(argv):
     if what == "all" and len(argv) == 4:
         # One process for every check: CI pays Python's start-up once.
         results = [check_cli(source, argv[3]), check_scenario_fields(source), check_catalogue(source),
-                   check_links(source), check_readme_size(source), check_examples(source, argv[3])]
+                   check_links(source), check_readme_size(source), check_examples(source, argv[3]),
+                   check_commands(source)]
         return 1 if any(results) else 0
     if what == "cli" and len(argv) == 4:
         return check_cli(source, argv[3])
@@ -484,6 +516,8 @@ def main(argv):
         return check_readme_size(source)
     if what == "examples" and len(argv) == 4:
         return check_examples(source, argv[3])
+    if what == "commands":
+        return check_commands(source)
     print(__doc__)
     return 64
 
