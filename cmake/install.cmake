@@ -8,6 +8,8 @@ include(CMakePackageConfigHelpers)
 
 set(LOCKSTEP_PUBLIC_HEADERS
   core/include/lockstep/env.h
+  core/include/lockstep/fast_paths.h
+  ${CMAKE_BINARY_DIR}/core/include/lockstep/build_config.h
   core/include/lockstep/fault_plan.h
   core/include/lockstep/gate.h
   core/include/lockstep/reply.h

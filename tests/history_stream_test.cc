@@ -2,9 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <stdexcept>
-#include <thread>
 
 #include "lockstep/reports/report.h"
 #include "lockstep/runner/lock_checks.h"
@@ -91,55 +89,6 @@ TEST(HistoryStream, AnAbandonedStreamStopsItsWriter) {
   EXPECT_EQ(rec.history().events.size(), 10'000u);
 }
 
-// The judgment hands the writer its last job: it must run once, on the writer's thread,
-// after every event has gone to `follow`; wait_written() must return once they all have.
-// With no writer thread (a short history) the job runs on the caller's thread, at once.
-TEST(HistoryStream, ItsLastJobRunsOnTheWriterOnceEveryEventIsWritten) {
-  for (const auto& [n, start_at] : {std::pair{20'000, size_t{1}}, std::pair{50, kEventsWorthAThread}}) {
-    int64_t now = 0;
-    Recorder rec([&now] { return now; });
-    HistoryStream stream(rec.history().events, start_at);
-    std::atomic<int> followed{0};
-    stream.also([&followed](const checker::Event&) { followed.fetch_add(1, std::memory_order_relaxed); });
-    rec.stream_to(&stream);
-    for (int i = 0; i < n; ++i, now += 1000) record_mixed(rec, i);
-    rec.stream_to(nullptr);
-    stream.close();
-    stream.wait_written();
-    EXPECT_EQ(followed.load(), n) << n;
-    int runs = 0, seen_by_job = -1;
-    std::thread::id job_thread;
-    stream.then([&] {
-      ++runs;
-      seen_by_job = followed.load();
-      job_thread = std::this_thread::get_id();
-    });
-    const bool threaded = n >= static_cast<int>(start_at);
-    if (!threaded) {
-      EXPECT_EQ(runs, 1) << "no writer thread: the job runs within then()";
-    }
-    const HistoryStream::Written w = stream.take();
-    EXPECT_EQ(runs, 1) << n;
-    EXPECT_EQ(seen_by_job, n) << n;
-    EXPECT_EQ(job_thread != std::this_thread::get_id(), threaded) << n;
-    EXPECT_EQ(w.jsonl, checker::to_jsonl(rec.history())) << n;
-    EXPECT_EQ(followed.load(), n) << "written once, not again by take()";
-  }
-}
-
-TEST(HistoryStream, AJobThatThrowsFailsFinishAndTake) {
-  int64_t now = 0;
-  Recorder rec([&now] { return now; });
-  HistoryStream stream(rec.history().events, 1);
-  rec.stream_to(&stream);
-  for (int i = 0; i < 5000; ++i) record_mixed(rec, i);
-  rec.stream_to(nullptr);
-  stream.close();
-  stream.then([] { throw std::runtime_error("the job failed"); });
-  EXPECT_THROW(stream.finish(), std::runtime_error);
-  EXPECT_THROW(stream.take(), std::runtime_error);
-}
-
 Scenario contended(int64_t duration_ms) {
   Scenario s;
   s.name = "stream-contended";
@@ -180,11 +129,10 @@ std::string describe(const reports::RunReport& r) {
   return out;
 }
 
-// The simulator draws a long run's lock operations, and pairs them into the search's
-// operations, as it records, and its writer checks the invariants once the history is
-// written; judging the finished history from scratch, or for the verdict only, must find
-// exactly the same.
-TEST(HistoryStream, LockOperationsDrawnDuringTheRunJudgeAsTheFinishedHistoryDoes) {
+// A run's report, whose history was written on a second thread while it ran, finds
+// exactly what judging the finished history from scratch finds, and what a run for the
+// verdict only (no history written) finds.
+TEST(HistoryStream, AStreamedRunIsJudgedAsItsFinishedHistoryIs) {
   Scenario unsafe = contended(1000);
   unsafe.lock.algorithm = "set-px-del";  // its unlock deletes whoever's key is there
   unsafe.lock.lease_ms = 1;              // and every hold outlasts its lease
@@ -192,7 +140,7 @@ TEST(HistoryStream, LockOperationsDrawnDuringTheRunJudgeAsTheFinishedHistoryDoes
   // Long runs whose holder crashes: a key with no expiry stays with it to the end while
   // the others keep trying, and one that expires long after the crash goes to an
   // acquisition that began before the expiry and ends after it. Both are deadlocks, and
-  // their lock operations (the crash's release among them) are drawn during the run.
+  // their lock operations include the crash's release.
   Scenario stuck = contended(3000);
   stuck.lock.algorithm = "setnx";
   stuck.deadlock_bound_ms = 100;

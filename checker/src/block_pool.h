@@ -8,8 +8,9 @@
 // Blocks of 4 KiB and more are rounded up to a power of two, so one class serves every
 // size within a factor of two; the rounding costs address space only, as pages never
 // touched are never backed. A class keeps what it is given while the pool holds at most
-// kKeptBytes. Smaller blocks go to malloc, and so does everything under AddressSanitizer,
-// so that it still sees a block used after its search is gone.
+// kKeptBytes. Smaller blocks go to malloc, and so does everything when the fast paths are
+// built out (lockstep/fast_paths.h). Under AddressSanitizer a kept block is poisoned, so
+// a block used after its search is gone is still reported.
 #pragma once
 
 #include <bit>
@@ -17,42 +18,42 @@
 #include <new>
 #include <vector>
 
+#include "lockstep/fast_paths.h"
+
 namespace lockstep::checker::detail {
 
 class BlockPool {
  public:
   static void* allocate(std::size_t bytes) {
-#if !defined(__SANITIZE_ADDRESS__)
-    if (bytes >= kMinBytes) {
+    if (kFastPaths && bytes >= kMinBytes) {
       unsigned c = size_class(bytes);
       Lists& l = lists();
       if (!l.free[c].empty()) {
         void* p = l.free[c].back();
         l.free[c].pop_back();
         l.kept -= std::size_t{1} << c;
+        pool_hands_out(p, std::size_t{1} << c);
         return p;
       }
       return ::operator new(std::size_t{1} << c);
     }
-#endif
     return ::operator new(bytes);
   }
 
   static void release(void* p, std::size_t bytes) noexcept {
-#if !defined(__SANITIZE_ADDRESS__)
-    if (bytes >= kMinBytes) {
+    if (kFastPaths && bytes >= kMinBytes) {
       unsigned c = size_class(bytes);
       std::size_t size = std::size_t{1} << c;
       Lists& l = lists();
       if (l.kept + size <= kKeptBytes && l.free[c].size() < l.free[c].capacity()) {
         l.free[c].push_back(p);
         l.kept += size;
+        pool_keeps(p, size);
         return;
       }
       ::operator delete(p, size);
       return;
     }
-#endif
     ::operator delete(p, bytes);
   }
 

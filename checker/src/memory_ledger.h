@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cassert>
 #include <cstddef>
 #include <functional>
 #include <utility>
@@ -41,6 +42,7 @@ class MemoryLedger {
     size_t total = total_.load(std::memory_order_relaxed);
     size_t next = 0;
     for (;;) {
+      assert(total >= held && "a share never holds more than the ledger counts");
       next = total - held + want;
       if (want > held && next > limit_) return false;
       if (total_.compare_exchange_weak(total, next, std::memory_order_relaxed)) break;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <barrier>
+#include <cassert>
 #include <new>
 #include <thread>
 
@@ -21,6 +22,7 @@ constexpr uint64_t kLastSliceSteps = uint64_t{1} << 50;
 // thread per round, and rounds are separated by a barrier.
 void run_slice(std::vector<std::unique_ptr<Partition>>& parts, size_t order, uint64_t steps) {
   Partition& p = *parts[order];
+  assert(!p.decided && "a decided partition is never given a slice again");
   if (p.cancel.load(std::memory_order_relaxed)) return;
   // The search's own arrays (its list of operations, its stacks) are counted but not
   // asked for in advance; if the system refuses them, the partition is out of memory, and

@@ -2,10 +2,13 @@
 
 #include <openssl/evp.h>
 
+#include <cassert>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
+
+#include "lockstep/fast_paths.h"
 
 namespace lockstep {
 namespace {
@@ -15,9 +18,15 @@ namespace {
   std::abort();
 }
 
-// Each digest is fetched from its provider once per thread: EVP_Digest with an implicit
-// fetch did that on every call, which cost more than hashing a short script.
-EVP_MD* fetched(const char* algorithm) {
+// Each digest is fetched from its provider once per thread (a fast path,
+// lockstep/fast_paths.h): EVP_Digest with an implicit fetch did that on every call, which
+// cost more than hashing a short script.
+const EVP_MD* fetched(const char* algorithm) {
+  if constexpr (!kFastPaths) {
+    const EVP_MD* md = EVP_get_digestbyname(algorithm);
+    if (md == nullptr) digest_failed(algorithm);
+    return md;
+  }
   struct Fetched {
     std::map<std::string, EVP_MD*, std::less<>> md;
     ~Fetched() {
@@ -55,11 +64,16 @@ std::string finish(EVP_MD_CTX* ctx, const char* algorithm) {
 }  // namespace
 
 std::string digest_hex(const char* algorithm, std::string_view data) {
+  using Context = std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)>;
+  auto hash = [&](EVP_MD_CTX* ctx) {
+    begin(ctx, algorithm);
+    feed(ctx, algorithm, data);
+    return finish(ctx, algorithm);
+  };
+  if constexpr (!kFastPaths) return hash(Context(EVP_MD_CTX_new(), EVP_MD_CTX_free).get());
   // Each thread reuses one context: allocating one per call cost as much as the fetch.
-  thread_local std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
-  begin(ctx.get(), algorithm);
-  feed(ctx.get(), algorithm, data);
-  return finish(ctx.get(), algorithm);
+  thread_local Context ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+  return hash(ctx.get());
 }
 
 struct DigestStream::Context {
@@ -72,8 +86,15 @@ DigestStream::DigestStream(const char* algorithm) : ctx_(std::make_unique<Contex
 
 DigestStream::~DigestStream() = default;
 
-void DigestStream::update(std::string_view data) { feed(ctx_->ctx.get(), algorithm_, data); }
+void DigestStream::update(std::string_view data) {
+  assert(!ended_ && "a digest stream takes no data after hex()");
+  feed(ctx_->ctx.get(), algorithm_, data);
+}
 
-std::string DigestStream::hex() { return finish(ctx_->ctx.get(), algorithm_); }
+std::string DigestStream::hex() {
+  assert(!ended_ && "hex() ends a digest stream once");
+  ended_ = true;
+  return finish(ctx_->ctx.get(), algorithm_);
+}
 
 }  // namespace lockstep

@@ -645,15 +645,17 @@ void LuaEngine::flush_scripts() { close(); }
 // as Redis 7.0 does, and kept in the registry.
 const LuaEngine::Script* LuaEngine::load(const std::string& body, Reply& err) {
   // Clients send the same few bodies over and over: comparing with the last one is
-  // cheaper than hashing the body to look it up.
-  if (last_ && last_body_ == body) return last_;
-  if (auto it = by_body_.find(body); it != by_body_.end()) {
+  // cheaper than hashing the body to look it up. This and the thread's cache of compiled
+  // scripts below are fast paths (lockstep/fast_paths.h): built out, every EVAL hashes
+  // its body, and every new node parses its scripts afresh.
+  if (kFastPaths && last_ && last_body_ == body) return last_;
+  if (auto it = by_body_.find(body); kFastPaths && it != by_body_.end()) {
     last_body_ = body;
     return last_ = it->second;
   }
   if (!L_) open();
   CompiledScripts& compiled = compiled_scripts();
-  auto known = compiled.find(body);
+  auto known = kFastPaths ? compiled.find(body) : compiled.end();
   std::string sha = known != compiled.end() ? known->second.sha : sha1_hex(body);
   const Script* script = find(sha);
   if (!script) {
@@ -677,11 +679,15 @@ const LuaEngine::Script* LuaEngine::load(const std::string& body, Reply& err) {
         lua_settop(L_, 0);
         return nullptr;
       }
-      std::string code;
-      lua_dump(L_, append_to_string, &code);
-      traits = ChunkReader(code).traits();
-      if (compiled.size() >= kCompiledMax) compiled.clear();
-      compiled.emplace(body, CompiledScript{sha, std::move(code), traits, flags});
+      // What the bytecode shows a script cannot do lets it skip safeguards it does not
+      // need; built without the fast paths, every script keeps them all.
+      if constexpr (kFastPaths) {
+        std::string code;
+        lua_dump(L_, append_to_string, &code);
+        traits = ChunkReader(code).traits();
+        if (compiled.size() >= kCompiledMax) compiled.clear();
+        compiled.emplace(body, CompiledScript{sha, std::move(code), traits, flags});
+      }
     }
     // A script that assigns no global reads them from the real table itself: each
     // read was a miss in the proxy, a metatable lookup and a second table lookup (about

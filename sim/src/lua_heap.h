@@ -6,8 +6,9 @@
 // class, so the heap is bounded by the interpreter's peak; it is handed back when the
 // interpreter closes (SCRIPT FLUSH, restart) and the heap is destroyed.
 //
-// Under AddressSanitizer every block comes from malloc, so that a use after free inside
-// the interpreter is still caught.
+// The pool is a fast path (lockstep/fast_paths.h): built out, every block comes from
+// malloc. Under AddressSanitizer what the pool keeps or has not yet handed out is
+// poisoned, so a use after free inside the interpreter is still caught.
 #pragma once
 
 #include <cstddef>
@@ -15,6 +16,8 @@
 #include <cstring>
 #include <new>
 #include <vector>
+
+#include "lockstep/fast_paths.h"
 
 namespace lockstep::sim {
 
@@ -24,21 +27,22 @@ class LuaHeap {
   LuaHeap(const LuaHeap&) = delete;
   LuaHeap& operator=(const LuaHeap&) = delete;
   ~LuaHeap() {
-    for (void* chunk : chunks_) std::free(chunk);
+    for (void* chunk : chunks_) {
+      pool_hands_out(chunk, kChunkBytes);
+      std::free(chunk);
+    }
   }
 
   // The lua_Alloc contract: nsize 0 frees, a null block allocates, otherwise resize.
   // Lua passes the true old size of every block, which is what lets a pool serve it.
   static void* alloc(void* ud, void* block, size_t osize, size_t nsize) {
-#if defined(__SANITIZE_ADDRESS__)
-    (void)ud;
-    (void)osize;
-    if (nsize == 0) {
-      std::free(block);
-      return nullptr;
+    if constexpr (!kFastPaths) {
+      if (nsize == 0) {
+        std::free(block);
+        return nullptr;
+      }
+      return std::realloc(block, nsize);
     }
-    return std::realloc(block, nsize);
-#else
     auto& heap = *static_cast<LuaHeap*>(ud);
     if (block == nullptr) osize = 0;
     if (nsize == 0) {
@@ -54,7 +58,6 @@ class LuaHeap {
       heap.release(block, osize);
     }
     return fresh;
-#endif
   }
 
  private:
@@ -73,6 +76,7 @@ class LuaHeap {
     if (n > kPooledMax) return std::malloc(n);
     const size_t c = size_class(n);
     if (Free* f = head_[c]) {
+      pool_hands_out(f, (c + 1) * kStep);
       head_[c] = f->next;
       return f;
     }
@@ -87,6 +91,7 @@ class LuaHeap {
     }
     const size_t c = size_class(n);
     head_[c] = ::new (block) Free{head_[c]};
+    pool_keeps(block, (c + 1) * kStep);
   }
 
   // New small blocks are cut from 64 KiB chunks: one malloc for hundreds of blocks.
@@ -95,10 +100,12 @@ class LuaHeap {
       void* chunk = std::malloc(kChunkBytes);
       if (chunk == nullptr) return nullptr;
       chunks_.push_back(chunk);
+      pool_keeps(chunk, kChunkBytes);
       chunk_next_ = static_cast<char*>(chunk);
       chunk_left_ = kChunkBytes;
     }
     void* out = chunk_next_;
+    pool_hands_out(out, bytes);
     chunk_next_ += bytes;
     chunk_left_ -= bytes;
     return out;

@@ -1,6 +1,7 @@
 #include "lockstep/sim/world.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cctype>
 #include <set>
 
@@ -297,33 +298,48 @@ struct RequestList {
   RequestList(const RequestList&) = delete;
   RequestList& operator=(const RequestList&) = delete;
   ~RequestList() {
-    for (World::Request* r : free) delete r;
+    for (World::Request* r : free) {
+      pool_hands_out(r, sizeof(World::Request));
+      delete r;
+    }
   }
 };
-#if !defined(__SANITIZE_ADDRESS__)
 RequestList& request_list() {
   thread_local RequestList list;
   return list;
 }
-#endif
 }  // namespace
 
-World::Request* World::Request::make() {
-#if !defined(__SANITIZE_ADDRESS__)
-  RequestList& list = request_list();
-  if (!list.free.empty()) {
-    Request* r = list.free.back();
-    list.free.pop_back();
-    return r;
-  }
+#if defined(__x86_64__) && defined(__GLIBCXX__)
+// A field added to Request changes its size: reset it in finished() and check it in
+// as_new(), then change the size here.
+static_assert(sizeof(World::Request) == 288, "a new field of World::Request must be reset in finished()");
 #endif
+
+bool World::Request::as_new() const {
+  return client_pid == 0 && client_epoch == 0 && node_pid == 0 && !shared && !conn && !pending.done &&
+         pending.reply.type == Reply::Type::Nil && !pending.waiter && pending.scheduler == nullptr &&
+         answer.type == Reply::Type::Nil && answer.str.empty() && answer.elements.empty() && deadline_ns == 0 &&
+         !timeout_armed && refs == 0;
+}
+
+World::Request* World::Request::make() {
+  if constexpr (kFastPaths) {
+    RequestList& list = request_list();
+    if (!list.free.empty()) {
+      Request* r = list.free.back();
+      list.free.pop_back();
+      pool_hands_out(r, sizeof(Request));
+      assert(r->as_new());
+      return r;
+    }
+  }
   return new Request;
 }
 
 void World::Request::finished(Request* r) {
-#if !defined(__SANITIZE_ADDRESS__)
   RequestList& list = request_list();
-  if (list.free.size() < RequestList::kKept) {
+  if (kFastPaths && list.free.size() < RequestList::kKept) {
     // Everything back to a new request's state but argv, which the next sender replaces.
     r->client_pid = 0;
     r->client_epoch = 0;
@@ -336,9 +352,9 @@ void World::Request::finished(Request* r) {
     r->timeout_ticket = Scheduler::Ticket{};
     r->timeout_armed = false;
     list.free.push_back(r);
+    pool_keeps(r, sizeof(Request));
     return;
   }
-#endif
   delete r;
 }
 

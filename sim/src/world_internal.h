@@ -94,10 +94,14 @@ struct World::Request {
   // A request as new, apart from its argv (which the caller replaces or borrows around),
   // from the list or the heap; finished() hands it back, resetting each field above by
   // hand (assigning a new Request cost 3% of a lock cycle), so a field added here must be
-  // reset there too. Under AddressSanitizer every request is a new allocation, so that a
+  // reset there too: make() asserts that a reused request is as new, and world.cc checks
+  // the size of Request so that a new field cannot go unnoticed. The list is a fast path
+  // (lockstep/fast_paths.h); under AddressSanitizer a kept request is poisoned, so that a
   // use after the last reference is still caught.
   static Request* make();
   static void finished(Request* r);
+  // Every field finished() resets is as a new request has it.
+  bool as_new() const;
 };
 
 class RequestRef {

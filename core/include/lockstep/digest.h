@@ -31,6 +31,7 @@ class DigestStream {
   struct Context;
   std::unique_ptr<Context> ctx_;
   const char* algorithm_;
+  bool ended_ = false;
 };
 
 }  // namespace lockstep

@@ -22,6 +22,8 @@
 #include <utility>
 #include <vector>
 
+#include "lockstep/fast_paths.h"
+
 namespace lockstep {
 
 template <typename T>
@@ -31,40 +33,39 @@ namespace detail {
 
 // Coroutine frames are made and destroyed by the million in a simulation (every command,
 // sleep and lock step is one), in a handful of sizes. A per-thread free list for each
-// 64-byte size class up to 1 KiB serves them without going to malloc. Larger frames go
-// to the heap, and so does every frame under AddressSanitizer, so that it still catches
-// a frame used after its task is gone. Memory is only ever reused for frames of the same
-// class; each list keeps at most kFramesKept, so it is bounded by the peak of live frames.
+// 64-byte size class up to 1 KiB serves them without going to malloc (a fast path:
+// lockstep/fast_paths.h). Larger frames go to the heap. Memory is only ever reused for
+// frames of the same class; each list keeps at most kFramesKept, so it is bounded by the
+// peak of live frames. A kept frame is poisoned under AddressSanitizer but for the moment
+// its link is read.
 class FramePool {
  public:
   static void* allocate(std::size_t n) {
-#if !defined(__SANITIZE_ADDRESS__)
-    if (const std::size_t c = size_class(n); c < kClasses) {
+    if (const std::size_t c = size_class(n); kFastPaths && c < kClasses) {
       Lists& l = lists();
       if (Free* f = l.head[c]) {
+        pool_hands_out(f, (c + 1) * kStep);
         l.head[c] = f->next;
         --l.count[c];
         return f;
       }
       return ::operator new((c + 1) * kStep);
     }
-#endif
     return ::operator new(n);
   }
 
   static void release(void* p, std::size_t n) noexcept {
-#if !defined(__SANITIZE_ADDRESS__)
-    if (const std::size_t c = size_class(n); c < kClasses) {
+    if (const std::size_t c = size_class(n); kFastPaths && c < kClasses) {
       Lists& l = lists();
       if (l.count[c] < kFramesKept) {
         l.head[c] = ::new (p) Free{l.head[c]};
         ++l.count[c];
+        pool_keeps(p, (c + 1) * kStep);
         return;
       }
       ::operator delete(p, (c + 1) * kStep);
       return;
     }
-#endif
     ::operator delete(p, n);
   }
 
@@ -85,6 +86,7 @@ class FramePool {
     ~Lists() {
       for (std::size_t c = 0; c < kClasses; ++c) {
         while (Free* f = head[c]) {
+          pool_hands_out(f, (c + 1) * kStep);
           head[c] = f->next;
           ::operator delete(f, (c + 1) * kStep);
         }

@@ -1,13 +1,14 @@
 #include "lockstep/runner/history_stream.h"
 
 #include <algorithm>
+#include <cassert>
 #include <string_view>
 #include <system_error>
 
 namespace lockstep::runner {
 
 HistoryStream::HistoryStream(const std::vector<checker::Event>& events, size_t start_at)
-    : events_(&events), start_at_(std::max<size_t>(start_at, 1)) {}
+    : events_(&events), start_at_(kFastPaths ? std::max<size_t>(start_at, 1) : static_cast<size_t>(-1)) {}
 
 HistoryStream::~HistoryStream() {
   if (!writer_.joinable()) return;
@@ -17,13 +18,14 @@ HistoryStream::~HistoryStream() {
 }
 
 void HistoryStream::appended(size_t n) {
+  // Events are only ever added, and not after close(): the writer reads up to n.
+  assert(events_ != nullptr && n >= told_ && n <= events_->size());
   if (!writer_.joinable()) {
     if (n < start_at_) return;
     told_ = n;
     state_.store(n, std::memory_order_release);
     try {
       writer_ = std::thread([this] { write(); });
-      threaded_ = true;
     } catch (const std::system_error&) {
       start_at_ = static_cast<size_t>(-1);  // no thread to be had: take() writes it all
     }
@@ -36,6 +38,7 @@ void HistoryStream::appended(size_t n) {
 }
 
 void HistoryStream::close() {
+  assert(events_ != nullptr && "a history stream is closed once");
   {
     std::lock_guard<std::mutex> hold(moving_);
     closed_base_ = events_->data();
@@ -49,16 +52,8 @@ void HistoryStream::close() {
 
 void HistoryStream::write_lines(const checker::Event* base, size_t from, size_t to) {
   const size_t start = jsonl_.size();
-  for (size_t i = from; i < to; ++i) {
-    checker::append_jsonl(jsonl_, base[i]);
-    if (follow_) follow_(base[i]);
-  }
+  for (size_t i = from; i < to; ++i) checker::append_jsonl(jsonl_, base[i]);
   digest_.update(std::string_view(jsonl_).substr(start));
-}
-
-void HistoryStream::tell_written() {
-  written_.store(true, std::memory_order_release);
-  written_.notify_all();
 }
 
 void HistoryStream::write() {
@@ -80,53 +75,23 @@ void HistoryStream::write() {
       write_lines(base, done, to);
       done = to;
     }
-    tell_written();
-    for (;;) {
-      const uint64_t word = state_.load(std::memory_order_acquire);
-      if (word & kAbandoned) return;
-      if (word & kNext) break;
-      state_.wait(word, std::memory_order_acquire);
-    }
-    if (job_) job_();
   } catch (...) {
     error_ = std::current_exception();
-    tell_written();  // wait_written() must not wait for lines that will never come
   }
-}
-
-void HistoryStream::wait_written() {
-  if (threaded_) {
-    written_.wait(false, std::memory_order_acquire);
-    return;
-  }
-  if (written_here_) return;
-  written_here_ = true;
-  jsonl_.reserve(closed_count_ * 128);
-  write_lines(closed_base_, 0, closed_count_);
-}
-
-void HistoryStream::then(std::function<void()> job) {
-  if (!writer_.joinable()) {
-    wait_written();
-    job();
-    return;
-  }
-  job_ = std::move(job);
-  state_.fetch_or(kNext, std::memory_order_release);
-  state_.notify_one();
-}
-
-void HistoryStream::join() {
-  if (!writer_.joinable()) return;
-  state_.fetch_or(kNext, std::memory_order_release);
-  state_.notify_one();
-  writer_.join();
 }
 
 void HistoryStream::finish() {
-  join();
+  assert(events_ == nullptr && "finish() and take() come after close()");
+  if (!finished_) {
+    finished_ = true;
+    if (writer_.joinable()) {
+      writer_.join();
+    } else {
+      jsonl_.reserve(closed_count_ * 128);
+      write_lines(closed_base_, 0, closed_count_);
+    }
+  }
   if (error_) std::rethrow_exception(error_);
-  wait_written();  // with no writer thread
 }
 
 HistoryStream::Written HistoryStream::take() {

@@ -80,7 +80,7 @@ std::optional<checker::Violation> check_lock_linearizability(const LockSpec& loc
 }  // namespace
 
 reports::RunReport judge_run(const Scenario& s, const Scenario& played, const checker::History& h,
-                             bool verdict_only, const StreamedHistory* streamed) {
+                             bool verdict_only) {
   reports::RunReport r;
   r.scenario = s.name;
   r.description = s.description;
@@ -100,45 +100,24 @@ reports::RunReport judge_run(const Scenario& s, const Scenario& played, const ch
   LockSpec lock = s.lock;
   if (s.workload.external()) lock.algorithm = "external";
   // The two checks only read the history, and each takes about half of judging a long
-  // one, so they run on two threads. A streamed history's writer is already running and
-  // has drawn the lock's operations: it checks the invariants once it has written the
-  // last event, while this thread waits for that last event only and checks
-  // linearizability. Otherwise a long history is checked for linearizability on a new
-  // thread. The violations keep their order: the invariants', then the lock's.
+  // one: a long history is checked for linearizability on a second thread while this one
+  // checks the invariants. Either way the violations keep their order: the invariants',
+  // then the lock's.
   bool unknown = false;
-  // On a second thread, the operations are freed where they were checked, off the run's
-  // path.
   auto linearizability = [&] {
     LockOperations drawn(played.lock.key);
     for (const auto& e : h.events) drawn.add(e);
     return check_lock_linearizability(lock, std::move(drawn), unknown);
   };
   std::future<std::optional<checker::Violation>> lin;
-  std::vector<checker::Violation> invariants;
-  // The writer's job reads this frame: it must end before the frame does, even when
-  // something below throws.
-  struct Finish {
-    const StreamedHistory* streamed;
-    ~Finish() {
-      if (!streamed) return;
-      try {
-        streamed->stream.finish();
-      } catch (...) {  // rethrown by the caller's finish() or take()
-      }
+  if (kFastPaths && h.events.size() >= kEventsWorthAThread) {
+    try {
+      lin = std::async(std::launch::async, linearizability);
+    } catch (const std::system_error&) {
+      // No thread to be had: checked on this one below.
     }
-  } finish{streamed};
-  if (streamed) {
-    streamed->stream.then([&invariants, &h, &io] { invariants = checker::check_invariants(h, io); });
-  } else {
-    if (h.events.size() >= kEventsWorthAThread) {
-      try {
-        lin = std::async(std::launch::async, linearizability);
-      } catch (const std::system_error&) {
-        // No thread to be had: checked on this one below.
-      }
-    }
-    r.violations = checker::check_invariants(h, io);
   }
+  r.violations = checker::check_invariants(h, io);
   // Counted while the second thread, if any, is still checking (it sets `unknown`).
   bool runaway = false;
   int64_t sales = 0, acquired = 0, attempts = 0, oom_errors = 0;
@@ -156,15 +135,7 @@ reports::RunReport judge_run(const Scenario& s, const Scenario& played, const ch
       oom_errors += e.value.get<int64_t>();
   }
   if (!verdict_only) r.scenario_json = to_report_json(s);
-  std::optional<checker::Violation> v;
-  if (streamed) {
-    streamed->stream.wait_written();
-    v = check_lock_linearizability(lock, std::move(streamed->lock_ops), unknown);
-    streamed->stream.finish();
-    r.violations = std::move(invariants);
-  } else {
-    v = lin.valid() ? lin.get() : linearizability();
-  }
+  std::optional<checker::Violation> v = lin.valid() ? lin.get() : linearizability();
   if (v) r.violations.push_back(std::move(*v));
   checker::classify(r.violations, h);
   if (!unfired.empty()) {

@@ -30,13 +30,12 @@ sim::Clock clock_for(const Scenario& s, const std::string& process) {
 // One simulated run: owns the world, its control and the recorder.
 class SimRun {
  public:
-  // With `lock_ops`, the history is also written as JSON lines, hashed, and its lock
-  // operations drawn into `lock_ops`, as it is recorded.
-  SimRun(const Scenario& s, uint64_t seed, LockOperations* lock_ops)
+  // With `write`, the history is also written as JSON lines, and hashed, as it is
+  // recorded.
+  SimRun(const Scenario& s, uint64_t seed, bool write)
       : s_(s), world_(options(s, seed)), control_(world_), rec_([this] { return world_.now(); }) {
-    if (lock_ops) {
+    if (write) {
       stream_ = std::make_unique<HistoryStream>(rec_.history().events);
-      stream_->also([lock_ops](const checker::Event& e) { lock_ops->add(e); });
       rec_.stream_to(stream_.get());
     }
   }
@@ -170,9 +169,8 @@ class SimRun {
   std::unique_ptr<HistoryStream> stream_;
 };
 
-reports::RunReport make_report(const Scenario& s, uint64_t seed, const RunOptions& o, const checker::History& h,
-                               const StreamedHistory* streamed = nullptr) {
-  reports::RunReport r = judge_run(s, s, h, o.verdict_only, streamed);
+reports::RunReport make_report(const Scenario& s, uint64_t seed, const RunOptions& o, const checker::History& h) {
+  reports::RunReport r = judge_run(s, s, h, o.verdict_only);
   r.seed = seed;
   const std::string path = o.replay_path.empty() ? s.file : o.replay_path;
   r.replay = replay_program() + " run --seed " + std::to_string(seed) + " " + path;
@@ -210,26 +208,20 @@ RunOutcome run_in_sim(const Scenario& scenario, const RunOptions& options) {
     out.report.stats["error"] = "the simulator cannot run it: " + why;
     return out;
   }
-  // Declared first: the stream's writer adds to it until take().
-  std::optional<LockOperations> lock_ops;
-  if (!options.verdict_only) lock_ops.emplace(scenario.lock.key);
   std::unique_ptr<HistoryStream> stream;
   {
-    SimRun run(scenario, seed, lock_ops ? &*lock_ops : nullptr);
+    SimRun run(scenario, seed, !options.verdict_only);
     out.history = run.run();
     stream = run.take_stream();
   }
-  // The writer kept up with the run, but may still have its last few hundred events to
-  // write: the judgment waits for them only where it needs them.
-  if (!stream) {
-    out.report = make_report(scenario, seed, options, out.history);
-    return out;
+  // The writer kept up with the run, and writes its last few hundred events while the
+  // run is judged.
+  out.report = make_report(scenario, seed, options, out.history);
+  if (stream) {
+    HistoryStream::Written written = stream->take();
+    out.history_jsonl = std::move(written.jsonl);
+    out.report.history_sha256 = std::move(written.sha256);
   }
-  const StreamedHistory streamed{*stream, *lock_ops};
-  out.report = make_report(scenario, seed, options, out.history, &streamed);
-  HistoryStream::Written written = stream->take();
-  out.history_jsonl = std::move(written.jsonl);
-  out.report.history_sha256 = std::move(written.sha256);
   return out;
 }
 

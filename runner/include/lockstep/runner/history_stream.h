@@ -7,13 +7,13 @@
 #include <atomic>
 #include <cstdint>
 #include <exception>
-#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "lockstep/checker/history.h"
+#include "lockstep/fast_paths.h"
 #include "lockstep/digest.h"
 
 namespace lockstep::runner {
@@ -33,11 +33,6 @@ class HistoryStream {
   HistoryStream(const HistoryStream&) = delete;
   HistoryStream& operator=(const HistoryStream&) = delete;
 
-  // Also hands each event, in order, to `follow`, on the writer's thread (or in take()
-  // for a short history): other work that reads the events one by one is done there
-  // while the run goes on. Set before the first event is appended.
-  void also(std::function<void(const checker::Event&)> follow) { follow_ = std::move(follow); }
-
   // The first `n` events are complete and will not change again.
   void appended(size_t n);
   // Held by the recorder while an append moves the events to a larger buffer, so the
@@ -47,15 +42,7 @@ class HistoryStream {
   // elements where they are), but its elements must outlive take().
   void close();
 
-  // After close(): returns once every event has been written and handed to `follow`
-  // (with no writer thread, writes them here). It does not report what writing threw:
-  // finish() and take() do.
-  void wait_written();
-  // At most once, after close(): `job` runs on the writer's thread once it has written
-  // every event (with no writer thread, here and now), so a run's judgment can use the
-  // thread that is already awake instead of starting one. finish() waits for it.
-  void then(std::function<void()> job);
-  // After close(): waits for the writer and its job. Rethrows what either threw.
+  // After close(): waits for the writer. Rethrows what it threw.
   void finish();
 
   struct Written {
@@ -67,12 +54,10 @@ class HistoryStream {
 
  private:
   // state_ holds the count of complete events and these flags; the writer sleeps on it,
-  // so closing, giving it its last job (or none) and abandoning change it even when no
-  // event was added.
-  static constexpr uint64_t kNext = uint64_t{1} << 61;  // job_ is set, or there is none
+  // so closing and abandoning change it even when no event was added.
   static constexpr uint64_t kClosed = uint64_t{1} << 62;
   static constexpr uint64_t kAbandoned = uint64_t{1} << 63;
-  static constexpr uint64_t kCount = kNext - 1;
+  static constexpr uint64_t kCount = kClosed - 1;
   // The writer is woken once per this many events: each wake is a system call.
   static constexpr size_t kWakeEvery = 256;
   // At most this many events are written per hold of moving_, so a growth of the
@@ -81,10 +66,6 @@ class HistoryStream {
 
   void write();
   void write_lines(const checker::Event* base, size_t from, size_t to);
-  // Tells the writer there is no job if none was given, and waits for it to end.
-  void join();
-  // Wakes wait_written(): every event is written, or writing failed.
-  void tell_written();
 
   const std::vector<checker::Event>* events_;  // null once closed
   size_t start_at_;
@@ -92,14 +73,10 @@ class HistoryStream {
   size_t closed_count_ = 0;
   size_t told_ = 0;  // the count the writer was last woken for
   std::atomic<uint64_t> state_{0};
-  std::atomic<bool> written_{false};  // by the writer: every event is written, or it failed
-  bool threaded_ = false;             // a writer thread was started
-  bool written_here_ = false;         // with no writer: take() or wait_written() wrote them
-  std::function<void()> job_;
+  bool finished_ = false;
   std::mutex moving_;
   std::thread writer_;
   std::exception_ptr error_;
-  std::function<void(const checker::Event&)> follow_;
   std::string jsonl_;
   DigestStream digest_{"SHA256"};
 };

@@ -12,7 +12,6 @@
 #include "lockstep/checker/linearizability.h"
 #include "lockstep/checker/run_history.h"
 #include "lockstep/reports/report.h"
-#include "lockstep/runner/history_stream.h"
 #include "lockstep/runner/scenario.h"
 
 namespace lockstep::runner {
@@ -22,23 +21,12 @@ namespace lockstep::runner {
 // its event bound); the scenario, its faults and the counts in stats. `played` is the
 // scenario as run, whose key names the history carries (live under --redis they have a
 // prefix); all else comes from `s`. The caller adds what depends on the world (world,
-// seed and replay) and the digest of the history's JSON lines, which it may write while
-// this runs. With `verdict_only` the report leaves out the scenario's definition and its
-// faults.
-// `streamed`, if given, is how the simulator recorded `h` (below).
-struct StreamedHistory;
+// seed and replay) and the digest of the history's JSON lines. With `verdict_only` the
+// report leaves out the scenario's definition and its faults.
 reports::RunReport judge_run(const Scenario& s, const Scenario& played, const checker::History& h,
-                             bool verdict_only = false, const StreamedHistory* streamed = nullptr);
+                             bool verdict_only = false);
 
-// The lock's operations, drawn from a history as it is recorded (lockstep/checker/run_history.h).
+// The lock's operations, drawn from a history (lockstep/checker/run_history.h).
 using checker::LockOperations;
-
-// A history written as it was recorded: `stream`, closed, wrote it on a thread of its own
-// and handed each event to `lock_ops`, which drew them for played.lock.key. The judgment
-// checks the invariants on that thread once it has written the last event.
-struct StreamedHistory {
-  HistoryStream& stream;
-  LockOperations& lock_ops;
-};
 
 }  // namespace lockstep::runner

@@ -17,9 +17,9 @@ class Recorder {
  public:
   // The history starts with room for as many events as the largest one this thread
   // recorded before: a campaign of similar runs then grows no event vector, where each
-  // growth moved every event recorded so far.
+  // growth moved every event recorded so far (a fast path, lockstep/fast_paths.h).
   explicit Recorder(std::function<int64_t()> clock) : clock_(std::move(clock)) {
-    history_.events.reserve(size_hint());
+    if constexpr (kFastPaths) history_.events.reserve(size_hint());
   }
 
   // `thread`: a process that runs again after a crash (an external client's next
