@@ -17,6 +17,11 @@
                                         fragment of one loads inside a scenario
   check_docs.py commands SOURCE         docs/architecture.md's table of the simulated node's
                                         commands lists exactly the ones sim/src registers
+  check_docs.py samples SOURCE LOCKSTEP
+                                        every sample output in README.md and docs/*.md (a
+                                        text block opening with "$ lockstep ..." or "$
+                                        build/lockstep ...") is what the command prints now,
+                                        and docs/live-mode.md counts the live catalogue right
   check_docs.py all SOURCE LOCKSTEP     every check above (what ctest runs)
   check_docs.py write-scenario-fields SOURCE
                                         regenerates the field reference after a schema change
@@ -491,6 +496,121 @@ def check_readme_size(source):
     return 1
 
 
+# ---------------------------------------------------------------- sample outputs
+
+SAMPLE_COLUMNS = "120"  # the terminal width the samples are written at
+SAMPLE_COMMAND = re.compile(r"^\$ (?:build/)?lockstep( .*)?$")
+
+
+def sample_blocks(path, text):
+    """(line number, argv, expected lines) for each text block that opens with a command."""
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        if lines[i].strip() == "```text" and i + 1 < len(lines):
+            m = SAMPLE_COMMAND.match(lines[i + 1])
+            end = i + 1
+            while end < len(lines) and lines[end].strip() != "```":
+                end += 1
+            if m:
+                yield i + 2, (m.group(1) or "").split(), lines[i + 2:end]
+            i = end
+        i += 1
+
+
+def normalise_sample(line):
+    # Wall-clock figures are the only part of an output that changes from run to run.
+    line = re.sub(r"\bms=\d+", "ms=N", line)
+    line = re.sub(r"\b\d+\.\ds$", "N.Ns", line)
+    return line.rstrip()
+
+
+def sample_matches(expected, actual):
+    """A line "..." stands for any number of lines; every other line is compared whole."""
+    memo = {}
+
+    def match(i, j):
+        if (i, j) in memo:
+            return memo[(i, j)]
+        if i == len(expected):
+            ok = j == len(actual)
+        elif expected[i].strip() == "...":
+            ok = match(i + 1, j) or (j < len(actual) and match(i, j + 1))
+        else:
+            ok = j < len(actual) and normalise_sample(expected[i]) == normalise_sample(actual[j]) and match(i + 1, j + 1)
+        memo[(i, j)] = ok
+        return ok
+
+    return match(0, 0)
+
+
+def first_difference(expected, actual):
+    for i, line in enumerate(expected):
+        if line.strip() == "...":
+            return None
+        if i >= len(actual) or normalise_sample(line) != normalise_sample(actual[i]):
+            return line, actual[i] if i < len(actual) else "(no more output)"
+    return None
+
+
+def live_count_problems(source):
+    # docs/live-mode.md says how many scenarios of the catalogue and of scenarios/profiles/
+    # `lockstep live` runs, and how many of the latter it skips.
+    doc = " ".join(read(os.path.join(source, "docs", "live-mode.md")).split())
+
+    def live_and_not(folder):
+        live = other = 0
+        path = os.path.join(source, "scenarios", *folder)
+        for name in sorted(os.listdir(path)):
+            if name.endswith(".json"):
+                with open(os.path.join(path, name), encoding="utf-8") as f:
+                    if "live" in json.load(f).get("worlds", ["sim"]):
+                        live += 1
+                    else:
+                        other += 1
+        return live, other
+
+    problems = []
+    catalogue = re.search(r"catalogue \((\d+) scenarios", doc)
+    profiles = re.search(r"runs the (\d+) library-profile scenarios .*? lists the other (\d+) as skipped", doc)
+    if not catalogue or not profiles:
+        return ["docs/live-mode.md: the sentences that count the live scenarios are gone; the check needs them"]
+    live, _ = live_and_not([])
+    if int(catalogue.group(1)) != live:
+        problems.append(f"docs/live-mode.md: says the catalogue has {catalogue.group(1)} live scenarios, scenarios/ has {live}")
+    live, other = live_and_not(["profiles"])
+    if (int(profiles.group(1)), int(profiles.group(2))) != (live, other):
+        problems.append(f"docs/live-mode.md: says scenarios/profiles/ has {profiles.group(1)} live and {profiles.group(2)} "
+                        f"skipped, it has {live} and {other}")
+    return problems
+
+
+def check_samples(source, lockstep):
+    import tempfile
+    problems = live_count_problems(source)
+    lockstep = os.path.abspath(lockstep)
+    pages = ["README.md"] + sorted(os.path.join("docs", n) for n in os.listdir(os.path.join(source, "docs")) if n.endswith(".md"))
+    env = dict(os.environ, COLUMNS=SAMPLE_COLUMNS, NO_COLOR="1")
+    with tempfile.TemporaryDirectory() as work:
+        # The samples run where a user would type them: beside the catalogue and test data,
+        # in order, so a later page may read what an earlier one wrote (lockstep-out/).
+        for folder in ("scenarios", "tests", "examples"):
+            os.symlink(os.path.join(os.path.abspath(source), folder), os.path.join(work, folder))
+        for page in pages:
+            for line, args, expected in sample_blocks(page, read(os.path.join(source, page))):
+                r = subprocess.run([lockstep, *args], cwd=work, env=env, stdout=subprocess.PIPE,
+                                   stderr=subprocess.STDOUT, text=True, timeout=300)
+                actual = r.stdout.rstrip("\n").split("\n")
+                if not sample_matches(expected, actual):
+                    where = f"{page}:{line}: `lockstep {' '.join(args)}`"
+                    diff = first_difference(expected, actual)
+                    if diff:
+                        problems.append(f"{where} prints\n      {diff[1]}\n    where the page shows\n      {diff[0]}")
+                    else:
+                        problems.append(f"{where} prints\n      " + "\n      ".join(actual[:40]))
+    return fail(problems, "sample outputs that differ from the program's")
+
+
 def main(argv):
     if len(argv) < 3:
         print(__doc__)
@@ -500,7 +620,7 @@ def main(argv):
         # One process for every check: CI pays Python's start-up once.
         results = [check_cli(source, argv[3]), check_scenario_fields(source), check_catalogue(source),
                    check_links(source), check_readme_size(source), check_examples(source, argv[3]),
-                   check_commands(source)]
+                   check_commands(source), check_samples(source, argv[3])]
         return 1 if any(results) else 0
     if what == "cli" and len(argv) == 4:
         return check_cli(source, argv[3])
@@ -516,6 +636,8 @@ def main(argv):
         return check_readme_size(source)
     if what == "examples" and len(argv) == 4:
         return check_examples(source, argv[3])
+    if what == "samples" and len(argv) == 4:
+        return check_samples(source, argv[3])
     if what == "commands":
         return check_commands(source)
     print(__doc__)
