@@ -194,8 +194,11 @@ bool same_reply(const Args& cmd, const Reply& real, const Reply& sim) {
     return members_in_order(real) == members_in_order(sim);
   if (strcasecmp(cmd[0].c_str(), "time") == 0 || (script && cmd[1].find("'time'") != std::string::npos))
     return same_time(real, sim);
-  const bool ttl = strcasecmp(cmd[0].c_str(), "ttl") == 0;
-  const bool pttl = strcasecmp(cmd[0].c_str(), "pttl") == 0 || (script && cmd[1].find("pttl") != std::string::npos);
+  // EXPIRETIME and PEXPIRETIME of a key given a relative TTL are "now" plus it: the same
+  // allowance as the TTL's.
+  const bool ttl = strcasecmp(cmd[0].c_str(), "ttl") == 0 || strcasecmp(cmd[0].c_str(), "expiretime") == 0;
+  const bool pttl = strcasecmp(cmd[0].c_str(), "pttl") == 0 || strcasecmp(cmd[0].c_str(), "pexpiretime") == 0 ||
+                    (script && cmd[1].find("pttl") != std::string::npos);
   if ((ttl || pttl) && real.type == Reply::Type::Integer && sim.type == Reply::Type::Integer &&
       real.integer >= 0 && sim.integer >= 0)
     // A second either way: the two sides set and read a TTL at moments a loaded machine
@@ -437,8 +440,8 @@ Args keyspace_command() {
       a.push_back(*rc::gen::elementOf(Args{"NX", "XX", "GT", "LT", "FOO"}));
       return a;
     }
-    case 7: return {"TTL", key()};
-    case 8: return {"PTTL", key()};
+    case 7: return {*rc::gen::elementOf(Args{"TTL", "EXPIRETIME"}), key()};
+    case 8: return {*rc::gen::elementOf(Args{"PTTL", "PEXPIRETIME"}), key()};
     case 9: return {"INCR", key()};
     case 10: return {"DECR", key()};
     case 11: return {"INCRBY", key(), integer()};
@@ -447,7 +450,7 @@ Args keyspace_command() {
     case 14: return {"STRLEN", key()};
     case 15: return {"PING"};
     case 16: return {"ECHO", value()};
-    case 17: return {"FLUSHALL"};
+    case 17: return {*rc::gen::elementOf(Args{"FLUSHALL", "FLUSHDB"})};
     case 18: return {"PERSIST", key()};
     case 19: return {*rc::gen::elementOf(Args{"EXPIREAT", "PEXPIREAT"}), key(),
                      *rc::gen::elementOf(Args{"1", "0", "-1", "99999999999999"})};
@@ -460,7 +463,7 @@ Args keyspace_command() {
     case 27: return {"PSETEX", key(), *rc::gen::elementOf(Args{"100000", "0", "x", "9223372036854775807"}), value()};
     case 28: return {"INCRBYFLOAT", key(), float_value()};
     case 29: return {*rc::gen::elementOf(Args{"RENAME", "RENAMENX"}), key(), key()};
-    case 30: return {"TIME"};
+    case 30: return {*rc::gen::elementOf(Args{"TIME", "DBSIZE"})};
     case 23: {
       Args a{"MEMORY", "USAGE", set_key()};
       if (*rc::gen::inRange(0, 3) == 0) a.insert(a.end(), {"SAMPLES", *rc::gen::elementOf(Args{"0", "1", "5", "-1", "x"})});
@@ -574,7 +577,7 @@ Args config_command() {
 
 Args control_command() {
   if (*rc::gen::inRange(0, 3) == 0) return config_command();
-  switch (*rc::gen::inRange(0, 10)) {
+  switch (*rc::gen::inRange(0, 11)) {
     case 0: return {"MULTI"};
     case 1: return {"EXEC"};
     case 2: return {"DISCARD"};
@@ -585,8 +588,9 @@ Args control_command() {
               *rc::gen::elementOf(Args{"return 1", "#!lua flags=no-writes\nreturn redis.call('get', KEYS[1])",
                                        "#!lua\nreturn redis.call('incr', KEYS[1])", "#!lua flags=x\n"})};
     case 6: return {"SCRIPT", "EXISTS", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "abc"};
-    case 7: return {"SCRIPT", *rc::gen::elementOf(Args{"FLUSH", "BOGUS"})};
+    case 7: return {"SCRIPT", *rc::gen::elementOf(Args{"FLUSH", "KILL", "BOGUS"})};
     case 8: return {*rc::gen::elementOf(Args{"foo", "GETX"}), key()};
+    case 9: return {"ASKING"};  // on a node without cluster support: refused
     default: return {"ECHO"};
   }
 }
@@ -758,6 +762,24 @@ TEST(DifferentialTest, UsedMemoryStartsWhereAFreshServerDoes) {
 // members' width, a 513th integer or a first non-integer turns it into a hash table sized
 // for what it held. (A table that grows or shrinks afterwards is rehashed a bucket per
 // command, by how its random hashes fell, and MEMORY USAGE counts both tables meanwhile.)
+// A connection that subscribes answers only the pub/sub commands and PING (in its
+// subscribed form) until it has left every channel. One channel a command: a real server
+// answers each channel of a command with a reply of its own.
+TEST_F(DifferentialSequence, SubscribedConnectionsLikeTheServer) {
+  expect_same({{"UNSUBSCRIBE"},
+               {"SUBSCRIBE", "ch"},
+               {"SUBSCRIBE", "ch"},
+               {"PING"},
+               {"PING", "hello"},
+               {"GET", "k"},
+               {"SUBSCRIBE", "other"},
+               {"UNSUBSCRIBE", "ch"},
+               {"UNSUBSCRIBE", "nosuch"},
+               {"UNSUBSCRIBE", "other"},
+               {"PING"},
+               {"GET", "k"}});
+}
+
 TEST_F(DifferentialSequence, SetsAsTheServerKeepsThem) {
   std::vector<Args> commands{{"SADD", "s", "5", "-3", "100000", "2", "-32769", "9223372036854775807"},
                              {"SMEMBERS", "s"},

@@ -16,7 +16,8 @@
                                         in the simulator and meets its own "expect"; every
                                         fragment of one loads inside a scenario
   check_docs.py commands SOURCE         docs/architecture.md's table of the simulated node's
-                                        commands lists exactly the ones sim/src registers
+                                        commands lists exactly the ones sim/src registers, and
+                                        a differential test sends each of them
   check_docs.py samples SOURCE LOCKSTEP
                                         every sample output in README.md and docs/*.md (a
                                         text block opening with "$ lockstep ..." or "$
@@ -484,6 +485,12 @@ def check_commands(source):
                 listed.add(item.strip())
     listed -= COMMANDS_OF_THE_WORLD
     problems = [f"docs/architecture.md does not list {c}, which the simulated node answers" for c in sorted(registered - listed)]
+    # Every command the node answers is sent to a real server by a differential test too.
+    tests = "".join(read(os.path.join(source, "tests", n)) for n in ("redis_differential_test.cc", "cluster_differential_test.cc"))
+    for command in sorted(registered | set(COMMAND_CONTAINERS)):
+        words = command.split(" ")
+        if not all(re.search(f'"{re.escape(w)}"', tests, flags=re.I) for w in words):
+            problems.append(f"no differential test sends {command} to redis-server (tests/redis_differential_test.cc)")
     problems += [f"docs/architecture.md lists {c}, which the simulated node does not answer" for c in sorted(listed - registered)]
     return fail(problems, "the simulated node's commands")
 
