@@ -112,6 +112,16 @@ TEST(CliCommands, ALibraryAloneMeansAllItsVersions) {
   std::filesystem::remove_all(dir);
 }
 
+// Each lock's assumptions in words, with the numbers its defaults give them.
+TEST(CliCommands, ProfilesAssumptionsSayWhatEachLockClaims) {
+  CliRun r = lockstep("profiles --assumptions");
+  EXPECT_EQ(r.code, 0) << r.out;
+  for (const char* line : {"redsync@4.17.0\n", "a client's requests delayed below its per-attempt deadline",
+                           "redisson@3.44.0 (kind lock)", "claims nothing under partition, failover",
+                           "set-px-lua (lease 10000 ms, command timeout 1000 ms)"})
+    EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
+}
+
 TEST(CliCommands, MisspeltLockOptionStopsTheRunWithItsPath) {
   const auto dir = std::filesystem::temp_directory_path() / ("lockstep-cli-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);

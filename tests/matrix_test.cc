@@ -139,6 +139,23 @@ TEST(Budgets, DrawAndShrinkInsideTheirBudget) {
   EXPECT_FALSE(fuzz(space, o).finding.has_value()) << "set-px-lua broke within its own assumptions";
 }
 
+// redsync 4.0.3's Extend reports a lost lock as held (PR #61): no fault within its
+// assumptions makes an extension fail, but beyond them (delays past its budget) 4.0.3's
+// client sells on a lock it lost where 4.17.0's stops; both lose leases there alike, so
+// the cells are compared on the classes that do harm.
+TEST(Matrix, RedsyncsExtendBugShowsAsHarmBeyondItsAssumptions) {
+  MatrixOptions o;
+  o.profiles = {"redsync@4.0.3", "redsync@4.17.0"};
+  o.faults = {"delay"};
+  o.runs = 100;
+  o.stop_on = "two-holders,damage";
+  const auto cells = run_matrix(o);
+  const MatrixCell& buggy = cell(cells, "redsync@4.0.3", "delay");
+  ASSERT_STREQ(buggy.verdict(), cell_verdict::kLimit);
+  EXPECT_FALSE(within_assumptions(buggy.summary.finding->shrunk));
+  EXPECT_FALSE(cell(cells, "redsync@4.17.0", "delay").broken());
+}
+
 TEST(Matrix, BadOptionsAreNamed) {
   MatrixOptions o;
   o.profiles = {"redsync@4.17"};
