@@ -122,6 +122,21 @@ TEST(CliCommands, ProfilesAssumptionsSayWhatEachLockClaims) {
     EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
 }
 
+// A pause past the lease breaks set-px-lua only beyond its assumptions.
+TEST(CliCommands, FuzzBudgetKeepsFaultsWithinOrBeyondTheLocksAssumptions) {
+  const auto dir = std::filesystem::temp_directory_path() / ("lockstep-cli-budget-" + std::to_string(::getpid()));
+  CliRun within = lockstep("fuzz --algorithm set-px-lua --faults pause --budget within --runs 60 --out " +
+                           (dir / "w").string());
+  EXPECT_EQ(within.code, 0) << within.out;
+  CliRun beyond = lockstep("fuzz --algorithm set-px-lua --faults pause --budget beyond --runs 60 --out " +
+                           (dir / "b").string());
+  EXPECT_EQ(beyond.code, 1) << beyond.out;
+  CliRun bad = lockstep("fuzz --budget inside --runs 1 --out " + (dir / "x").string());
+  EXPECT_EQ(bad.code, 64) << bad.out;
+  EXPECT_NE(bad.out.find("--budget"), std::string::npos) << bad.out;
+  std::filesystem::remove_all(dir);
+}
+
 TEST(CliCommands, MisspeltLockOptionStopsTheRunWithItsPath) {
   const auto dir = std::filesystem::temp_directory_path() / ("lockstep-cli-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
