@@ -93,14 +93,16 @@ bool write_cell(const fs::path& out, runner::MatrixCell& c, reports::MatrixRow& 
   return true;
 }
 
-// One JUnit test case per cell: it fails when the cell is broken.
+// One JUnit test case per cell: it fails when the cell is a bug (a limit passes, as the
+// command's exit code does).
 reports::RunReport junit_case(const runner::MatrixCell& c) {
   reports::RunReport r;
-  if (c.summary.finding) r = c.summary.finding->outcome.report;
+  const bool bug = c.broken() && c.found_in == runner::Budget::Within;
+  if (bug) r = c.summary.finding->outcome.report;
   r.scenario = c.profile + " x " + c.fault;
   r.algorithm = c.profile;
   r.expected = reports::Expectation::safe();
-  if (!c.summary.finding) r.verdict = reports::verdict::kSafe;
+  if (!bug) r.verdict = reports::verdict::kSafe;
   r.stats["runs"] = c.summary.runs;
   r.stats["seconds"] = c.summary.seconds;
   return r;
@@ -235,9 +237,9 @@ int merge(const MatrixArgs& a) {
     reports::RunReport c;
     c.scenario = r.profile + " x " + r.fault;
     c.algorithm = r.profile;
-    const bool broken = reports::matrix_broken(r.verdict);
+    const bool broken = r.verdict == reports::matrix_verdict::kBug || r.verdict == reports::matrix_verdict::kBroken;
     c.verdict = broken ? reports::verdict::kViolation : reports::verdict::kSafe;
-    for (const auto& p : r.properties) {
+    for (const auto& p : broken ? r.properties : std::vector<std::string>{}) {
       checker::Violation v{p, r.story, {}, 0, 1};
       if (auto prop = checker::property_named(p)) v.severity = checker::property_info(*prop).severity;
       c.violations.push_back(std::move(v));
@@ -315,8 +317,8 @@ int matrix(const MatrixArgs& a) {
     rows.push_back(std::move(row));
   }
   reports::MatrixMeta meta{o.seed,
-                           a.time_limit_s > 0 ? seconds_text(a.time_limit_s) + " s per cell"
-                                              : std::to_string(o.runs) + " runs per cell",
+                           a.time_limit_s > 0 ? seconds_text(a.time_limit_s) + " s per cell and budget"
+                                              : std::to_string(o.runs) + " runs per cell and budget",
                            command_line(a, o)};
   return finish(a, o, meta, rows, cases);
 }

@@ -86,7 +86,7 @@ std::string render_matrix_html(const std::vector<MatrixRow>& rows, const MatrixM
        "margin-right:6px;border-radius:3px}\n</style></head><body>\n";
   h += "<h1>Safety matrix</h1>\n<p>" + std::to_string(rows.size()) + " cells, " + std::to_string(bugs) +
        " bug" + (bugs == 1 ? "" : "s") + ", " + std::to_string(limits) + " limit" + (limits == 1 ? "" : "s") +
-       ". Each cell is two fuzz campaigns (" + xml_escape(meta.budget) + " each, seed " +
+       ". Each cell is two fuzz campaigns (" + xml_escape(meta.budget) + ", seed " +
        std::to_string(meta.seed) +
        "): faults within the lock's own assumptions, then faults beyond them. <b>bug</b>: broken within them, "
        "coloured by the most severe class its counterexample shows; <b>limit</b> (pale, the class in its left "
