@@ -31,6 +31,7 @@ struct FuzzArgs {
   std::string profile;  // library profiles to draw instead of algorithms, comma-separated
   std::string faults = "pause,crash";
   std::string stop_on = "all";  // severity classes and properties that end the campaign
+  std::string budget = "any";   // faults as drawn, within the lock's assumptions, or beyond them
   std::optional<uint64_t> runs;
   double time_limit_s = 0;
   uint64_t seed = 1;
@@ -80,6 +81,9 @@ bool parse_space(const FuzzArgs& a, runner::FuzzSpace& sp, runner::FuzzOptions& 
     for (const auto& k : kinds) sp.fault_kinds.push_back(*fault_kind_named(k));
   }
   if (std::string why = runner::parse_stop_on(a.stop_on, sp); !why.empty()) return usage_error("--stop-on: " + why);
+  sp.budget = a.budget == "within" ? runner::Budget::Within
+              : a.budget == "beyond" ? runner::Budget::Beyond
+                                     : runner::Budget::Any;
   if (a.runs && a.time_limit_s > 0) return usage_error("give --runs or --time-limit, not both");
   o.runs = a.runs.value_or(100);
   o.time_limit_s = a.time_limit_s;
@@ -274,6 +278,11 @@ CommandRunner add_fuzz_command(CLI::App& app) {
   cmd->add_option("--stop-on", a->stop_on,
                   "Stop only on violations of these severity classes or properties, comma-separated (e.g. "
                   "two-holders,damage), or all")
+      ->capture_default_str();
+  cmd->add_option("--budget", a->budget,
+                  "any: faults as drawn; within: cut down to what each lock claims to tolerate (lockstep profiles "
+                  "--assumptions); beyond: at least one past it")
+      ->check(CLI::IsMember({"any", "within", "beyond"}))
       ->capture_default_str();
   cmd->add_option("--runs", a->runs, "Number of generated scenarios (default 100)");
   cmd->add_option("--time-limit", a->time_limit_s, "Fuzz for this many seconds instead of a run count");

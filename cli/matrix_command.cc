@@ -73,7 +73,8 @@ bool write_cell(const fs::path& out, runner::MatrixCell& c, reports::MatrixRow& 
   std::error_code ec;
   fs::create_directories(dir, ec);
   const fs::path file = dir / "counterexample.json";
-  f.shrunk.description = "Found by lockstep matrix in the cell " + c.profile + " x " + c.fault + " (run " +
+  f.shrunk.description = "Found by lockstep matrix in the cell " + c.profile + " x " + c.fault + ", faults " +
+                         runner::to_string(c.found_in) + " the lock's assumptions (run " +
                          std::to_string(f.index) + ") and shrunk in " + std::to_string(f.shrink_steps) + " steps.";
   row.replay = runner::replay_program() + " run " + file.string();
   auto outcome = runner::run_in_sim(f.shrunk, {std::nullopt, file.string()});
@@ -92,14 +93,16 @@ bool write_cell(const fs::path& out, runner::MatrixCell& c, reports::MatrixRow& 
   return true;
 }
 
-// One JUnit test case per cell: it fails when the cell is broken.
+// One JUnit test case per cell: it fails when the cell is a bug (a limit passes, as the
+// command's exit code does).
 reports::RunReport junit_case(const runner::MatrixCell& c) {
   reports::RunReport r;
-  if (c.summary.finding) r = c.summary.finding->outcome.report;
+  const bool bug = c.broken() && c.found_in == runner::Budget::Within;
+  if (bug) r = c.summary.finding->outcome.report;
   r.scenario = c.profile + " x " + c.fault;
   r.algorithm = c.profile;
   r.expected = reports::Expectation::safe();
-  if (!c.summary.finding) r.verdict = reports::verdict::kSafe;
+  if (!bug) r.verdict = reports::verdict::kSafe;
   r.stats["runs"] = c.summary.runs;
   r.stats["seconds"] = c.summary.seconds;
   return r;
@@ -132,19 +135,22 @@ int finish(const MatrixArgs& a, const runner::MatrixOptions& o, const reports::M
     return kExitDataErr;
   }
   if (a.markdown) std::printf("%s", reports::render_matrix_markdown(rows).c_str());
-  int broken = 0;
+  int bugs = 0, limits = 0;
   std::map<std::string, uint64_t> by_class;
   for (const auto& r : rows) {
-    broken += r.verdict == reports::matrix_verdict::kBroken;
+    bugs += r.verdict == reports::matrix_verdict::kBug || r.verdict == reports::matrix_verdict::kBroken;
+    limits += r.verdict == reports::matrix_verdict::kLimit;
     for (const auto& c : r.classes) ++by_class[c];
     const std::string found = r.properties.empty() ? "" : "  " + join(r.classes, ",") + ": " + join(r.properties, ",");
     std::printf("%-28s %-12s %-12s %5llu runs%s\n", r.profile.c_str(), r.fault.c_str(), r.verdict.c_str(),
                 static_cast<unsigned long long>(r.runs), found.c_str());
     if (!r.replay.empty()) std::printf("    replay: %s\n", r.replay.c_str());
   }
-  std::printf("%zu cell%s, %d broken (by class: %s); %s/matrix.html\n", rows.size(), rows.size() == 1 ? "" : "s",
-              broken, runner::by_class_text(by_class).c_str(), a.out.c_str());
-  return broken > 0 ? kExitMismatch : 0;
+  std::printf("%zu cell%s, %d bug%s, %d limit%s (by class: %s); %s/matrix.html\n", rows.size(),
+              rows.size() == 1 ? "" : "s", bugs, bugs == 1 ? "" : "s", limits, limits == 1 ? "" : "s",
+              runner::by_class_text(by_class).c_str(), a.out.c_str());
+  // A limit is what the lock never claimed to survive: only a bug fails the command.
+  return bugs > 0 ? kExitMismatch : 0;
 }
 
 int fail_merge(const std::string& why) {
@@ -231,9 +237,9 @@ int merge(const MatrixArgs& a) {
     reports::RunReport c;
     c.scenario = r.profile + " x " + r.fault;
     c.algorithm = r.profile;
-    const bool broken = r.verdict == reports::matrix_verdict::kBroken;
+    const bool broken = r.verdict == reports::matrix_verdict::kBug || r.verdict == reports::matrix_verdict::kBroken;
     c.verdict = broken ? reports::verdict::kViolation : reports::verdict::kSafe;
-    for (const auto& p : r.properties) {
+    for (const auto& p : broken ? r.properties : std::vector<std::string>{}) {
       checker::Violation v{p, r.story, {}, 0, 1};
       if (auto prop = checker::property_named(p)) v.severity = checker::property_info(*prop).severity;
       c.violations.push_back(std::move(v));
@@ -299,8 +305,7 @@ int matrix(const MatrixArgs& a) {
   std::vector<reports::RunReport> cases;
   std::string error;
   for (auto& c : cells) {
-    reports::MatrixRow row{c.profile, c.fault, c.broken() ? reports::matrix_verdict::kBroken
-                                                          : reports::matrix_verdict::kNoViolation,
+    reports::MatrixRow row{c.profile, c.fault, c.verdict(),
                            c.summary.runs, c.summary.seconds, c.summary.violations, "", "", "", {}, {}, ""};
     row.by_class = c.summary.by_class;
     row.unknown = c.summary.unknown;
@@ -312,8 +317,8 @@ int matrix(const MatrixArgs& a) {
     rows.push_back(std::move(row));
   }
   reports::MatrixMeta meta{o.seed,
-                           a.time_limit_s > 0 ? seconds_text(a.time_limit_s) + " s per cell"
-                                              : std::to_string(o.runs) + " runs per cell",
+                           a.time_limit_s > 0 ? seconds_text(a.time_limit_s) + " s per cell and budget"
+                                              : std::to_string(o.runs) + " runs per cell and budget",
                            command_line(a, o)};
   return finish(a, o, meta, rows, cases);
 }

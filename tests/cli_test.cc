@@ -112,6 +112,31 @@ TEST(CliCommands, ALibraryAloneMeansAllItsVersions) {
   std::filesystem::remove_all(dir);
 }
 
+// Each lock's assumptions in words, with the numbers its defaults give them.
+TEST(CliCommands, ProfilesAssumptionsSayWhatEachLockClaims) {
+  CliRun r = lockstep("profiles --assumptions");
+  EXPECT_EQ(r.code, 0) << r.out;
+  for (const char* line : {"redsync@4.17.0\n", "a client's requests delayed below its per-attempt deadline",
+                           "redisson@3.44.0 (kind lock)", "claims nothing under partition, failover",
+                           "set-px-lua (lease 10000 ms, command timeout 1000 ms)"})
+    EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
+}
+
+// A pause past the lease breaks set-px-lua only beyond its assumptions.
+TEST(CliCommands, FuzzBudgetKeepsFaultsWithinOrBeyondTheLocksAssumptions) {
+  const auto dir = std::filesystem::temp_directory_path() / ("lockstep-cli-budget-" + std::to_string(::getpid()));
+  CliRun within = lockstep("fuzz --algorithm set-px-lua --faults pause --budget within --runs 60 --out " +
+                           (dir / "w").string());
+  EXPECT_EQ(within.code, 0) << within.out;
+  CliRun beyond = lockstep("fuzz --algorithm set-px-lua --faults pause --budget beyond --runs 60 --out " +
+                           (dir / "b").string());
+  EXPECT_EQ(beyond.code, 1) << beyond.out;
+  CliRun bad = lockstep("fuzz --budget inside --runs 1 --out " + (dir / "x").string());
+  EXPECT_EQ(bad.code, 64) << bad.out;
+  EXPECT_NE(bad.out.find("--budget"), std::string::npos) << bad.out;
+  std::filesystem::remove_all(dir);
+}
+
 TEST(CliCommands, MisspeltLockOptionStopsTheRunWithItsPath) {
   const auto dir = std::filesystem::temp_directory_path() / ("lockstep-cli-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);

@@ -2,7 +2,9 @@
 // shrinking), and the safety matrix tells a buggy library version from its fix under a
 // small budget: node-redlock 5.0.0-beta.2's expiration from the first attempt (#169)
 // breaks it under plain contention, and the fix on main keeps the same cell clean;
-// redis-py's Lock without a timeout deadlocks under client crashes.
+// redis-py's Lock without a timeout deadlocks under client crashes, which it never claimed
+// to survive (a limit). Each lock's assumptions, and the two budgets the fuzzer draws
+// faults in, are checked here too.
 #include <gtest/gtest.h>
 
 #include "lockstep/profiles.h"
@@ -61,13 +63,97 @@ TEST(Matrix, TellsTheBuggyVersionFromItsFixUnderASmallBudget) {
   ASSERT_EQ(matrix_options_problem(o), "");
   const auto cells = run_matrix(o);
   ASSERT_EQ(cells.size(), 6u);
-  EXPECT_TRUE(cell(cells, "node-redlock@5.0.0-beta.2", "none").broken());
+  EXPECT_STREQ(cell(cells, "node-redlock@5.0.0-beta.2", "none").verdict(), cell_verdict::kBug);
   EXPECT_FALSE(cell(cells, "node-redlock@afe5cf9", "none").broken());
   EXPECT_EQ(cell(cells, "node-redlock@afe5cf9", "none").summary.runs, 80u);
+  // Without a timeout (its default) redis-py's lock never claims to survive its holder's
+  // crash: the deadlock is found beyond its assumptions, a limit.
   const MatrixCell& crash = cell(cells, "redis-py@5.0.0", "crash");
   ASSERT_TRUE(crash.broken());
+  EXPECT_STREQ(crash.verdict(), cell_verdict::kLimit);
   EXPECT_EQ(crash.summary.finding->shrunk.expect.names, std::set<std::string>{"deadlock"});
   EXPECT_FALSE(cell(cells, "redis-py@5.0.0", "none").broken());
+}
+
+// Every lock states its assumptions, with the numbers its configuration gives them.
+TEST(Assumptions, FollowTheLocksConfiguration) {
+  auto find = [](const std::vector<Assumption>& list, const std::string& fault, const std::string& hits) {
+    for (const auto& a : list)
+      if (a.fault == fault && a.hits == hits) return a;
+    ADD_FAILURE() << "no assumption for " << fault << " on " << hits;
+    return Assumption{};
+  };
+  for (const auto& l : locks()) EXPECT_FALSE(lock_assumptions(l, LockSetup{}).empty()) << l.name;
+  // Redisson's watchdog survives pauses and failed renewals shorter than its timeout
+  // minus one renewal period; with an explicit leaseTime the work counts against it.
+  const LockInfo& redisson = *find_lock("redisson@3.43.0");
+  EXPECT_EQ(find(lock_assumptions(redisson, {}), "pause", "client").max, 20000);
+  EXPECT_EQ(find(lock_assumptions(redisson, {}), "delay", "client").max, 20000);
+  const auto leased = lock_assumptions(redisson, {{{"leaseTime", 900}, {"timeout", 50}}, 0, 0});
+  EXPECT_EQ(find(leased, "pause", "client").max, 900);
+  EXPECT_TRUE(find(leased, "pause", "client").work_counts);
+  EXPECT_EQ(find(leased, "delay", "client").max, 50);
+  // redsync 4.17.0's per-attempt deadline; node-redlock's wall clock held to its drift.
+  EXPECT_EQ(find(lock_assumptions(*find_lock("redsync@4.17.0"), {}), "delay", "client").max, 400);
+  const auto node = lock_assumptions(*find_lock("node-redlock@5.0.0-beta.2"), {{{"duration", 1000}}, 0, 0});
+  EXPECT_EQ(find(node, "clock-jump", "client").max, 12);
+  const Assumption crash = find(node, "crash", "node");
+  EXPECT_EQ(crash.max, 1);
+  EXPECT_EQ(crash.restart_min_ms, 1000);
+  // redis-py without a timeout has no lease: a crashed holder is beyond what it claims.
+  for (const auto& a : lock_assumptions(*find_lock("redis-py@5.0.0"), {})) EXPECT_NE(a.fault, "crash");
+}
+
+// A within campaign draws only faults the lock claims to tolerate, a beyond one always at
+// least one it does not, and a beyond campaign's counterexample shrinks without falling
+// back within.
+TEST(Budgets, DrawAndShrinkInsideTheirBudget) {
+  FuzzSpace space;
+  space.locks = {"redsync@4.17.0", "redisson@3.44.0", "set-px-lua"};
+  for (const auto& k : fault_kinds()) space.fault_kinds.push_back(k.kind);
+  int within_faults = 0, beyond = 0;
+  for (uint64_t i = 0; i < 200; ++i) {
+    space.budget = Budget::Within;
+    const Scenario in = generate_scenario(space, 3, i);
+    EXPECT_TRUE(within_assumptions(in)) << to_json(in).dump();
+    within_faults += static_cast<int>(in.faults.size());
+    space.budget = Budget::Beyond;
+    const Scenario out = generate_scenario(space, 3, i);
+    beyond += !within_assumptions(out);
+  }
+  EXPECT_GT(within_faults, 100);
+  EXPECT_GT(beyond, 150);
+  space.locks = {"set-px-lua"};
+  space.fault_kinds = {FaultKind::Pause};
+  space.budget = Budget::Beyond;
+  FuzzOptions o;
+  o.runs = 100;
+  const FuzzSummary s = fuzz(space, o);
+  ASSERT_TRUE(s.finding.has_value());
+  EXPECT_FALSE(within_assumptions(s.finding->shrunk));
+  ASSERT_EQ(s.finding->shrunk.faults.size(), 1u);
+  // Past the lease less the work: the pause a lease cannot survive.
+  EXPECT_GT(s.finding->shrunk.faults[0].duration_ms + s.finding->shrunk.workload.hold_ms,
+            s.finding->shrunk.lock.lease_ms - 20 - s.finding->shrunk.lock.lease_ms / 10);
+  space.budget = Budget::Within;
+  EXPECT_FALSE(fuzz(space, o).finding.has_value()) << "set-px-lua broke within its own assumptions";
+}
+
+// redsync 4.0.3's Extend reports a lost lock as held (PR #61): no fault within its
+// assumptions makes an extension fail, but beyond them (delays past its budget) 4.0.3's
+// client sells on a lock it lost where 4.17.0's stops; both lose leases there alike, so
+// the cells are compared on the classes that do harm.
+TEST(Matrix, RedsyncsExtendBugShowsAsHarmBeyondItsAssumptions) {
+  MatrixOptions o;
+  o.profiles = {"redsync@4.0.3", "redsync@4.17.0"};
+  o.faults = {"delay"};
+  o.runs = 100;
+  o.stop_on = "two-holders,damage";
+  const auto cells = run_matrix(o);
+  const MatrixCell& buggy = cell(cells, "redsync@4.0.3", "delay");
+  ASSERT_STREQ(buggy.verdict(), cell_verdict::kLimit);
+  EXPECT_FALSE(within_assumptions(buggy.summary.finding->shrunk));
+  EXPECT_FALSE(cell(cells, "redsync@4.17.0", "delay").broken());
 }
 
 TEST(Matrix, BadOptionsAreNamed) {
@@ -83,7 +169,7 @@ TEST(Matrix, BadOptionsAreNamed) {
 TEST(Matrix, FilesSayEachCellsVerdictAndLinkItsCounterexample) {
   std::vector<reports::MatrixRow> rows = {
       {"a@1", "none", reports::matrix_verdict::kNoViolation, 10, 0.5, 0, "", "", "", {}, {}, ""},
-      {"a@1", "pause", reports::matrix_verdict::kBroken, 3, 0.1, 1, "a@1--pause/counterexample.json",
+      {"a@1", "pause", reports::matrix_verdict::kBug, 3, 0.1, 1, "a@1--pause/counterexample.json",
        "a@1--pause/report.html", "lockstep run m/a@1--pause/counterexample.json", {"mutual-exclusion"},
        {"two-holders"}, "x <y>"},
   };
@@ -91,7 +177,7 @@ TEST(Matrix, FilesSayEachCellsVerdictAndLinkItsCounterexample) {
   ASSERT_EQ(j["cells"].size(), 2u);
   EXPECT_EQ(j["cells"][0]["verdict"], "no-violation");
   EXPECT_TRUE(j["cells"][0]["counterexample"].is_null());
-  EXPECT_EQ(j["cells"][1]["verdict"], "broken");
+  EXPECT_EQ(j["cells"][1]["verdict"], "bug");
   EXPECT_EQ(j["cells"][1]["counterexample"], "a@1--pause/counterexample.json");
   EXPECT_EQ(j["cells"][1]["classes"], nlohmann::json::array({"two-holders"}));
   const std::string html = reports::render_matrix_html(rows, {7, "10 runs per cell", "lockstep matrix"});
@@ -100,12 +186,18 @@ TEST(Matrix, FilesSayEachCellsVerdictAndLinkItsCounterexample) {
   EXPECT_NE(html.find("x &lt;y&gt;"), std::string::npos);
   // Coloured and named by the most severe class, the details folded away.
   EXPECT_NE(html.find("<td class=\"broken cls-two-holders\""), std::string::npos) << html;
-  EXPECT_NE(html.find("data-class=\"two-holders\"><b>two-holders</b><details><summary>mutual-exclusion</summary>"),
+  EXPECT_NE(html.find("data-class=\"two-holders\"><b>bug: two-holders</b><details><summary>mutual-exclusion</summary>"),
             std::string::npos)
       << html;
   EXPECT_EQ(html.find("<script"), std::string::npos);
   const std::string md = reports::render_matrix_markdown(rows);
-  EXPECT_NE(md.find("| a@1 | no-violation | **broken**: two-holders (mutual-exclusion) |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| a@1 | no-violation | **bug**: two-holders (mutual-exclusion) |"), std::string::npos) << md;
+  // A limit is shown apart: pale, its class in the border, not bold in Markdown.
+  rows[1].verdict = reports::matrix_verdict::kLimit;
+  EXPECT_NE(reports::render_matrix_html(rows, {7, "", ""}).find("<td class=\"limit cls-two-holders\""),
+            std::string::npos);
+  EXPECT_NE(reports::render_matrix_markdown(rows).find("| limit: two-holders (mutual-exclusion) |"),
+            std::string::npos);
 }
 
 }  // namespace

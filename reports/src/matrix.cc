@@ -60,8 +60,11 @@ nlohmann::ordered_json matrix_json(const std::vector<MatrixRow>& rows, const Mat
 std::string render_matrix_html(const std::vector<MatrixRow>& rows, const MatrixMeta& meta) {
   const auto profiles = firsts(rows, &MatrixRow::profile);
   const auto faults = firsts(rows, &MatrixRow::fault);
-  size_t broken = 0;
-  for (const auto& r : rows) broken += r.verdict == matrix_verdict::kBroken;
+  size_t bugs = 0, limits = 0;
+  for (const auto& r : rows) {
+    bugs += r.verdict == matrix_verdict::kBug || r.verdict == matrix_verdict::kBroken;
+    limits += r.verdict == matrix_verdict::kLimit;
+  }
   std::string h;
   h += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">";
   h += "<title>lockstep safety matrix</title>\n<style>\n";
@@ -73,14 +76,22 @@ std::string render_matrix_html(const std::vector<MatrixRow>& rows, const MatrixM
        "td.cls-lease-lost{background:#fdf0c4}td.cls-lease-lost b{color:#6b4e00}"
        "td.cls-stuck{background:#e4e0f7}td.cls-stuck b{color:#3a2d8c}"
        "td.cls-unfair{background:#dcebf7}td.cls-unfair b{color:#144d7a}"
+       // A limit is the price of leases, not the library's debt: pale, its class in the border.
+       "td.limit{background:#f7f7f7;border-left-width:4px}td.limit b{color:#555;font-weight:600}"
+       "td.limit.cls-two-holders{border-left-color:#f6c9c6}td.limit.cls-damage{border-left-color:#fbd9b8}"
+       "td.limit.cls-lease-lost{border-left-color:#fdf0c4}td.limit.cls-stuck{border-left-color:#e4e0f7}"
+       "td.limit.cls-unfair{border-left-color:#dcebf7}"
        ".small{font-size:12px;color:#555}summary{cursor:pointer;font-size:12px;color:#555}"
        "code{font-size:12px;background:#f6f6f6;padding:1px 3px}.key span{display:inline-block;padding:1px 6px;"
        "margin-right:6px;border-radius:3px}\n</style></head><body>\n";
-  h += "<h1>Safety matrix</h1>\n<p>" + std::to_string(rows.size()) + " cells, " + std::to_string(broken) +
-       " broken. Each cell is one fuzz campaign (" + xml_escape(meta.budget) + ", seed " + std::to_string(meta.seed) +
-       "): a broken cell names the most severe class its counterexample shows and is coloured by it; "
-       "<b>no-violation</b> means none within that budget. Open a cell's details for its properties, story, "
-       "report and replay command.</p>\n";
+  h += "<h1>Safety matrix</h1>\n<p>" + std::to_string(rows.size()) + " cells, " + std::to_string(bugs) +
+       " bug" + (bugs == 1 ? "" : "s") + ", " + std::to_string(limits) + " limit" + (limits == 1 ? "" : "s") +
+       ". Each cell is two fuzz campaigns (" + xml_escape(meta.budget) + ", seed " +
+       std::to_string(meta.seed) +
+       "): faults within the lock's own assumptions, then faults beyond them. <b>bug</b>: broken within them, "
+       "coloured by the most severe class its counterexample shows; <b>limit</b> (pale, the class in its left "
+       "border): broken only beyond them, the price every lease pays; <b>no-violation</b>: none in either. Open "
+       "a cell's details for its properties, story, report and replay command.</p>\n";
   h += "<p class=\"key\"><span style=\"background:#f6c9c6\">two-holders</span><span style=\"background:#fbd9b8\">"
        "damage</span><span style=\"background:#fdf0c4\">lease-lost</span><span style=\"background:#e4e0f7\">stuck"
        "</span><span style=\"background:#dcebf7\">unfair</span><span style=\"background:#e3f4e1\">no violation"
@@ -97,13 +108,14 @@ std::string render_matrix_html(const std::vector<MatrixRow>& rows, const MatrixM
         h += "<td></td>";
         continue;
       }
-      const bool bad = r->verdict == matrix_verdict::kBroken;
+      const bool bad = matrix_broken(r->verdict);
+      const bool limit = r->verdict == matrix_verdict::kLimit;
       // The classes come most severe first: the cell is coloured and named by that one.
       const std::string cls = bad && !r->classes.empty() ? r->classes.front() : "";
-      h += std::string("<td class=\"") + (bad ? "broken cls-" + cls : std::string("safe")) + "\" data-profile=\"" +
-           xml_escape(p) + "\" data-fault=\"" + xml_escape(f) + "\"" +
-           (bad ? " data-class=\"" + xml_escape(cls) + "\"" : std::string()) + "><b>" +
-           xml_escape(bad ? (cls.empty() ? r->verdict : cls) : r->verdict) + "</b>";
+      h += std::string("<td class=\"") + (bad ? (limit ? "limit cls-" : "broken cls-") + cls : std::string("safe")) +
+           "\" data-profile=\"" + xml_escape(p) + "\" data-fault=\"" + xml_escape(f) + "\" data-verdict=\"" +
+           xml_escape(r->verdict) + "\"" + (bad ? " data-class=\"" + xml_escape(cls) + "\"" : std::string()) + "><b>" +
+           xml_escape(bad ? r->verdict + (cls.empty() ? "" : ": " + cls) : r->verdict) + "</b>";
       if (bad) {
         h += "<details><summary>" + xml_escape(join(r->properties, ", ")) + "</summary>";
         if (!r->report.empty()) h += "<a href=\"" + xml_escape(r->report) + "\">report</a>";
@@ -134,8 +146,9 @@ std::string render_matrix_markdown(const std::vector<MatrixRow>& rows) {
       const MatrixRow* r = cell(rows, p, f);
       if (!r) {
         m += " |";
-      } else if (r->verdict == matrix_verdict::kBroken) {
-        m += " **broken**: " + md_cell(join(r->classes, ", ")) + " (" + md_cell(join(r->properties, ", ")) + ") |";
+      } else if (matrix_broken(r->verdict)) {
+        const std::string v = r->verdict == matrix_verdict::kLimit ? "limit" : "**" + r->verdict + "**";
+        m += " " + v + ": " + md_cell(join(r->classes, ", ")) + " (" + md_cell(join(r->properties, ", ")) + ") |";
       } else {
         m += " no-violation |";
       }

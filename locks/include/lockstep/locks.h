@@ -33,6 +33,36 @@ namespace lockstep {
 
 struct LockInfo;
 
+// One fault a lock claims to tolerate, and how far: a statement of its assumptions, read
+// from its parameters and its library's documentation. A fault the lock's list does not
+// cover (by kind and by what it hits) is one the lock claims nothing about: it lies
+// beyond its assumptions. The fuzzer draws faults within these bounds or beyond them, and
+// the safety matrix calls a failure within them the library's bug and one beyond them a
+// limit of the approach.
+struct Assumption {
+  static constexpr int64_t kAny = -1;  // `max`: any size
+  std::string fault;         // a fault kind as scenario files name it ("pause", "crash", ...)
+  std::string hits = "client";  // "client" (a client process or its links), or "node" (a Redis node)
+  // The largest fault of this kind that is tolerated, in the fault's own measure: a pause's
+  // length (ms, all of one client's pauses together), a delay's or jitter's added latency
+  // (ms), a partition's length (ms), a clock jump (ms), a clock drift (ppm), or for a crash
+  // how many nodes may be down at once. kAny: any size.
+  int64_t max = kAny;
+  // pause: the holder's own work counts against `max` (a lock that is not renewed).
+  bool work_counts = false;
+  // crash of a node: restarts no sooner than this many ms (an empty node must not come
+  // back before the keys it lost would have expired).
+  int64_t restart_min_ms = 0;
+  std::string words;  // the claim in one sentence, with the numbers
+};
+
+// What a lock's assumptions are computed from: its configuration in one scenario.
+struct LockSetup {
+  nlohmann::json options = nlohmann::json::object();  // a library's options, or a recipe's integer options
+  int64_t lease_ms = 10000;                           // a recipe's lease (a library's comes from its options)
+  int64_t command_timeout_ms = 1000;                  // a recipe's per-command timeout
+};
+
 // Builds one process's lock. Called once per client, on that client's Env; the lock
 // must reach Redis only through `env` (that is what lets it run in both worlds), and
 // must return a lock, never nullptr.
@@ -79,6 +109,9 @@ struct LockInfo {
   // The library's own objection to this combination of options (as it would throw it),
   // naming the option in `option`; "" when it has none.
   std::function<std::string(const nlohmann::json& options, std::string& option)> options_problem = {};
+  // The faults the lock claims to tolerate with this configuration (see Assumption).
+  // Unset: the assumptions every lease-based lock makes (default_assumptions).
+  std::function<std::vector<Assumption>(const LockSetup& setup)> assumptions_with = {};
 
   bool library_options() const { return static_cast<bool>(make_with_options); }
 };
@@ -109,6 +142,16 @@ bool lock_extends(const LockInfo& info, const nlohmann::json& options);
 // The linearizability model the lock's history is judged against: "rw-lock",
 // "reentrant-mutex" or "mutex".
 const char* checker_model(const LockInfo& info);
+
+// The lock's assumptions for this configuration (assumptions_with, or the defaults).
+std::vector<Assumption> lock_assumptions(const LockInfo& info, const LockSetup& setup);
+// What any lock with a lease of `lease_ms` (0: none) and a per-command timeout of
+// `timeout_ms` (0: none) may claim: a client's pauses and work together shorter than the
+// lease, a client's crash when the lock has a lease, link delays and jitter
+// below the command timeout.
+std::vector<Assumption> default_assumptions(int64_t lease_ms, int64_t timeout_ms);
+// The lease a library's lock has with these options, in ms (0: none); a recipe's lease_ms.
+int64_t lock_lease_ms(const LockInfo& info, const LockSetup& setup);
 
 // Builds the named lock for the process behind `env`: a recipe from `params`, a
 // library's lock from `options` on params.key. nullptr for an unknown name.

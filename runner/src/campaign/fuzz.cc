@@ -117,6 +117,132 @@ void keep_pauses_within_lease(std::vector<FaultSpec>& faults, int64_t lease_ms, 
   faults = std::move(kept);
 }
 
+// What the scenario's lock is configured with, as its assumptions read it.
+LockSetup setup_of(const Scenario& s) {
+  LockSetup setup;
+  setup.options = s.lock.options;
+  setup.lease_ms = s.lock.lease_ms;
+  setup.command_timeout_ms = s.lock.command_timeout_ms;
+  return setup;
+}
+
+std::vector<Assumption> assumptions_of(const Scenario& s) {
+  const LockInfo* info = s.lock.info();
+  return info ? lock_assumptions(*info, setup_of(s)) : std::vector<Assumption>{};
+}
+
+bool on_node(const FaultSpec& f) { return f.kind == FaultKind::Failover || f.target.rfind("node-", 0) == 0; }
+
+const Assumption* covering(const std::vector<Assumption>& list, const FaultSpec& f) {
+  const std::string hits = f.kind != FaultKind::Partition && on_node(f) ? "node" : "client";
+  for (const auto& a : list)
+    if (a.fault == to_string(f.kind) && a.hits == hits) return &a;
+  return nullptr;
+}
+
+// A fault's size in its assumption's measure (see Assumption::max).
+int64_t size_of(const FaultSpec& f) {
+  switch (f.kind) {
+    case FaultKind::Pause:
+    case FaultKind::Partition: return f.duration_ms;
+    case FaultKind::ClockJump: return std::abs(f.jump_ms);
+    case FaultKind::ClockDrift: return static_cast<int64_t>(std::llround(std::abs(f.drift_ppm)));
+    case FaultKind::Delay: return f.delay_ms;
+    case FaultKind::Jitter: return f.jitter_ms;
+    case FaultKind::Crash:
+    case FaultKind::Failover: break;
+  }
+  return 0;
+}
+
+void set_size(FaultSpec& f, int64_t v) {
+  switch (f.kind) {
+    case FaultKind::Pause:
+    case FaultKind::Partition: f.duration_ms = v; break;
+    case FaultKind::ClockJump: f.jump_ms = f.jump_ms < 0 ? -v : v; break;
+    case FaultKind::ClockDrift: f.drift_ppm = f.drift_ppm < 0 ? -static_cast<double>(v) : static_cast<double>(v); break;
+    case FaultKind::Delay: f.delay_ms = v; break;
+    case FaultKind::Jitter: f.jitter_ms = v; break;
+    case FaultKind::Crash:
+    case FaultKind::Failover: break;
+  }
+}
+
+// Room a pause leaves for the round trips after it: as keep_pauses_within_lease.
+int64_t pause_margin(int64_t bound) { return 20 + bound / 10; }
+
+// The faults cut down to the lock's assumptions, in time order (see Budget::Within).
+std::vector<FaultSpec> fit_within(std::vector<FaultSpec> faults, const std::vector<Assumption>& list,
+                                  int64_t hold_ms) {
+  std::vector<size_t> order(faults.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return faults[a].at_ms < faults[b].at_ms; });
+  std::vector<bool> keep(faults.size(), false);
+  std::map<std::string, int64_t> pause_left;
+  std::vector<std::string> nodes_down;
+  for (size_t i : order) {
+    FaultSpec& f = faults[i];
+    const Assumption* a = covering(list, f);
+    if (!a) continue;
+    if (f.kind == FaultKind::Pause) {
+      if (a->max != Assumption::kAny) {
+        auto [it, fresh] =
+            pause_left.try_emplace(f.target, a->max - (a->work_counts ? hold_ms : 0) - pause_margin(a->max));
+        if (it->second <= 0) continue;
+        f.duration_ms = std::min(f.duration_ms, it->second);
+        it->second -= f.duration_ms;
+      }
+    } else if (f.kind == FaultKind::Crash && on_node(f)) {
+      if (std::find(nodes_down.begin(), nodes_down.end(), f.target) == nodes_down.end()) {
+        if (a->max != Assumption::kAny && static_cast<int64_t>(nodes_down.size()) >= a->max) continue;
+        nodes_down.push_back(f.target);
+      }
+      if (f.restart_after_ms) f.restart_after_ms = std::max(*f.restart_after_ms, a->restart_min_ms + 10);
+    } else if (a->max != Assumption::kAny) {
+      if (a->max <= 0) continue;
+      if (size_of(f) > a->max) set_size(f, a->max);
+    }
+    keep[i] = true;
+  }
+  std::vector<FaultSpec> kept;
+  for (size_t i = 0; i < faults.size(); ++i)
+    if (keep[i]) kept.push_back(std::move(faults[i]));
+  return kept;
+}
+
+bool faults_within(const std::vector<FaultSpec>& faults, const std::vector<Assumption>& list, int64_t hold_ms) {
+  return fit_within(faults, list, hold_ms) == faults;
+}
+
+// Pushes the first fault that can be past the lock's assumptions (see Budget::Beyond).
+void push_beyond(std::vector<FaultSpec>& faults, const std::vector<Assumption>& list, int64_t hold_ms) {
+  if (!faults_within(faults, list, hold_ms)) return;
+  for (auto& f : faults) {
+    const Assumption* a = covering(list, f);
+    if (!a) return;  // unreachable: a fault no assumption covers is beyond already
+    if (f.kind == FaultKind::Crash && on_node(f)) {
+      if (a->restart_min_ms > 0) {
+        f.restart_after_ms = std::max<int64_t>(1, f.restart_after_ms.value_or(a->restart_min_ms) % a->restart_min_ms);
+        return;
+      }
+    } else if (f.kind != FaultKind::Crash && f.kind != FaultKind::Failover && a->max != Assumption::kAny) {
+      set_size(f, a->max + std::max<int64_t>(1, size_of(f)));
+      return;
+    }
+  }
+}
+
+// The budget applied to a built scenario's faults.
+void hold_to_budget(const FuzzSpace& sp, Scenario& s) {
+  if (sp.budget == Budget::Any) return;
+  const auto list = assumptions_of(s);
+  if (sp.budget == Budget::Within) {
+    s.faults = fit_within(std::move(s.faults), list, s.workload.hold_ms);
+  } else {
+    push_beyond(s.faults, list, s.workload.hold_ms);
+  }
+}
+
 Scenario build(const FuzzSpace& sp, const std::string& algorithm, int clients, int replicas, int lease_index,
                int hold_percent, std::vector<FaultSpec> faults, uint32_t seed) {
   Scenario s;
@@ -145,6 +271,7 @@ Scenario build(const FuzzSpace& sp, const std::string& algorithm, int clients, i
   }
   if (sp.pauses_within_lease) keep_pauses_within_lease(faults, s.lock.lease_ms, s.workload.hold_ms);
   s.faults = std::move(faults);
+  hold_to_budget(sp, s);
   return s;
 }
 
@@ -242,6 +369,7 @@ Scenario build_library(const FuzzSpace& sp, const ProfileInfo& p, const std::str
   s.workload.start_stagger_ms = 5;
   for (auto& f : faults) f.at_ms = std::min(f.at_ms, s.duration_ms - 1);
   s.faults = std::move(faults);
+  hold_to_budget(sp, s);
   return s;
 }
 
@@ -314,6 +442,8 @@ bool stops(const FuzzSpace& sp, const checker::Violation& v) {
 // Whether the run shows a finding the campaign stops on; `summary`, if given, counts
 // what the run showed.
 bool fails(const FuzzSpace& sp, const Scenario& s, RunOutcome* out = nullptr, FuzzSummary* summary = nullptr) {
+  // A smaller scenario that falls back within the assumptions is not a beyond one.
+  if (sp.budget == Budget::Beyond && within_assumptions(s)) return false;
   RunOptions options;
   options.verdict_only = out == nullptr;
   RunOutcome o = run_in_sim(s, options);
@@ -349,6 +479,17 @@ Scenario shrink(const FuzzSpace& sp, rc::Shrinkable<Scenario> current, int runs_
 }
 
 }  // namespace
+
+const char* to_string(Budget b) {
+  switch (b) {
+    case Budget::Any: return "any";
+    case Budget::Within: return "within";
+    case Budget::Beyond: return "beyond";
+  }
+  return "any";
+}
+
+bool within_assumptions(const Scenario& s) { return faults_within(s.faults, assumptions_of(s), s.workload.hold_ms); }
 
 std::string parse_stop_on(const std::string& list, FuzzSpace& space) {
   space.properties.clear();
@@ -400,6 +541,8 @@ FuzzSummary fuzz(const FuzzSpace& space, const FuzzOptions& o, const std::functi
     // Shards take interleaved run indices: shard k of n runs k, k+n, k+2n, ...
     const uint64_t index = i * static_cast<uint64_t>(o.shards) + static_cast<uint64_t>(o.shard);
     auto shrinkable = gen(rc::Random(run_seed(o.seed, index)), kGenSize);
+    // A scenario no fault of which can leave the assumptions has no place in a beyond campaign.
+    if (space.budget == Budget::Beyond && within_assumptions(shrinkable.value())) continue;
     ++summary.runs;
     const bool bad = fails(space, shrinkable.value(), nullptr, &summary);
     if (progress) progress(summary.runs, o.time_limit_s > 0 ? 0 : o.runs);

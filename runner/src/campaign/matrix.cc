@@ -51,7 +51,18 @@ std::vector<MatrixCell> run_matrix(const MatrixOptions& o, const MatrixProgress&
       fo.runs = o.runs;
       fo.time_limit_s = o.time_limit_s;
       fo.shrink_runs_max = o.shrink_runs_max;
+      space.budget = Budget::Within;
       cell.summary = fuzz(space, fo);
+      if (!cell.summary.finding && fault != "none") {
+        space.budget = Budget::Beyond;
+        FuzzSummary beyond = fuzz(space, fo);
+        beyond.runs += cell.summary.runs;
+        beyond.seconds += cell.summary.seconds;
+        beyond.unknown += cell.summary.unknown;
+        for (const auto& [c, n] : cell.summary.by_class) beyond.by_class[c] += n;
+        cell.summary = std::move(beyond);
+        cell.found_in = Budget::Beyond;
+      }
       if (cell.summary.finding) cell.summary.finding->shrunk.name = "counterexample";
       if (progress) progress(cells.size(), total, cell, true);
       cells.push_back(std::move(cell));

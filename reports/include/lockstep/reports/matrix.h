@@ -13,10 +13,15 @@
 
 namespace lockstep::reports {
 
+// A cell broken within the lock's assumptions is a bug, one broken only beyond them a
+// limit (runner/matrix.h); "broken" is what matrices written before the distinction say.
 namespace matrix_verdict {
+inline constexpr const char* kBug = "bug";
+inline constexpr const char* kLimit = "limit";
 inline constexpr const char* kBroken = "broken";
 inline constexpr const char* kNoViolation = "no-violation";
 }  // namespace matrix_verdict
+inline bool matrix_broken(const std::string& verdict) { return verdict != matrix_verdict::kNoViolation; }
 
 struct MatrixRow {
   std::string profile;

@@ -26,6 +26,19 @@
 
 namespace lockstep::runner {
 
+// Which faults a campaign draws, held against the lock's assumptions (its registry entry's
+// Assumption list, for the configuration each scenario draws):
+//  - Any: as drawn, whatever the lock claims;
+//  - Within: every fault cut down to what the lock claims to tolerate (pauses clipped,
+//    delays shortened, node restarts postponed, faults it claims nothing about dropped):
+//    a failure is the lock's own;
+//  - Beyond: at least one fault past what the lock claims (the first one that can be is
+//    pushed past its bound; a scenario none of whose faults can be is not run).
+// Shrinking never leaves the budget a campaign started in: every smaller scenario is
+// held to the same rule.
+enum class Budget { Any, Within, Beyond };
+const char* to_string(Budget b);
+
 struct FuzzSpace {
   // The locks drawn from (names of the one registry, lockstep/locks.h): lockstep's recipes,
   // drawn with a lease and retry around the generated faults, or library profiles, each
@@ -45,7 +58,11 @@ struct FuzzSpace {
   // Every client's pauses together stay well inside the lease once the work is counted
   // (the assumption under which a lease lock without fencing promises mutual exclusion).
   bool pauses_within_lease = false;
+  Budget budget = Budget::Any;
 };
+
+// Whether every fault of the scenario is within its lock's assumptions.
+bool within_assumptions(const Scenario& s);
 
 // Reads a `--stop-on` list (comma-separated property names and severity classes, or
 // "all") into space.properties and space.classes. Returns "" or what is wrong with it.

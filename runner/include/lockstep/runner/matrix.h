@@ -35,14 +35,31 @@ struct MatrixOptions {
   int shard = 0, shards = 1;
 };
 
+// A cell's verdict: a failure within the lock's assumptions ("bug"), one only beyond them
+// ("limit"), or none in either campaign ("no-violation").
+namespace cell_verdict {
+inline constexpr const char* kBug = "bug";
+inline constexpr const char* kLimit = "limit";
+inline constexpr const char* kNoViolation = "no-violation";
+}  // namespace cell_verdict
+
 struct MatrixCell {
   std::string profile;
   std::string fault;
-  FuzzSummary summary;  // summary.finding: the shrunk counterexample of a broken cell
+  // Both campaigns together (runs, seconds, by_class, unknown); summary.finding: the shrunk
+  // counterexample of a broken cell, from the budget `found_in` names.
+  FuzzSummary summary;
+  Budget found_in = Budget::Within;
   bool broken() const { return summary.finding.has_value(); }
+  const char* verdict() const {
+    if (!broken()) return cell_verdict::kNoViolation;
+    return found_in == Budget::Within ? cell_verdict::kBug : cell_verdict::kLimit;
+  }
 };
 
-// Runs every cell of this shard, rows first. `progress(cell_index, cell_count, cell)` is called before
+// Runs every cell of this shard, rows first. A cell is two fuzz campaigns of `runs` each
+// with the same seed: faults within the lock's assumptions, then, if that found nothing,
+// faults beyond them (the `none` column has no faults, so no second campaign). `progress(cell_index, cell_count, cell)` is called before
 // a cell starts (cell without a summary yet) and after it ends.
 using MatrixProgress = std::function<void(size_t index, size_t total, const MatrixCell& cell, bool done)>;
 std::vector<MatrixCell> run_matrix(const MatrixOptions& o, const MatrixProgress& progress = {});
