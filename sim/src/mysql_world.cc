@@ -58,6 +58,7 @@ class SimSqlSession : public SqlSession {
   // Dropping a session closes its connection: the server ends it when the close arrives.
   ~SimSqlSession() override {
     if (conn_->last) world_.close_sql(conn_->last);
+    conn_->last.reset();  // the last call points back at the connection
   }
 
   Task<SqlResult> execute(std::string statement, std::vector<SqlValue> params, Nanos timeout) override {
