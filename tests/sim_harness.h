@@ -20,6 +20,11 @@ struct SimHarness {
     for (int i = 1; i <= clients; ++i) client.push_back(world.add_client("client-" + std::to_string(i), i, sim::Clock()));
   }
 
+  // Clients only, in a world of the given options (its seed, its latency).
+  SimHarness(const sim::WorldOptions& o, int clients) : world(o) {
+    for (int i = 1; i <= clients; ++i) client.push_back(world.add_client("client-" + std::to_string(i), i, sim::Clock()));
+  }
+
   static sim::WorldOptions options(int64_t latency_ms, int64_t replication_lag_ms = 0) {
     sim::WorldOptions o;
     o.replication_lag_ns = replication_lag_ms * kMs;

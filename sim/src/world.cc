@@ -131,6 +131,10 @@ void World::crash(int pid) {
   ++p.epoch;
   p.paused_until_ns = 0;
   p.deferred.clear();
+  if (p.mysql) {
+    crash_mysql(pid);
+    return;
+  }
   if (p.is_node) {
     // Whatever was fsynced survives; the memory does not. Reporting the loss as deletes
     // keeps the ground truth honest while the node is down.
@@ -148,6 +152,7 @@ void World::restart(int pid) {
   Process& p = *procs_[pid];
   if (!p.crashed) return;
   p.crashed = false;
+  if (p.mysql) return;  // the committed rows survived in the crash; nothing else did
   if (!p.is_node) {
     if (on_client_restart) on_client_restart(pid);
     return;

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "lockstep/reply.h"
+#include "lockstep/sql.h"
 #include "lockstep/task.h"
 
 namespace lockstep {
@@ -98,6 +99,9 @@ class Env {
   virtual Connection& node(int index) = 0;  // 0-based
   // A short stable name for this process ("client-3"), used in lock owner ids.
   virtual std::string process_name() const = 0;
+  // A new session with this world's MySQL server (lockstep/sql.h), connected by its first
+  // statement. By default the world has none: every statement fails with kNoServer.
+  virtual std::unique_ptr<SqlSession> sql_session() { return std::make_unique<NoSqlServer>(); }
 };
 
 // A uniformly random integer in [lo, hi] from the Env's stream.

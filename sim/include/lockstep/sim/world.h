@@ -31,6 +31,7 @@
 #include "lockstep/sim/clock.h"
 #include "lockstep/sim/network.h"
 #include "lockstep/random.h"
+#include "lockstep/sim/mysql_server.h"
 #include "lockstep/sim/redis_node.h"
 #include "lockstep/sim/scheduler.h"
 
@@ -71,6 +72,9 @@ struct Process {
   uint64_t applied = 0;                 // replica: offset applied from its master
   ClientState master_link;              // replica: the replication connection
   bool demote_on_restart = false;       // failed over while down: returns as a replica
+
+  // The MySQL server process (mysql_world.cc); is_node is set, node_index stays -1.
+  std::unique_ptr<MysqlServer> mysql;
 };
 
 struct WorldOptions {
@@ -111,6 +115,13 @@ class World {
   SimEnv& env(int client_pid) { return *procs_[client_pid]->env; }
   RedisNode& redis(int shard) { return *procs_[shards_[shard].master]->redis; }
   int64_t node_wall_ms(int node_pid) const;
+
+  // The MySQL server (mysql_world.cc): one process beside the Redis nodes, reached by a
+  // client's Env::sql_session(). A crash loses its sessions and what they had not
+  // committed; a restart brings it back with the committed rows.
+  int add_mysql(const std::string& name, Clock clock);
+  int mysql_process() const { return mysql_pid_; }  // -1 when the world has none
+  MysqlServer& mysql() { return *procs_[mysql_pid_]->mysql; }
 
   // Faults.
   void pause(int pid, int64_t duration_ns);
@@ -182,8 +193,16 @@ class World {
   uint64_t register_subscriber(std::function<void(std::string, std::string)> deliver, int client_pid,
                                ClientState* state);
   void unregister_subscriber(uint64_t id);
+  // Used by SQL sessions (mysql_world.cc): a statement on its way, and a client closing
+  // its connection (the server ends the session when the close reaches it).
+  struct SqlCall;
+  void send_sql(const std::shared_ptr<SqlCall>& call);
+  void close_sql(const std::shared_ptr<SqlCall>& last);
 
  private:
+  void crash_mysql(int pid);
+  void answer_sql(uint64_t session, SqlResult result);
+  void reply_sql(const std::shared_ptr<SqlCall>& call, SqlResult result);
   enum class Admit { Run, Hold, Drop };
   // Whether work of process pid's incarnation `epoch` may run now, must wait for a pause
   // to end, or belongs to a crashed incarnation.
@@ -247,6 +266,8 @@ class World {
   Network net_;
   std::vector<std::unique_ptr<Process>> procs_;
   std::vector<int> redis_pids_;
+  int mysql_pid_ = -1;
+  std::map<uint64_t, std::shared_ptr<SqlCall>> sql_calls_;  // session -> statement it runs
   struct Subscriber {
     std::function<void(std::string, std::string)> deliver;
     int client_pid;
@@ -270,6 +291,7 @@ class SimEnv : public Env {
   int node_count() const override;
   Connection& node(int index) override;
   std::string process_name() const override;
+  std::unique_ptr<SqlSession> sql_session() override;
 
   // Drops every connection (their server-side state goes too): after a crash.
   void reset_connections();
