@@ -26,6 +26,8 @@
 
 namespace lockstep {
 
+class ZooKeeper;  // lockstep/zookeeper.h
+
 using Nanos = std::chrono::nanoseconds;
 using Millis = std::chrono::milliseconds;
 using namespace std::chrono_literals;
@@ -98,6 +100,9 @@ class Env {
   virtual Connection& node(int index) = 0;  // 0-based
   // A short stable name for this process ("client-3"), used in lock owner ids.
   virtual std::string process_name() const = 0;
+  // This process's session with the ZooKeeper ensemble (lockstep/zookeeper.h), or
+  // nullptr: this world has no ZooKeeper ensemble.
+  virtual ZooKeeper* zookeeper() { return nullptr; }
 };
 
 // A uniformly random integer in [lo, hi] from the Env's stream.
