@@ -69,7 +69,15 @@ bool parse_space(const FuzzArgs& a, runner::FuzzSpace& sp, runner::FuzzOptions& 
   if (!a.profile.empty()) {
     if (std::string why = expand_profiles(split(a.profile, ','), sp.locks); !why.empty()) return usage_error(why);
   } else {
-    sp.locks = a.algorithm.empty() ? algorithm_names() : std::vector<std::string>{a.algorithm};
+    if (a.algorithm.empty()) {
+      // The fuzzer builds Redis topologies: a lock of another service is left out.
+      for (const auto& n : algorithm_names())
+        if (!find_lock(n)->zookeeper) sp.locks.push_back(n);
+    } else {
+      sp.locks = {a.algorithm};
+    }
+    if (const LockInfo* l = find_lock(a.algorithm); l && l->zookeeper)
+      return usage_error("algorithm " + a.algorithm + " needs a ZooKeeper ensemble, which the fuzzer does not build yet");
     if (std::string why = first_unknown("algorithm", sp.locks, algorithm_names(), "Algorithms"); !why.empty())
       return usage_error(why);
   }

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "lockstep/locks.h"
 #include "lockstep/text.h"
 #include <filesystem>
 #include <functional>
@@ -133,11 +134,38 @@ TEST(Scenario, OtherLatencyDistributionsAndEdgeValues) {
 
 TEST(Scenario, EveryRegisteredAlgorithmIsAccepted) {
   for (const auto& name : algorithm_names()) {
-    auto r = parse_scenario(R"({"lock": {"algorithm": ")" + name + R"("}, "expect": {"violations": []}})", "");
+    // A ZooKeeper lock needs its ensemble in the topology, and runs in the simulator.
+    const std::string topology =
+        find_lock(name)->zookeeper ? R"("worlds": ["sim"], "topology": {"zookeeper": {}}, )" : "";
+    auto r = parse_scenario(R"({)" + topology + R"("lock": {"algorithm": ")" + name + R"("}, "expect": {"violations": []}})", "");
     ASSERT_TRUE(std::holds_alternative<Scenario>(r)) << std::get<ScenarioError>(r).message();
     EXPECT_EQ(std::get<Scenario>(r).lock.algorithm, name);
     EXPECT_EQ(std::get<Scenario>(r).name, "");  // no file, no default name
   }
+}
+
+TEST(Scenario, AZooKeeperLockNeedsAnEnsembleAndTheSimulator) {
+  auto none = parse_scenario(R"({"lock": {"algorithm": "zookeeper"}, "expect": {"violations": []}})", "");
+  ASSERT_TRUE(std::holds_alternative<ScenarioError>(none));
+  EXPECT_EQ(std::get<ScenarioError>(none).path, "$.lock.algorithm");
+  EXPECT_NE(std::get<ScenarioError>(none).message().find("needs a ZooKeeper ensemble"), std::string::npos);
+  auto live = parse_scenario(
+      R"({"worlds": ["sim", "live"], "topology": {"zookeeper": {"servers": 3}}, "lock": {"algorithm": "zookeeper"}, "expect": {"violations": []}})",
+      "");
+  ASSERT_TRUE(std::holds_alternative<ScenarioError>(live));
+  EXPECT_EQ(std::get<ScenarioError>(live).path, "$.worlds[1]");
+  auto bad_target = parse_scenario(
+      R"({"worlds": ["sim"], "topology": {"zookeeper": {"servers": 3}}, "lock": {"algorithm": "zookeeper"},
+          "faults": [{"kind": "pause", "target": "zk-4", "at_ms": 10, "duration_ms": 10}], "expect": {"violations": []}})",
+      "");
+  ASSERT_TRUE(std::holds_alternative<ScenarioError>(bad_target));
+  EXPECT_NE(std::get<ScenarioError>(bad_target).message().find("zk-1 to zk-3"), std::string::npos);
+  auto ok = parse_scenario(
+      R"({"worlds": ["sim"], "topology": {"zookeeper": {"servers": 3}}, "lock": {"algorithm": "zookeeper"},
+          "faults": [{"kind": "pause", "target": "zk-2", "at_ms": 10, "duration_ms": 10}], "expect": {"violations": []}})",
+      "");
+  ASSERT_TRUE(std::holds_alternative<Scenario>(ok)) << std::get<ScenarioError>(ok).message();
+  EXPECT_EQ(std::get<Scenario>(ok).topology.zookeeper.servers, 3);
 }
 
 TEST(Scenario, NamesForPropertiesAndFaults) {
@@ -174,7 +202,7 @@ std::vector<Bad> bad_table() {
       {"algorithm_not_string", "$.lock.algorithm", algorithms, "5"},
       {"unknown_top_level_key", "$.duraton_ms", "a known key (did you mean \"duration_ms\"?)",
        "unknown key \"duraton_ms\""},
-      {"unknown_key_no_hint", "$.topology.zone", "one of the keys nodes, replicas, persistence, replication_lag_ms, down_after_ms, min_replicas_to_write, sentinels, maxmemory_bytes, maxmemory_policy, maxmemory_samples, cluster", "unknown key \"zone\""},
+      {"unknown_key_no_hint", "$.topology.zone", "one of the keys nodes, replicas, persistence, replication_lag_ms, down_after_ms, min_replicas_to_write, sentinels, maxmemory_bytes, maxmemory_policy, maxmemory_samples, cluster, zookeeper", "unknown key \"zone\""},
       {"negative_at_ms", "$.faults[1].at_ms", "a non-negative integer", "-5"},
       {"at_ms_beyond_duration", "$.faults[0].at_ms", "a time before duration_ms (1000)", "1000"},
       {"string_for_integer", "$.duration_ms", "a positive integer", "\"5000\""},

@@ -9,6 +9,7 @@
 #include "lockstep/cluster_client.h"
 #include "lockstep/cluster_slot.h"
 #include "lockstep/sim/world.h"
+#include "lockstep/sim/zk_ensemble.h"
 #include "world_internal.h"
 
 namespace lockstep::sim {
@@ -275,6 +276,7 @@ SimEnv::~SimEnv() = default;
 
 void SimEnv::reset_connections() {
   connections_.clear();
+  zookeeper_.reset();  // the session is left to expire on the ensemble
   if (world_.cluster_enabled()) {
     connections_.push_back(std::make_unique<ClusterConnection>(world_, pid_));
     return;
@@ -312,5 +314,11 @@ Connection& SimEnv::node(int index) {
 }
 
 std::string SimEnv::process_name() const { return world_.process(pid_).name; }
+
+ZooKeeper* SimEnv::zookeeper() {
+  if (!world_.zookeeper()) return nullptr;
+  if (!zookeeper_) zookeeper_ = world_.zookeeper()->make_client(pid_);
+  return zookeeper_.get();
+}
 
 }  // namespace lockstep::sim

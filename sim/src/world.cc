@@ -5,6 +5,7 @@
 #include <cctype>
 #include <set>
 
+#include "lockstep/sim/zk_ensemble.h"
 #include "world_internal.h"
 
 namespace lockstep::sim {
@@ -90,6 +91,14 @@ int World::add_client(const std::string& name, int64_t history_id, Clock clock) 
   return pid;
 }
 
+int World::add_zookeeper_server(const std::string& name) {
+  const int pid = add_client(name, -1, Clock());
+  procs_[pid]->zookeeper_server = true;
+  return pid;
+}
+
+void World::enable_zookeeper(const ZkOptions& options) { zk_ = std::make_unique<ZkEnsemble>(*this, options); }
+
 int World::find(const std::string& name) const {
   for (const auto& p : procs_) {
     if (p->name == name) return p->id;
@@ -153,6 +162,7 @@ void World::restart(int pid) {
   if (!p.crashed) return;
   p.crashed = false;
   if (p.mysql) return;  // the committed rows survived in the crash; nothing else did
+  if (p.zookeeper_server) return;  // its data was logged; the ensemble carries on with it
   if (!p.is_node) {
     if (on_client_restart) on_client_restart(pid);
     return;

@@ -27,6 +27,8 @@
 
 namespace lockstep {
 
+class ZooKeeper;  // lockstep/zookeeper.h
+
 using Nanos = std::chrono::nanoseconds;
 using Millis = std::chrono::milliseconds;
 using namespace std::chrono_literals;
@@ -102,6 +104,9 @@ class Env {
   // A new session with this world's MySQL server (lockstep/sql.h), connected by its first
   // statement. By default the world has none: every statement fails with kNoServer.
   virtual std::unique_ptr<SqlSession> sql_session() { return std::make_unique<NoSqlServer>(); }
+  // This process's session with the ZooKeeper ensemble (lockstep/zookeeper.h), or
+  // nullptr: this world has no ZooKeeper ensemble.
+  virtual ZooKeeper* zookeeper() { return nullptr; }
 };
 
 // A uniformly random integer in [lo, hi] from the Env's stream.

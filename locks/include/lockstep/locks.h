@@ -92,6 +92,9 @@ struct LockInfo {
   bool fair = false;
   bool fencing_tokens = false;
   bool reentrant = false;  // hold counts per owner: judged as a reentrant mutex
+  // The lock takes its ZooKeeper session from Env::zookeeper(): a scenario must give its
+  // topology a ZooKeeper ensemble, and the fuzzer (which builds Redis topologies) skips it.
+  bool zookeeper = false;
   // Whose lock it is: "lockstep" for lockstep's own recipes and locks a program registers
   // as such, else the library ("redsync"), at `version` ("4.17.0"; the name is then
   // LIBRARY@VERSION).

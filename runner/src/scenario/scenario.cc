@@ -93,12 +93,23 @@ const std::vector<std::string>& keys_of(const std::string& pattern) {
 // Names of processes, checked against the topology and workload read so far.
 class Processes {
  public:
-  Processes(int clients, int nodes, int replicas) : clients_(clients), nodes_(nodes), replicas_(replicas) {}
+  Processes(int clients, int nodes, int replicas, int zk_servers = 0)
+      : clients_(clients), nodes_(nodes), replicas_(replicas), zk_servers_(zk_servers) {}
 
   void check(const json& v, const std::string& path, bool master_only = false) const {
     const std::string form = master_only ? "a master node-N" : "a process name (client-N, node-N or node-N-replica-M)";
     if (!v.is_string()) fail(path, form, describe(v));
     auto name = v.get<std::string>();
+    if (std::string_view zk = name; !master_only && eat(zk, "zk-")) {
+      const int n = number(zk);
+      if (n == 0 || !zk.empty()) fail(path, form, describe(v));
+      if (n > zk_servers_) {
+        fail(path, zk_servers_ == 0 ? "a process of the topology (topology.zookeeper has no servers)"
+                                    : "an existing ZooKeeper server (" + range("zk-", zk_servers_) + ")",
+             describe(v));
+      }
+      return;
+    }
     auto p = parse(name);
     if (!p || (master_only && (p->client || p->replica))) fail(path, form, describe(v));
     if (p->client && p->n > clients_) fail(path, "an existing client (" + range("client-", clients_) + ")", describe(v));
@@ -147,7 +158,7 @@ class Processes {
     return "node-1-replica-1 to node-" + std::to_string(nodes_) + "-replica-" + std::to_string(replicas_);
   }
 
-  int clients_, nodes_, replicas_;
+  int clients_, nodes_, replicas_, zk_servers_;
 };
 
 std::string default_name(const std::string& file) {
@@ -204,6 +215,14 @@ void read_cluster(const Obj& o, const Obj& topology, TopologySpec& t) {
   t.replicas = c.replicas_per_master;
 }
 
+ZooKeeperSpec read_zookeeper(const Obj& o) {
+  ZooKeeperSpec z;
+  z.servers = static_cast<int>(o.integer("servers", 1, 7, 3));
+  z.tick_ms = o.integer("tick_ms", 1, kMaxMs, z.tick_ms);
+  z.session_timeout_ms = o.integer("session_timeout_ms", 1, kMaxMs, z.session_timeout_ms);
+  return z;
+}
+
 TopologySpec read_topology(const Obj& top) {
   TopologySpec t;
   const json* v = top.find("topology");
@@ -221,6 +240,7 @@ TopologySpec read_topology(const Obj& top) {
       *eviction_policy_named(o.choice("maxmemory_policy", eviction_policy_names(), to_string(t.maxmemory_policy)));
   t.maxmemory_samples = static_cast<int>(o.integer("maxmemory_samples", 1, 64, t.maxmemory_samples));
   if (const json* c = o.find("cluster")) read_cluster(Obj(*c, o.at("cluster"), keys_of("$.topology.cluster")), o, t);
+  if (const json* z = o.find("zookeeper")) t.zookeeper = read_zookeeper(Obj(*z, o.at("zookeeper"), keys_of("$.topology.zookeeper")));
   // A Sentinel with nothing to promote, or without a down-after, could only watch.
   if (t.sentinels > 0 && t.replicas == 0)
     fail(o.at("sentinels"), "0 while topology.replicas is 0 (Sentinel needs a replica to promote)",
@@ -632,6 +652,16 @@ Scenario read_scenario(const json& j, const std::string& file) {
          "topology.cluster");
   s.network = read_network(top);
   s.lock = read_lock(top, external);
+  if (const LockInfo* info = find_lock(s.lock.algorithm); info && info->zookeeper && s.topology.zookeeper.servers == 0)
+    fail(top.at("lock") + ".algorithm", "a lock of the topology's services (" + s.lock.algorithm +
+         " needs a ZooKeeper ensemble: topology.zookeeper)", quote(s.lock.algorithm));
+  if (s.topology.zookeeper.servers > 0) {
+    for (size_t i = 0; i < s.worlds.size(); ++i) {
+      if (s.worlds[i] == World::Live)
+        fail(child(top.at("worlds"), i), "\"sim\" only with topology.zookeeper (the live world starts no ZooKeeper ensemble yet)",
+             "\"live\"");
+    }
+  }
   s.workload = read_workload(top, s.lock, file);
   if (s.workload.cache.node > s.topology.nodes)
     fail("$.workload.cache.node", int_expected(1, s.topology.nodes, false), std::to_string(s.workload.cache.node));
@@ -648,7 +678,7 @@ Scenario read_scenario(const json& j, const std::string& file) {
       fail("$.workload.cache_aside.db_node", int_expected(1, s.topology.nodes, false) + " (topology.nodes counts the database)",
            std::to_string(c.db_node));
   }
-  Processes procs(s.workload.clients, s.topology.nodes, s.topology.replicas);
+  Processes procs(s.workload.clients, s.topology.nodes, s.topology.replicas, s.topology.zookeeper.servers);
   s.clocks = read_clocks(top, procs);
   s.faults = read_faults(top, s.duration_ms, procs, s.topology.replicas);
   if (s.topology.cluster_enabled()) {
@@ -738,7 +768,8 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& scenario_ke
         "faults", "expect", "checks"}},
       {"$.topology", {"nodes", "replicas", "persistence", "replication_lag_ms", "down_after_ms",
                       "min_replicas_to_write", "sentinels", "maxmemory_bytes", "maxmemory_policy",
-                      "maxmemory_samples", "cluster"}},
+                      "maxmemory_samples", "cluster", "zookeeper"}},
+      {"$.topology.zookeeper", {"servers", "tick_ms", "session_timeout_ms"}},
       {"$.topology.cluster", {"masters", "replicas_per_master", "node_timeout_ms"}},
       {"$.network", {"latency", "loss"}},
       {"$.network.latency", union_keys("dist", latency_shapes())},

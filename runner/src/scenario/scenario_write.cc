@@ -122,6 +122,11 @@ J scenario_json(const Scenario& s) {
                                 {"replicas_per_master", s.topology.cluster.replicas_per_master},
                                 {"node_timeout_ms", s.topology.cluster.node_timeout_ms}};
   }
+  if (s.topology.zookeeper.servers > 0) {
+    j["topology"]["zookeeper"] = {{"servers", s.topology.zookeeper.servers},
+                                  {"tick_ms", s.topology.zookeeper.tick_ms},
+                                  {"session_timeout_ms", s.topology.zookeeper.session_timeout_ms}};
+  }
   j["network"] = {{"latency", latency_json<J>(s.network.latency)}, {"loss", s.network.loss}};
   j["clocks"] = J::array();
   for (const auto& c : s.clocks)

@@ -11,6 +11,7 @@
 #include "lockstep/runner/workload.h"
 #include "lockstep/sim/control.h"
 #include "lockstep/sim/world.h"
+#include "lockstep/sim/zk_ensemble.h"
 #include "world/world_run.h"
 
 namespace lockstep::runner {
@@ -106,6 +107,7 @@ class SimRun {
     if (s_.topology.cluster_enabled()) {
       world_.start_cluster_failure_detector(s_.topology.cluster.node_timeout_ms * kNsPerMs, s_.duration_ms * kNsPerMs);
     }
+    if (s_.topology.zookeeper.servers > 0) build_zookeeper();
     for (int i = 1; i <= s_.workload.clients; ++i) {
       std::string name = "client-" + std::to_string(i);
       world_.add_client(name, i, clock_for(s_, name));
@@ -114,6 +116,36 @@ class SimRun {
       const std::string name = cache_writer_name(i);
       world_.add_client(name, -1, clock_for(s_, name));
     }
+  }
+
+  // The ensemble's servers come after the Redis nodes, so a scenario without one has the
+  // processes (and the random streams) it always had.
+  void build_zookeeper() {
+    const auto& z = s_.topology.zookeeper;
+    sim::ZkOptions o;
+    o.servers = z.servers;
+    o.tick_ns = z.tick_ms * kNsPerMs;
+    o.session_timeout_ns = z.session_timeout_ms * kNsPerMs;
+    world_.enable_zookeeper(o);
+    for (int pid : world_.zookeeper()->server_pids()) world_.process(pid).clock = clock_for(s_, world_.process(pid).name);
+    // The ground truth of a ZooKeeper lock: who owns a znode of the lock's directory from
+    // when to when, and which sessions the leader expired.
+    const std::string dir = "/lockstep/" + s_.lock.key + "/";
+    world_.zookeeper()->on_change = [this, dir](const sim::ZkChange& c) {
+      const int64_t owner = c.owner_pid < 0 ? -1 : world_.process(static_cast<int>(c.owner_pid)).history_id;
+      nlohmann::json extra(nlohmann::json::value_t::object);
+      extra.emplace("session", c.session);
+      extra.emplace("zxid", c.zxid);
+      switch (c.kind) {
+        case sim::ZkChange::Kind::SessionExpired: rec_.truth("session-expire", owner, "", nullptr, -1, std::move(extra)); break;
+        case sim::ZkChange::Kind::Created:
+          if (c.path.rfind(dir, 0) == 0) rec_.truth("znode-create", owner, c.path, nullptr, -1, std::move(extra));
+          break;
+        case sim::ZkChange::Kind::Deleted:
+          if (c.path.rfind(dir, 0) == 0) rec_.truth("znode-delete", owner, c.path, nullptr, -1, std::move(extra));
+          break;
+      }
+    };
   }
 
   // The stage is set before any client starts, as in the seed's demo, and on the masters

@@ -63,6 +63,17 @@ struct ClusterSpec {
   bool operator==(const ClusterSpec&) const = default;
 };
 
+// A ZooKeeper ensemble beside the Redis nodes (docs/lock-services.md): servers zk-1 to
+// zk-N, zk-1 the leader; tick_ms is the servers' tickTime (heartbeats, expiry checks,
+// session timeouts held to 2..20 ticks) and session_timeout_ms what every client's session
+// asks for (kazoo's default). servers 0: no ensemble.
+struct ZooKeeperSpec {
+  int servers = 0;
+  int64_t tick_ms = 2000;
+  int64_t session_timeout_ms = 10000;
+  bool operator==(const ZooKeeperSpec&) const = default;
+};
+
 struct TopologySpec {
   int nodes = 1;     // independent masters (RedLock uses several)
   int replicas = 0;  // replicas per master
@@ -88,6 +99,7 @@ struct TopologySpec {
   // With a cluster, nodes and replicas mirror its masters and replicas_per_master.
   ClusterSpec cluster;
   bool cluster_enabled() const { return cluster.masters > 0; }
+  ZooKeeperSpec zookeeper;
   bool operator==(const TopologySpec&) const = default;
 };
 

@@ -39,6 +39,8 @@ namespace lockstep::sim {
 
 class SimEnv;
 class World;
+class ZkEnsemble;
+struct ZkOptions;
 class RequestRef;
 
 // How a node persists: the scenario vocabulary's own (lockstep/topology.h).
@@ -55,6 +57,8 @@ struct Process {
   uint64_t epoch = 0;          // bumped at every crash: work of an older epoch is dropped
   int64_t paused_until_ns = 0;  // paused while now < this
   std::vector<Callback> deferred;  // what arrived while paused, in order
+
+  bool zookeeper_server = false;  // a server of the ZooKeeper ensemble (zk_ensemble.h)
 
   // Client processes.
   std::unique_ptr<SimEnv> env;
@@ -134,6 +138,14 @@ class World {
   // Starts a Sentinel-like process that PINGs every master every period and fails it
   // over after down_after of silence. Runs until `until_ns`.
   void start_failure_detector(int64_t down_after_ns, int64_t period_ns, int64_t until_ns);
+
+  // A ZooKeeper ensemble beside the Redis nodes (lockstep/sim/zk_ensemble.h): its servers
+  // become processes zk-1..zk-N, and every client's Env reaches it through zookeeper().
+  void enable_zookeeper(const ZkOptions& options);
+  ZkEnsemble* zookeeper() { return zk_.get(); }
+  // A server process of the ensemble: faults reach it like any process; a restart brings
+  // it back with the data it had logged.
+  int add_zookeeper_server(const std::string& name);
 
   // Redis Cluster over the nodes added so far and the replicas added later
   // (world_cluster.cc): every shard a master with its replicas, the 16384 slots split among the shards as redis-cli --cluster
@@ -260,6 +272,7 @@ class World {
   void cluster_rejoined(int pid);
   std::map<int, std::vector<std::shared_ptr<Waiter>>> waiters_;  // master pid -> WAITs
 
+  std::unique_ptr<ZkEnsemble> zk_;  // destroyed after the processes and the schedule
   uint64_t seed_;
   WorldOptions options_;
   Scheduler sched_;
@@ -292,6 +305,7 @@ class SimEnv : public Env {
   Connection& node(int index) override;
   std::string process_name() const override;
   std::unique_ptr<SqlSession> sql_session() override;
+  ZooKeeper* zookeeper() override;
 
   // Drops every connection (their server-side state goes too): after a crash.
   void reset_connections();
@@ -300,6 +314,7 @@ class SimEnv : public Env {
   World& world_;
   int pid_;
   std::vector<std::unique_ptr<Connection>> connections_;
+  std::shared_ptr<ZooKeeper> zookeeper_;
 };
 
 }  // namespace lockstep::sim

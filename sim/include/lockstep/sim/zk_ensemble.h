@@ -1,0 +1,84 @@
+// A simulated ZooKeeper ensemble: servers zk-1..zk-N as processes of the World, so the
+// world's faults (pause, crash and restart, partitions, link delay, clock drift) reach
+// them as they reach Redis nodes, and every message between a client and a server or
+// between servers crosses the simulated network.
+//
+// The model, and what it leaves out:
+//  - zk-1 is the leader (epoch 1; zxids are epoch << 32 | counter). A write goes from the
+//    client's server to the leader, which checks it against the state its accepted
+//    proposals leave, numbers it, sends the proposal to every follower and commits it
+//    once a majority (itself included) has logged it; each server applies commits in zxid
+//    order and the client's server answers once it has applied the write. A follower
+//    that missed commits (a partition, a crash) asks the leader for them at its next
+//    heartbeat; the leader sends proposals again to followers that have not logged them.
+//    Reads are answered from the client's server's own copy.
+//  - Servers keep their data across a crash (ZooKeeper fsyncs its log before acking);
+//    the connections to a crashed server are gone.
+//  - Sessions: the leader expires a session it has not heard from for its timeout on the
+//    leader's own clock, checked once a tick; the expiry is a write (closeSession) that
+//    removes the session's ephemeral znodes. Followers answer pings themselves and pass
+//    each touch on to the leader. A follower that has not heard from the leader for
+//    sync_limit stops serving and drops its clients, who then look for another server.
+//  - No leader election: while the leader is down or cut off from a majority, writes
+//    and session expiry wait (the ensemble is unavailable, as it is during an election).
+//  - Timeouts a client asks for are held to [2, 20] ticks, as a server's min/max session
+//    timeout defaults are.
+//
+// Determinism: containers are ordered, session ids and zxids are counters, and every
+// random draw (a client's first server) comes from a stream named after the client.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lockstep/zookeeper.h"
+
+namespace lockstep::sim {
+
+class World;
+
+struct ZkOptions {
+  int servers = 3;
+  int64_t tick_ns = 2'000'000'000;              // tickTime: heartbeats, expiry checks, timeout bounds
+  int sync_limit_ticks = 5;                     // syncLimit
+  int64_t session_timeout_ns = 10'000'000'000;  // what clients ask for (kazoo's default)
+};
+
+// What the ensemble's leader committed, for the ground truth: a znode created or deleted
+// (`session` its owner, 0 for a persistent one), or a session expired.
+struct ZkChange {
+  enum class Kind { Created, Deleted, SessionExpired };
+  Kind kind = Kind::Created;
+  std::string path;
+  int64_t session = 0;
+  int64_t zxid = 0;
+  int64_t owner_pid = -1;  // the client process of `session`, -1 if unknown
+};
+
+class ZkEnsemble {
+ public:
+  // Adds the servers to `world` as processes zk-1..zk-N and starts their ticks.
+  ZkEnsemble(World& world, const ZkOptions& options);
+  ~ZkEnsemble();
+  ZkEnsemble(const ZkEnsemble&) = delete;
+  ZkEnsemble& operator=(const ZkEnsemble&) = delete;
+
+  const ZkOptions& options() const;
+  const std::vector<int>& server_pids() const;
+  // The session of client process `client_pid`; its Env owns it.
+  std::shared_ptr<ZooKeeper> make_client(int client_pid);
+  // The committed state, as the leader holds it: the children of `path`, sorted.
+  std::vector<std::string> children(const std::string& path) const;
+
+  std::function<void(const ZkChange&)> on_change;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace lockstep::sim

@@ -1,0 +1,163 @@
+#include <gtest/gtest.h>
+
+#include "lockstep/sim/zk_ensemble.h"
+#include "lockstep/zookeeper.h"
+#include "sim_harness.h"
+
+namespace lockstep::testing {
+namespace {
+
+// Three servers, a 100 ms tick and a 1 s session: the clients' sessions ask for 1 s.
+struct ZkHarness : SimHarness {
+  explicit ZkHarness(int clients = 2) : SimHarness(clients, 0, 1) {
+    sim::ZkOptions o;
+    o.tick_ns = 100 * kMs;
+    o.session_timeout_ns = 1000 * kMs;
+    world.enable_zookeeper(o);
+  }
+  ZooKeeper& zk(int i) { return *env(i).zookeeper(); }
+  int server(int n) { return world.zookeeper()->server_pids()[n]; }
+};
+
+Task<ZkCreated> make_lock_node(ZooKeeper& zk) {
+  std::string dir = "/locks";
+  std::string empty;
+  co_await zk.create(std::move(dir), std::move(empty), ZkCreateMode{});
+  std::string prefix = "/locks/n-";
+  std::string data;
+  co_return co_await zk.create(std::move(prefix), std::move(data), ZkCreateMode{.ephemeral = true, .sequential = true});
+}
+
+Task<ZkCreated> make_node(ZooKeeper& zk, std::string path) {
+  std::string empty;
+  co_return co_await zk.create(std::move(path), std::move(empty), ZkCreateMode{});
+}
+
+TEST(ZooKeeperSim, NoEnsembleMeansNoSession) {
+  SimHarness h(1);
+  EXPECT_EQ(h.env(0).zookeeper(), nullptr);
+}
+
+TEST(ZooKeeperSim, SequentialNodesAreNumberedInCommitOrderWithRisingZxids) {
+  ZkHarness h;
+  auto a = slot<ZkCreated>();
+  auto b = slot<ZkCreated>();
+  h.start<ZkCreated>(0, 0, a, [&h](Env&) { return make_lock_node(h.zk(0)); });
+  h.start<ZkCreated>(1, 50, b, [&h](Env&) { return make_lock_node(h.zk(1)); });
+  h.run_until_ms(2000);
+  ASSERT_TRUE(a->has_value() && b->has_value());
+  EXPECT_EQ((*a)->error, ZkError::Ok);
+  EXPECT_EQ((*a)->path, "/locks/n-0000000000");
+  EXPECT_EQ((*b)->path, "/locks/n-0000000001");
+  EXPECT_GT((*b)->czxid, (*a)->czxid);
+  EXPECT_EQ((*a)->czxid >> 32, 1);  // the leader's epoch
+  EXPECT_EQ(h.world.zookeeper()->children("/locks"), (std::vector<std::string>{"n-0000000000", "n-0000000001"}));
+  EXPECT_EQ(h.zk(0).state(), ZkState::Connected);
+  EXPECT_NE(h.zk(0).session_id(), h.zk(1).session_id());
+}
+
+// One follower down: writes go on. Two down: a write waits for a majority (the client's
+// answer is lost), and commits once a follower is back.
+TEST(ZooKeeperSim, AWriteNeedsAMajority) {
+  ZkHarness h(1);
+  auto one_down = slot<ZkCreated>();
+  auto two_down = slot<ZkCreated>();
+  h.world.scheduler().at(0, [&h] { h.world.crash(h.server(2)); });
+  h.start<ZkCreated>(0, 10, one_down, [&h](Env&) { return make_node(h.zk(0), "/a"); });
+  h.world.scheduler().at(1500 * kMs, [&h] { h.world.crash(h.server(1)); });
+  h.start<ZkCreated>(0, 1600, two_down, [&h](Env&) { return make_node(h.zk(0), "/b"); });
+  std::vector<std::string> while_down;
+  h.world.scheduler().at(2900 * kMs, [&] { while_down = h.world.zookeeper()->children("/"); });
+  h.world.scheduler().at(3000 * kMs, [&h] { h.world.restart(h.server(1)); });
+  h.run_until_ms(4000);
+  ASSERT_TRUE(one_down->has_value() && two_down->has_value());
+  EXPECT_EQ((*one_down)->error, ZkError::Ok);
+  EXPECT_EQ((*two_down)->error, ZkError::ConnectionLoss);
+  EXPECT_EQ(while_down, (std::vector<std::string>{"a"}));
+  EXPECT_EQ(h.world.zookeeper()->children("/"), (std::vector<std::string>{"a", "b"}));
+}
+
+// The paused owner's session expires on the leader's clock: its ephemeral znode is deleted
+// (the other client's one-shot watch fires) while it is still paused, and it learns of the
+// expiry only once it runs again and reaches a server.
+TEST(ZooKeeperSim, APauseLongerThanTheSessionExpiresItAndDeletesItsEphemerals) {
+  ZkHarness h;
+  auto created = slot<ZkCreated>();
+  auto watched = slot<ZkEvent>();
+  auto fired_at = std::make_shared<int64_t>(0);
+  std::vector<ZkState> states;
+  h.start<ZkCreated>(0, 0, created, [&h, &states](Env&) {
+    h.zk(0).on_state = [&states](ZkState s) { states.push_back(s); };
+    return make_lock_node(h.zk(0));
+  });
+  h.start<ZkEvent>(1, 500, watched, [&h, fired_at](Env&) -> Task<ZkEvent> {
+    std::string path = "/locks/n-0000000000";
+    ZkExists e = co_await h.zk(1).exists(std::move(path), true);
+    if (!e.exists) co_return ZkEvent::TimedOut;
+    ZkEvent ev = co_await e.watch->wait(10s);
+    *fired_at = h.world.now();
+    co_return ev;
+  });
+  h.world.scheduler().at(600 * kMs, [&h] { h.world.pause(h.client[0], 3000 * kMs); });
+  std::vector<ZkState> during_pause;
+  h.world.scheduler().at(3500 * kMs, [&] { during_pause = states; });
+  h.run_until_ms(6000);
+  ASSERT_TRUE(watched->has_value());
+  EXPECT_EQ(**watched, ZkEvent::Deleted);
+  // Expired a session timeout after the last ping the leader heard, long before the
+  // pause ends.
+  EXPECT_GE(*fired_at, 1000 * kMs);
+  EXPECT_LT(*fired_at, 2000 * kMs);
+  EXPECT_TRUE(h.world.zookeeper()->children("/locks").empty());
+  EXPECT_EQ(during_pause, (std::vector<ZkState>{ZkState::Connected}));
+  EXPECT_EQ(states.back(), ZkState::Expired);
+  EXPECT_EQ(h.zk(0).state(), ZkState::Expired);
+}
+
+// Cut off from every server, a client suspends after its read timeout and, back within the
+// session timeout, resumes the same session with its znode.
+TEST(ZooKeeperSim, AShortPartitionSuspendsAndResumesTheSession) {
+  ZkHarness h(1);
+  auto created = slot<ZkCreated>();
+  std::vector<ZkState> states;
+  h.start<ZkCreated>(0, 0, created, [&h, &states](Env&) {
+    h.zk(0).on_state = [&states](ZkState s) { states.push_back(s); };
+    return make_lock_node(h.zk(0));
+  });
+  auto cut = [&h](int delta) {
+    for (int n = 0; n < 3; ++n) {
+      h.world.network().block(h.client[0], h.server(n), delta);
+      h.world.network().block(h.server(n), h.client[0], delta);
+    }
+  };
+  int64_t session = 0;
+  h.world.scheduler().at(500 * kMs, [&] {
+    session = h.zk(0).session_id();
+    cut(+1);
+  });
+  h.world.scheduler().at(1300 * kMs, [&] { cut(-1); });
+  h.run_until_ms(4000);
+  EXPECT_EQ(states, (std::vector<ZkState>{ZkState::Connected, ZkState::Suspended, ZkState::Connected}));
+  EXPECT_EQ(h.zk(0).session_id(), session);
+  EXPECT_EQ(h.world.zookeeper()->children("/locks"), (std::vector<std::string>{"n-0000000000"}));
+}
+
+TEST(ZooKeeperSim, ALongPartitionEndsInExpiry) {
+  ZkHarness h(1);
+  auto created = slot<ZkCreated>();
+  std::vector<ZkState> states;
+  h.start<ZkCreated>(0, 0, created, [&h, &states](Env&) {
+    h.zk(0).on_state = [&states](ZkState s) { states.push_back(s); };
+    return make_lock_node(h.zk(0));
+  });
+  for (int n = 0; n < 3; ++n) {
+    h.world.scheduler().at(500 * kMs, [&h, n] { h.world.network().block(h.client[0], h.server(n), +1); });
+    h.world.scheduler().at(4000 * kMs, [&h, n] { h.world.network().block(h.client[0], h.server(n), -1); });
+  }
+  h.run_until_ms(7000);
+  EXPECT_EQ(states, (std::vector<ZkState>{ZkState::Connected, ZkState::Suspended, ZkState::Expired}));
+  EXPECT_TRUE(h.world.zookeeper()->children("/locks").empty());
+}
+
+}  // namespace
+}  // namespace lockstep::testing
