@@ -14,6 +14,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string_view>
 #include <vector>
@@ -177,9 +178,14 @@ TEST(ExternalClient, AClientThatDiesIsNamedWithItsStderr) {
   SKIP_WITHOUT_REDIS();
   const RunOutcome o = run_fixture({"bash", "exit_early.sh"});
   EXPECT_EQ(o.report.verdict, "unknown");
-  EXPECT_EQ(client_errors(o),
-            std::vector<std::string>{"client-1 exited with status 3; its stderr ends: boom: cannot load the lock library"});
-  EXPECT_EQ(o.report.stats["clients"]["stderr"]["client-1"], "starting up\nboom: cannot load the lock library");
+  // The quote starts at the error, not at the runtime's version line that ends the output.
+  EXPECT_EQ(client_errors(o), std::vector<std::string>{
+                                  "client-1 exited with status 3; its stderr ends: Error: cannot load the lock library | "
+                                  "at Object.<anonymous> (/app/stock.js:12:11) | at Module._compile "
+                                  "(node:internal/modules/cjs/loader:1256:14) | at node:internal/main/run_main_module:23:47"});
+  const std::string tail = o.report.stats["clients"]["stderr"]["client-1"];
+  EXPECT_EQ(tail.substr(0, 28), "starting up\n/app/stock.js:12");
+  EXPECT_EQ(tail.substr(tail.size() - 16), "Node.js v18.19.0");
 }
 
 TEST(ExternalClient, AProgramThatCannotStartIsNamed) {
@@ -221,6 +227,97 @@ TEST(ExternalClient, AClientThatHangsIsKilledWithEverythingItStarted) {
   // The sleep is not lockstep's child: the kill reaches it through its process group.
   for (int i = 0; i < 100 && alive(child); ++i) usleep(10'000);
   EXPECT_FALSE(alive(child));
+}
+
+// A client sees its stdio, what it opened itself, and nothing of lockstep's: no
+// connection to a server around its proxy, no proxy listener, no pipe of another client.
+// The fixture also lists lockstep's descriptors that lack close-on-exec, which catches a
+// descriptor left inheritable even where the child's own clean-up would hide it.
+TEST(ExternalClient, AClientSeesNoDescriptorButItsOwn) {
+  SKIP_WITHOUT_REDIS();
+  const fs::path seen = fs::path(::testing::TempDir()) / "lockstep-descriptors";
+  fs::remove(seen);
+  // What the test process inherited from whoever started it (ctest's log) is not lockstep's.
+  std::set<std::string> before;
+  for (const auto& e : fs::directory_iterator("/proc/self/fd")) {
+    const int fd = std::atoi(e.path().filename().c_str());
+    const int flags = fcntl(fd, F_GETFD);
+    if (flags >= 0 && !(flags & FD_CLOEXEC)) before.insert(e.path().filename().string());
+  }
+  // Two clients: the second starts while lockstep holds the first's connections.
+  Scenario s = scenario(shell_scenario(R"("clients": 2, "start_stagger_ms": 300)", "[]", "[]", 3000));
+  s.workload.command = {"bash", "descriptors.sh", seen.string()};
+  const RunOutcome o = run_live(s);
+  std::ifstream in(seen);
+  ASSERT_TRUE(in) << "the fixture wrote nothing: " << o.report.stats.dump();
+  std::string kind, proxy_port, pong;
+  ASSERT_TRUE(in >> kind >> proxy_port && kind == "proxy");
+  ASSERT_TRUE(in >> kind >> pong && kind == "pong");
+  EXPECT_EQ(pong, "+PONG") << "the PING went through the proxy";
+  std::vector<std::string> sockets, inheritable;
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string what, fd, target, port;
+    fields >> what >> fd >> target >> port;
+    if (what == "own" && target.rfind("socket:", 0) == 0) sockets.push_back(fd + " -> port " + port);
+    if (what == "inheritable" && !before.count(fd)) inheritable.push_back(fd + " " + target);
+  }
+  EXPECT_EQ(sockets, std::vector<std::string>{"3 -> port " + proxy_port}) << "the client's only socket is its own";
+  EXPECT_TRUE(inheritable.empty()) << "lockstep descriptors a program would inherit: " << ::testing::PrintToString(inheritable);
+}
+
+// The run ends when every program has exited for good: a fault that could only touch the
+// clients' links or processes is not waited for, one on a server still is (a node's state
+// decides what the stock reads at the end).
+TEST(ExternalClient, TheRunEndsWhenEveryClientHasExitedAndNoServerFaultIsToCome) {
+  SKIP_WITHOUT_REDIS();
+  const auto fault_started = [](const RunOutcome& o) {
+    return find(o, [](const checker::Event& e) { return e.f == checker::truth::kFaultStart; }) != nullptr;
+  };
+  const RunOutcome clients_only = run_live(scenario(shell_scenario(
+      R"("clients": 1, "initial_stock": 3, "hold_ms": 10, "wait_ms": 2000)",
+      R"([{"kind": "pause", "target": "client-1", "at_ms": 30000, "duration_ms": 1000},
+          {"kind": "partition", "at_ms": 30000, "duration_ms": 1000, "groups": [["client-1"], ["node-1"]]}])",
+      "[]", 60000)));
+  ASSERT_TRUE(client_errors(clients_only).empty()) << client_errors(clients_only)[0];
+  EXPECT_FALSE(fault_started(clients_only)) << "the run waited for faults nobody could feel";
+  EXPECT_EQ(clients_only.report.verdict, "safe");
+
+  const RunOutcome server = run_live(scenario(shell_scenario(
+      R"("clients": 1, "initial_stock": 3, "hold_ms": 10, "wait_ms": 2000)",
+      R"([{"kind": "pause", "target": "node-1", "at_ms": 1500, "duration_ms": 100}])", "[]", 60000)));
+  ASSERT_TRUE(client_errors(server).empty()) << client_errors(server)[0];
+  EXPECT_TRUE(fault_started(server)) << "the run ended before a server fault still to come";
+}
+
+// A relative program is found from the scenario's folder once, also when the scenario is
+// named with a folder in its path; a client hung until the end is named on the terminal.
+TEST(ExternalClient, ARelativeProgramRunsFromAScenarioInAFolderAndAHungClientIsOnTheTerminal) {
+  SKIP_WITHOUT_REDIS();
+  const fs::path dir = fs::path(::testing::TempDir()) / "lockstep-relative";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "clients");
+  fs::copy_file(kClients + "shell_stock.sh", dir / "clients" / "stock.sh");
+  fs::copy_file(kClients + "hang.sh", dir / "clients" / "hang.sh");
+  std::ofstream(dir / "clients" / "stock.json")
+      << R"({"seed": 1, "duration_ms": 10000, "lock": {"lease_ms": 5000}, "workload": {"kind": "external",
+            "command": ["./stock.sh"], "clients": 1, "initial_stock": 2, "hold_ms": 10, "wait_ms": 2000},
+            "expect": {"violations": []}})";
+  std::ofstream(dir / "clients" / "hang.json")
+      << R"({"seed": 1, "duration_ms": 1000, "lock": {"lease_ms": 5000}, "workload": {"kind": "external",
+            "command": ["bash", "hang.sh", ")"
+      << (dir / "pids").string() << R"("], "clients": 1}, "expect": {"violations": []}})";
+  const std::string cmd = "cd " + dir.string() + " && " + LOCKSTEP_BINARY +
+                          " live --out out clients/stock.json clients/hang.json > out.txt 2>&1";
+  std::system(cmd.c_str());
+  std::ifstream f(dir / "out.txt"), report(dir / "out" / "stock" / "report.json");
+  std::stringstream text;
+  text << f.rdbuf();
+  ASSERT_TRUE(report) << text.str();
+  const auto j = nlohmann::json::parse(report);
+  EXPECT_EQ(j["verdict"], "safe") << text.str();
+  EXPECT_NE(text.str().find("killed at the end, still running: client-1"), std::string::npos) << text.str();
 }
 
 // Ctrl-C in the middle of a run: lockstep's handler kills every program it started, and
@@ -318,6 +415,8 @@ TEST(ExternalClient, TheClientOptionRunsACatalogueScenarioWithYourProgram) {
   EXPECT_EQ(WEXITSTATUS(std::system((std::string(LOCKSTEP_BINARY) + " live --client \"'\" x.json >/dev/null 2>&1").c_str())),
             64)
       << "an unclosed quote is a usage error";
+  EXPECT_EQ(WEXITSTATUS(std::system((std::string(LOCKSTEP_BINARY) + " live --client '' x.json >/dev/null 2>&1").c_str())), 64)
+      << "an empty command is a usage error, not lockstep's own clients";
 }
 
 }  // namespace

@@ -7,7 +7,7 @@ namespace lockstep::runner {
 namespace {
 
 // Lines of a program's stderr quoted when it went wrong.
-constexpr size_t kStderrLines = 8;
+constexpr size_t kStderrLines = 16;
 
 bool moves_clock(const Scenario& s, const std::string& client) {
   for (const auto& f : s.faults) {
@@ -18,6 +18,39 @@ bool moves_clock(const Scenario& s, const std::string& client) {
     if (k.process == client && (k.offset_ms != 0 || k.drift_ppm != 0)) return true;
   }
   return false;
+}
+
+// What a failed client's message quotes of its stderr: the last few non-blank lines, from
+// the last line that names an error if there is one (a Node stack trace ends with the
+// runtime's version, a Python traceback with the exception, a shell script with its own
+// words), each cut short, joined with " | ".
+std::string quote_stderr(const std::string& tail) {
+  constexpr size_t kQuoted = 4, kLineChars = 160;
+  std::vector<std::string> lines;
+  size_t start = 0;
+  while (start <= tail.size()) {
+    size_t end = tail.find('\n', start);
+    if (end == std::string::npos) end = tail.size();
+    std::string l = tail.substr(start, end - start);
+    start = end + 1;
+    const size_t text = l.find_first_not_of(" \t\r");
+    if (text == std::string::npos) continue;
+    l.erase(0, text);
+    if (l.size() > kLineChars) l = l.substr(0, kLineChars) + "…";
+    lines.push_back(std::move(l));
+  }
+  size_t from = lines.size() > kQuoted ? lines.size() - kQuoted : 0;
+  for (size_t i = lines.size(); i-- > 0;) {
+    const std::string& l = lines[i];
+    if (l.find("Error") != std::string::npos || l.find("Exception") != std::string::npos ||
+        l.find("error:") != std::string::npos || l.rfind("panic", 0) == 0 || l.rfind("Traceback", 0) == 0) {
+      from = i;
+      break;
+    }
+  }
+  std::string out;
+  for (size_t i = from; i < lines.size() && i < from + kQuoted; ++i) out += (out.empty() ? "" : " | ") + lines[i];
+  return out;
 }
 
 }  // namespace
@@ -43,7 +76,7 @@ ExternalWorkload::ExternalWorkload(const Scenario& s, live::ExternalControl& con
     const std::string name = "client-" + std::to_string(client);
     const std::string tail = control_.stderr_tail(name, kStderrLines);
     const size_t before = report(client).problems().size();
-    report(client).exited(incarnation, status, tail.substr(tail.rfind('\n') + 1));
+    report(client).exited(incarnation, status, quote_stderr(tail));
     if (report(client).problems().size() > before && !tail.empty()) stderr_[name] = tail;
   };
   control_.on_start_failed = [this](int64_t client, int incarnation, const std::string& why) {
@@ -59,7 +92,10 @@ ExternalWorkload::~ExternalWorkload() {
 
 ClientReport& ExternalWorkload::report(int64_t client) {
   auto& r = reports_[client];
-  if (!r) r = std::make_unique<ClientReport>(rec_, client, s_.lock.key, s_.workload.stock_key);
+  if (!r) {
+    r = std::make_unique<ClientReport>(rec_, client, s_.lock.key, s_.workload.stock_key);
+    r->count_lines_in(&run_lines_);
+  }
   return *r;
 }
 

@@ -46,6 +46,7 @@ class ExternalWorkload {
   live::ExternalControl& control_;
   Recorder& rec_;
   std::map<int64_t, std::unique_ptr<ClientReport>> reports_;
+  int64_t run_lines_ = 0;  // protocol lines of every client, against ClientReport::kLinesMax
   std::map<std::string, std::string> stderr_;  // client -> its stderr's end, when it went wrong
 };
 

@@ -99,6 +99,7 @@ class LiveRun {
         rec_([this] { return control_->now().count(); }),
         truth_(rec_, s_.lock.key, s_.topology.nodes) {
     if (s_.workload.external()) external_control_ = static_cast<live::ExternalControl*>(control_.get());
+    server_faults_over_ = server_faults_over(s_);
   }
 
   // Returns "" or why the run could not be set up.
@@ -247,16 +248,50 @@ class LiveRun {
     clients_.push_back(c);
   }
 
-  // Idle: every client has finished and nothing on the timeline is still to come.
+  // Idle: every client has finished and nothing on the timeline is still to come. With
+  // external clients, once every program has exited for good what is left on the timeline
+  // can only touch links and processes nobody uses any more, unless it is a server fault
+  // still to start or end (a node restart decides what the stock key reads at the end).
   bool all_idle() const {
+    if (external_control_) {
+      if (!external_control_->all_exited_for_good([this](const std::string& c) { return restarts(c); })) return false;
+      return control_->pending() == 0 || control_->now() >= server_faults_over_;
+    }
     if (control_->pending() > 0) return false;
-    if (external_control_) return external_control_->all_ended();
     for (const std::vector<int>* group : {&clients_, &cache_writers_}) {
       for (int c : *group) {
         if (!world_.is_crashed(c) && !world_.idle(c)) return false;
       }
     }
     return true;
+  }
+
+  // Whether a crash fault on this client restarts it.
+  bool restarts(const std::string& client) const {
+    for (const auto& f : s_.faults) {
+      if (f.kind == FaultKind::Crash && f.target == client && f.restart_after_ms) return true;
+    }
+    return false;
+  }
+
+  // When the last fault that can still change a server (or a link between servers) is
+  // over; forever when one waits for an event, whose time is unknown here.
+  static Nanos server_faults_over(const Scenario& s) {
+    const auto client = [](const std::string& p) { return p.rfind("client-", 0) == 0; };
+    Nanos over(0);
+    for (const auto& f : s.faults) {
+      bool clients_only = client(f.target);
+      if (f.kind == FaultKind::Partition) {
+        clients_only = false;
+        for (const auto& g : f.groups) {
+          clients_only = clients_only || (!g.empty() && std::all_of(g.begin(), g.end(), client));
+        }
+      }
+      if (clients_only) continue;
+      if (f.on) return Nanos::max();
+      over = std::max(over, Nanos(Millis(f.at_ms + std::max(f.duration_ms, f.restart_after_ms.value_or(0)))));
+    }
+    return over;
   }
 
   void finish() {
@@ -283,6 +318,7 @@ class LiveRun {
   live::Cluster cluster_;
   std::unique_ptr<live::Control> control_;
   live::ExternalControl* external_control_ = nullptr;  // control_, when the clients are programs
+  Nanos server_faults_over_{0};  // see server_faults_over()
   Recorder rec_;
   LockTruth truth_;
   std::optional<FaultPlan> plan_;
