@@ -169,9 +169,11 @@ TEST(ExternalClient, AMalformedLineIsNamedAndTheVerdictIsUnknown) {
   EXPECT_EQ(o.report.verdict, "unknown");
   EXPECT_EQ(client_errors(o), std::vector<std::string>{"client-1 line 4: not JSON (at byte 1)"});
   EXPECT_EQ(o.report.stats["clients"]["ignored_lines"], 1);
+  // Its acquire wrote no key either (the fixture only talks): that is said too.
   const auto reasons = reports::inconclusive_reasons(o.report);
-  ASSERT_EQ(reasons.size(), 1u);
+  ASSERT_EQ(reasons.size(), 2u) << ::testing::PrintToString(reasons);
   EXPECT_NE(reasons[0].find("client-1 line 4"), std::string::npos) << reasons[0];
+  EXPECT_NE(reasons[1].find("wrote nothing to the lock's key"), std::string::npos) << reasons[1];
 }
 
 TEST(ExternalClient, AClientThatDiesIsNamedWithItsStderr) {
@@ -318,6 +320,48 @@ TEST(ExternalClient, ARelativeProgramRunsFromAScenarioInAFolderAndAHungClientIsO
   const auto j = nlohmann::json::parse(report);
   EXPECT_EQ(j["verdict"], "safe") << text.str();
   EXPECT_NE(text.str().find("killed at the end, still running: client-1"), std::string::npos) << text.str();
+}
+
+// A library that stores the lock under a prefix of the name it is given: lockstep learns
+// the key from what the first acquire wrote, and the truth follows it. client-1 is paused
+// past its lease as its stock read comes back; client-2 takes the expired lock, and on
+// its second hold client-1's owner-blind DEL removes client-2's key: a foreign unlock,
+// visible only because the prefixed key is watched.
+TEST(ExternalClient, ALockKeyUnderAPrefixIsLearntAndJudged) {
+  SKIP_WITHOUT_REDIS();
+  Scenario s = scenario(shell_scenario(
+      R"("clients": 2, "initial_stock": 10, "hold_ms": 2000, "wait_ms": 6000, "start_stagger_ms": 3500,
+          "attempts_per_client": 2)",
+      R"([{"kind": "pause", "target": "client-1", "duration_ms": 4000,
+           "on": {"process": "client-1", "receives": "GET", "key": "stock"}}])",
+      "[]", 15000, R"({"lease_ms": 3000})"));
+  s.workload.command = {"env", "LOCK_PREFIX=mutex:", "LOCK_RELEASE=del", "bash", "shell_stock.sh"};
+  const RunOutcome o = run_live(s);
+  ASSERT_TRUE(client_errors(o).empty()) << client_errors(o)[0];
+  const auto& learnt = o.report.stats["clients"]["lock_key"];
+  EXPECT_EQ(learnt["key"], "mutex:" + s.lock.key) << o.report.stats.dump();
+  EXPECT_EQ(learnt["learnt_from"], "client-1's acquire (line 2)");
+  const auto checkable = o.report.stats["checkable"];
+  EXPECT_NE(std::find(checkable.begin(), checkable.end(), "foreign-unlock"), checkable.end()) << checkable;
+  EXPECT_NE(std::find(checkable.begin(), checkable.end(), "deadlock"), checkable.end()) << checkable;
+  EXPECT_NE(find(o, [](const checker::Event& e) { return e.f == checker::truth::kKeySet; }), nullptr) << o.history_jsonl;
+  std::vector<std::string> found;
+  for (const auto& v : o.report.violations) found.push_back(v.property);
+  EXPECT_NE(std::find(found.begin(), found.end(), "foreign-unlock"), found.end())
+      << ::testing::PrintToString(found) << o.history_jsonl;
+}
+
+// A client that says it holds the lock but wrote no key while acquiring: nobody can tell
+// who held what, so the run is unknown and the key's checks are not listed as made.
+TEST(ExternalClient, AnAcquireThatWritesNoKeyLeavesTheVerdictUnknown) {
+  SKIP_WITHOUT_REDIS();
+  const RunOutcome o = run_fixture({"bash", "no_lock.sh"});
+  EXPECT_EQ(o.report.verdict, "unknown");
+  ASSERT_FALSE(o.report.inconclusive.empty());
+  EXPECT_NE(o.report.inconclusive[0].find("client-1 reported ok of acquire (line 2) but wrote nothing to the lock's key"),
+            std::string::npos)
+      << o.report.inconclusive[0];
+  EXPECT_EQ(o.report.stats["checkable"], nlohmann::json({"mutual-exclusion", "linearizability", "lost-update"}));
 }
 
 // Ctrl-C in the middle of a run: lockstep's handler kills every program it started, and

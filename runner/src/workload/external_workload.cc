@@ -2,6 +2,10 @@
 // (external_workload.h).
 #include "workload/external_workload.h"
 
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+
 
 namespace lockstep::runner {
 namespace {
@@ -53,6 +57,28 @@ std::string quote_stderr(const std::string& tail) {
   return out;
 }
 
+// The keys a command writes, as far as a lock is concerned: a script's KEYS, or the key of
+// a command that stores or expires a value. Reads (GET, PTTL, EXISTS...) are not claims.
+std::vector<std::string> written_keys(const std::vector<std::string>& argv) {
+  if (argv.size() < 2) return {};
+  std::string cmd = argv[0];
+  for (auto& c : cmd) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (cmd == "EVAL" || cmd == "EVALSHA" || cmd == "FCALL") {
+    if (argv.size() < 3) return {};
+    const size_t n = static_cast<size_t>(std::max(0, std::atoi(argv[2].c_str())));
+    std::vector<std::string> keys;
+    for (size_t i = 3; i < argv.size() && i < 3 + n; ++i) keys.push_back(argv[i]);
+    return keys;
+  }
+  static const char* const kWrites[] = {"SET",  "SETNX",   "SETEX", "PSETEX", "GETSET", "HSET",   "HSETNX",
+                                        "HMSET", "HINCRBY", "INCR",  "INCRBY", "EXPIRE", "PEXPIRE", "SADD",
+                                        "ZADD", "LPUSH",   "RPUSH"};
+  for (const char* w : kWrites) {
+    if (cmd == w) return {argv[1]};
+  }
+  return {};
+}
+
 }  // namespace
 
 std::vector<std::string> external_environment(const Scenario& s, const std::string& client) {
@@ -68,9 +94,9 @@ std::vector<std::string> external_environment(const Scenario& s, const std::stri
 }
 
 ExternalWorkload::ExternalWorkload(const Scenario& s, live::ExternalControl& control, Recorder& rec)
-    : s_(s), control_(control), rec_(rec) {
+    : s_(s), control_(control), rec_(rec), watched_(s.lock.key) {
   control_.on_line = [this](int64_t client, int incarnation, std::string_view line, bool overlong) {
-    report(client).line(incarnation, line, overlong);
+    line_read(client, incarnation, line, overlong);
   };
   control_.on_exit = [this](int64_t client, int incarnation, int status) {
     const std::string name = "client-" + std::to_string(client);
@@ -97,6 +123,50 @@ ClientReport& ExternalWorkload::report(int64_t client) {
     r->count_lines_in(&run_lines_);
   }
   return *r;
+}
+
+void ExternalWorkload::line_read(int64_t client, int incarnation, std::string_view line, bool overlong) {
+  ClientReport& r = report(client);
+  const bool was_acquiring = r.open_operation() == "acquire", held = r.holding();
+  r.line(incarnation, line, overlong);
+  if (!was_acquiring && r.open_operation() == "acquire") acquiring_[client].clear();
+  if (!was_acquiring || held || !r.holding()) return;
+  // An `ok` of acquire: what did the acquire write?
+  const auto writes = std::move(acquiring_[client]);
+  acquiring_.erase(client);
+  std::vector<std::string> keys;
+  for (const auto& argv : writes) {
+    for (auto& k : written_keys(argv)) {
+      if (k != s_.workload.stock_key && std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+    }
+  }
+  if (std::find(keys.begin(), keys.end(), watched_) != keys.end()) {
+    if (learnt_from_.empty()) learnt_from_ = "-";  // the lock key itself: nothing left to learn
+    return;
+  }
+  const std::string name = "client-" + std::to_string(client);
+  const std::string where = name + "'s acquire (line " + std::to_string(r.line_number()) + ")";
+  // The first hold tells: a library that stores the lock under a key of its own making
+  // writes exactly that one key while it acquires.
+  if (learnt_from_.empty() && keys.size() == 1) {
+    watched_ = keys[0];
+    learnt_from_ = where;
+    if (on_lock_key) on_lock_key(watched_, client, writes);
+    return;
+  }
+  std::string wrote;
+  for (const auto& k : keys) wrote += (wrote.empty() ? "" : ", ") + k;
+  unseen_.push_back(name + " reported ok of acquire (line " + std::to_string(r.line_number()) +
+                    ") but wrote nothing to the lock's key " + watched_ + " while acquiring (" +
+                    (wrote.empty() ? "it wrote no key" : "it wrote " + wrote) +
+                    "): who held the lock is unknown, so foreign unlock and deadlock are not judged");
+}
+
+void ExternalWorkload::sent(int64_t client, const std::vector<std::string>& argv) {
+  auto it = reports_.find(client);
+  if (it == reports_.end() || it->second->open_operation() != "acquire") return;
+  auto& writes = acquiring_[client];
+  if (writes.size() < 64) writes.push_back(argv);  // a retry loop's many attempts: the first ones tell
 }
 
 void ExternalWorkload::add_clients(const std::function<std::string(const std::string& client)>& redis) {
@@ -153,6 +223,8 @@ nlohmann::json ExternalWorkload::stats() const {
   if (ignored > 0) out["ignored_lines"] = ignored;
   if (!killed.empty()) out["killed_at_end"] = killed;
   if (!stderr_.empty()) out["stderr"] = stderr_;
+  if (!learnt_from_.empty() && learnt_from_ != "-")
+    out["lock_key"] = {{"key", watched_}, {"learnt_from", learnt_from_}};
   return out;
 }
 

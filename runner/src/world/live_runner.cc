@@ -157,6 +157,7 @@ class LiveRun {
       const int64_t process = std::atoll(m.from->c_str() + 7);
       const int64_t now = rec_.now();
       if (!m.reply) {
+        if (external_) external_->sent(process, *m.argv);
         truth_.sent(process, *m.argv);
         if (truth_.names_lock(*m.argv)) rec_.truth(checker::truth::kRequest, process, s_.lock.key, (*m.argv)[0]);
       } else {
@@ -181,9 +182,9 @@ class LiveRun {
     live::LiveEnv& env = world_.env(observer_);
     const int64_t rounds = s_.duration_ms / std::max<int64_t>(o_.poll_interval_ms, 1) + 100;
     for (int64_t i = 0; i < rounds; ++i) {
-      std::vector<std::string> argv{"EVAL", kLockPollScript, "1", s_.lock.key};
+      std::vector<std::string> argv{"EVAL", kLockPollScript, "1", truth_.watched()};
       if (s_.topology.maxmemory_bytes > 0) {
-        argv = {"EVAL", kLockQuietPollScript, "1", s_.lock.key};
+        argv = {"EVAL", kLockQuietPollScript, "1", truth_.watched()};
         for (auto& a : truth_.quiet_poll_args(node)) argv.push_back(std::move(a));
       }
       const int64_t sent = rec_.now();
@@ -232,6 +233,13 @@ class LiveRun {
       }
       return out;
     });
+    // A library that stores the lock under a key of its own: the truth follows that key
+    // from now on, and takes in the acquire that showed it as if it had watched it then.
+    external_->on_lock_key = [this](const std::string& key, int64_t client,
+                                    const std::vector<std::vector<std::string>>& acquire) {
+      truth_.watch(key);
+      for (const auto& argv : acquire) truth_.sent(client, argv);
+    };
     external_->start();
   }
 
@@ -306,6 +314,8 @@ class LiveRun {
     end_ = record_end_state(s_, *control_, rec_);
     if (o_.redis) {
       std::vector<std::string> del{"DEL", s_.lock.key, s_.workload.stock_key};
+      // A key a client's library derived from the lock key, so under this run's prefix too.
+      if (truth_.watched().find(s_.lock.key) != std::string::npos) del.push_back(truth_.watched());
       live::sync_command(world_.node_address(0), del, Millis(1000));
     }
   }
@@ -336,6 +346,8 @@ nlohmann::json checkable(const LiveRun& run) {
   nlohmann::json out = {"mutual-exclusion", "linearizability"};
   if (run.resource_read()) out.push_back("lost-update");
   if (run.cache_read()) out.push_back("stale-cache");
+  // A hold the lock's key never showed: who held it, and who removed it, went unseen.
+  if (run.external() && !run.external()->unseen_acquires().empty()) return out;
   // A key removal nobody's reply explains may have been a foreign unlock we cannot see.
   if (run.truth().unattributed_dels() == 0) out.push_back("foreign-unlock");
   // Deadlock needs to know who holds the key.
@@ -368,7 +380,7 @@ RunOutcome run_live(const Scenario& scenario, const LiveOptions& options) {
   std::string error = live_unsupported(scenario, options);
   nlohmann::json checkable_json = nlohmann::json::array();
   nlohmann::json truth_json, servers_json, replication_json, clients_json;
-  std::vector<std::string> client_problems;
+  std::vector<std::string> client_problems, unseen_acquires;
   Scenario as_run = scenario;
   const Nanos wall_start = live::mono_clock();
   if (error.empty()) {
@@ -384,6 +396,7 @@ RunOutcome run_live(const Scenario& scenario, const LiveOptions& options) {
     if (const ExternalWorkload* external = run.external()) {
       clients_json = external->stats();
       client_problems = external->problems();
+      unseen_acquires = external->unseen_acquires();
     }
     if (scenario.topology.replicas > 0) {
       replication_json = {{"lag_ms", scenario.topology.replication_lag_ms},
@@ -418,6 +431,7 @@ RunOutcome run_live(const Scenario& scenario, const LiveOptions& options) {
       out.report.add_inconclusive("an external client went wrong, so its operations are unknown: " + why + ".", true);
     st["client_errors"] = client_problems;
   }
+  for (const auto& why : unseen_acquires) out.report.add_inconclusive(why + ".");
   st["network"] = "loopback through lockstep's fault proxy: each message waits a draw of the scenario's latency "
                   "(loss does not apply live)";
   st["wall_ms"] = (live::mono_clock() - wall_start).count() / kNsPerMs;

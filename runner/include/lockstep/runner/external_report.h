@@ -57,6 +57,11 @@ class ClientReport {
   const std::vector<std::string>& problems() const { return problems_; }
   const std::optional<std::string>& still_running() const { return still_running_; }
   int64_t lines() const { return lines_total_; }
+  // The operation invoked and not yet completed ("" for none), and whether the client
+  // holds the lock by its own report (an `ok` of acquire and no release invoked since).
+  const std::string& open_operation() const { return open_f_; }
+  bool holding() const { return holding_; }
+  int64_t line_number() const { return line_no_; }
   int64_t ignored_lines() const { return ignored_; }
 
  private:
