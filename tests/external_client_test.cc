@@ -351,6 +351,35 @@ TEST(ExternalClient, ALockKeyUnderAPrefixIsLearntAndJudged) {
       << ::testing::PrintToString(found) << o.history_jsonl;
 }
 
+// lock.keys declares the lock's key: one key is watched from the start; a glob picks,
+// among what an acquire writes, the key to watch. Only an external workload takes it.
+TEST(ExternalClient, DeclaredLockKeysAreWatched) {
+  SKIP_WITHOUT_REDIS();
+  const auto run = [](const std::string& keys) {
+    Scenario s = scenario(shell_scenario(R"("clients": 1, "initial_stock": 2, "hold_ms": 10, "wait_ms": 2000)", "[]",
+                                         "[]", 10000, R"({"lease_ms": 5000, "keys": )" + keys + "}"));
+    s.workload.command = {"env", "LOCK_PREFIX=app:mutex:", "bash", "shell_stock.sh"};
+    return run_live(s);
+  };
+  for (const auto& [keys, from] : {std::pair{std::string(R"(["app:mutex:lock"])"), std::string("lock.keys")},
+                                   std::pair{std::string(R"(["app:*", "other:*"])"),
+                                             std::string("client-1's acquire (line 2)")}}) {
+    const RunOutcome o = run(keys);
+    ASSERT_TRUE(client_errors(o).empty()) << client_errors(o)[0];
+    EXPECT_EQ(o.report.stats["clients"]["lock_key"],
+              nlohmann::json({{"key", "app:mutex:lock"}, {"learnt_from", from}}))
+        << keys;
+    EXPECT_EQ(o.report.verdict, "safe") << keys << o.history_jsonl;
+    EXPECT_NE(find(o, [](const checker::Event& e) { return e.f == checker::truth::kKeySet; }), nullptr) << keys;
+  }
+  auto r = parse_scenario(
+      R"({"duration_ms": 1000, "lock": {"algorithm": "set-px-lua", "keys": ["x"]}, "expect": {"violations": []}})",
+      "s.json");
+  ASSERT_TRUE(std::holds_alternative<ScenarioError>(r));
+  EXPECT_NE(std::get<ScenarioError>(r).message().find("$.lock.keys"), std::string::npos)
+      << std::get<ScenarioError>(r).message();
+}
+
 // A client that says it holds the lock but wrote no key while acquiring: nobody can tell
 // who held what, so the run is unknown and the key's checks are not listed as made.
 TEST(ExternalClient, AnAcquireThatWritesNoKeyLeavesTheVerdictUnknown) {

@@ -6,6 +6,8 @@
 #include <cctype>
 #include <cstdlib>
 
+#include <fnmatch.h>
+
 
 namespace lockstep::runner {
 namespace {
@@ -95,6 +97,11 @@ std::vector<std::string> external_environment(const Scenario& s, const std::stri
 
 ExternalWorkload::ExternalWorkload(const Scenario& s, live::ExternalControl& control, Recorder& rec)
     : s_(s), control_(control), rec_(rec), watched_(s.lock.key) {
+  // One declared key, no glob: watched from the start, nothing to learn.
+  if (s.lock.keys.size() == 1 && s.lock.keys[0].find_first_of("*?[") == std::string::npos) {
+    watched_ = s.lock.keys[0];
+    learnt_from_ = "lock.keys";
+  }
   control_.on_line = [this](int64_t client, int incarnation, std::string_view line, bool overlong) {
     line_read(client, incarnation, line, overlong);
   };
@@ -147,9 +154,18 @@ void ExternalWorkload::line_read(int64_t client, int incarnation, std::string_vi
   const std::string name = "client-" + std::to_string(client);
   const std::string where = name + "'s acquire (line " + std::to_string(r.line_number()) + ")";
   // The first hold tells: a library that stores the lock under a key of its own making
-  // writes exactly that one key while it acquires.
-  if (learnt_from_.empty() && keys.size() == 1) {
-    watched_ = keys[0];
+  // writes exactly that one key while it acquires, or the first that lock.keys matches.
+  std::vector<std::string> matching;
+  for (const auto& k : keys) {
+    for (const auto& pattern : s_.lock.keys) {
+      if (fnmatch(pattern.c_str(), k.c_str(), 0) == 0) {
+        matching.push_back(k);
+        break;
+      }
+    }
+  }
+  if (learnt_from_.empty() && (s_.lock.keys.empty() ? keys.size() == 1 : !matching.empty())) {
+    watched_ = s_.lock.keys.empty() ? keys[0] : matching[0];
     learnt_from_ = where;
     if (on_lock_key) on_lock_key(watched_, client, writes);
     return;

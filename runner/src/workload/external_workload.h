@@ -42,6 +42,7 @@ class ExternalWorkload {
   // to attribute again: called once, the moment the key is learnt.
   std::function<void(const std::string& key, int64_t client, const std::vector<std::vector<std::string>>& acquire)>
       on_lock_key;
+  const std::string& watched() const { return watched_; }
   // Acquires reported `ok` with no write to the watched key: the ground truth of the lock
   // key (who set it, who deleted it) did not see those holds.
   const std::vector<std::string>& unseen_acquires() const { return unseen_; }

@@ -240,6 +240,7 @@ class LiveRun {
       truth_.watch(key);
       for (const auto& argv : acquire) truth_.sent(client, argv);
     };
+    truth_.watch(external_->watched());  // a key lock.keys declares
     external_->start();
   }
 
