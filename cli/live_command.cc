@@ -14,7 +14,7 @@ namespace lockstep::cli {
 namespace {
 
 struct LiveArgs {
-  std::string client;  // --client 'CMD'
+  std::optional<std::string> client;  // --client 'CMD'; given empty is a usage error
   std::string out = "lockstep-out-live";
   std::string junit;
   bool quiet = false;
@@ -61,9 +61,9 @@ bool split_command(const std::string& text, std::vector<std::string>& out) {
 
 int run(const LiveArgs& args) {
   std::vector<std::string> command;
-  if (!args.client.empty() && !split_command(args.client, command)) {
+  if (args.client && !split_command(*args.client, command)) {
     std::fprintf(stderr, "lockstep live: --client: expected a command such as 'node stock.js', found \"%s\"\n",
-                 args.client.c_str());
+                 args.client->c_str());
     return kExitUsage;
   }
   std::vector<LoadedScenario> scenarios;
@@ -78,7 +78,7 @@ int run(const LiveArgs& args) {
     runner::LiveOptions options;
     options.redis = args.redis;
     options.replay_path = s.path;
-    options.client = args.client;
+    options.client = args.client.value_or("");
     if (auto why = runner::live_unsupported(s.scenario, options); !why.empty()) return why;
     out = runner::run_live(s.scenario, options);
     return std::string();

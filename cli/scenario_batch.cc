@@ -50,7 +50,7 @@ std::string plural(size_t n, const char* one, const char* many) {
 
 // What a row says in its last column: the most severe finding's sentence, why the run is
 // inconclusive, or why it was skipped.
-std::string first_sentence(const Row& r) {
+std::string sentence_of(const Row& r) {
   if (!r.skipped.empty()) return r.skipped;
   const auto& rep = r.report;
   if (rep.unknown()) {
@@ -62,6 +62,22 @@ std::string first_sentence(const Row& r) {
     if (!first || v.severity < first->severity) first = &v;
   }
   return first ? first->explanation : "";
+}
+
+// External clients that were still running when the run ended, hung or slow: they come
+// first on the row, because what they were doing went untested whatever the verdict.
+std::string first_sentence(const Row& r) {
+  std::string sentence = sentence_of(r);
+  const auto clients = r.report.stats.find("clients");
+  if (clients == r.report.stats.end() || !clients->is_object() || !clients->contains("killed_at_end")) return sentence;
+  std::string names;
+  for (const auto& k : (*clients)["killed_at_end"]) {
+    if (!k.is_string()) continue;
+    const std::string text = k.get<std::string>();
+    names += (names.empty() ? "" : ", ") + text.substr(0, text.find(' '));
+  }
+  if (names.empty()) return sentence;
+  return "killed at the end, still running: " + names + (sentence.empty() ? "" : "; " + sentence);
 }
 
 // safe, unknown, or the most severe class found.

@@ -14,6 +14,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string_view>
 #include <vector>
@@ -168,18 +169,25 @@ TEST(ExternalClient, AMalformedLineIsNamedAndTheVerdictIsUnknown) {
   EXPECT_EQ(o.report.verdict, "unknown");
   EXPECT_EQ(client_errors(o), std::vector<std::string>{"client-1 line 4: not JSON (at byte 1)"});
   EXPECT_EQ(o.report.stats["clients"]["ignored_lines"], 1);
+  // Its acquire wrote no key either (the fixture only talks): that is said too.
   const auto reasons = reports::inconclusive_reasons(o.report);
-  ASSERT_EQ(reasons.size(), 1u);
+  ASSERT_EQ(reasons.size(), 2u) << ::testing::PrintToString(reasons);
   EXPECT_NE(reasons[0].find("client-1 line 4"), std::string::npos) << reasons[0];
+  EXPECT_NE(reasons[1].find("wrote nothing to the lock's key"), std::string::npos) << reasons[1];
 }
 
 TEST(ExternalClient, AClientThatDiesIsNamedWithItsStderr) {
   SKIP_WITHOUT_REDIS();
   const RunOutcome o = run_fixture({"bash", "exit_early.sh"});
   EXPECT_EQ(o.report.verdict, "unknown");
-  EXPECT_EQ(client_errors(o),
-            std::vector<std::string>{"client-1 exited with status 3; its stderr ends: boom: cannot load the lock library"});
-  EXPECT_EQ(o.report.stats["clients"]["stderr"]["client-1"], "starting up\nboom: cannot load the lock library");
+  // The quote starts at the error, not at the runtime's version line that ends the output.
+  EXPECT_EQ(client_errors(o), std::vector<std::string>{
+                                  "client-1 exited with status 3; its stderr ends: Error: cannot load the lock library | "
+                                  "at Object.<anonymous> (/app/stock.js:12:11) | at Module._compile "
+                                  "(node:internal/modules/cjs/loader:1256:14) | at node:internal/main/run_main_module:23:47"});
+  const std::string tail = o.report.stats["clients"]["stderr"]["client-1"];
+  EXPECT_EQ(tail.substr(0, 28), "starting up\n/app/stock.js:12");
+  EXPECT_EQ(tail.substr(tail.size() - 16), "Node.js v18.19.0");
 }
 
 TEST(ExternalClient, AProgramThatCannotStartIsNamed) {
@@ -221,6 +229,168 @@ TEST(ExternalClient, AClientThatHangsIsKilledWithEverythingItStarted) {
   // The sleep is not lockstep's child: the kill reaches it through its process group.
   for (int i = 0; i < 100 && alive(child); ++i) usleep(10'000);
   EXPECT_FALSE(alive(child));
+}
+
+// A client sees its stdio, what it opened itself, and nothing of lockstep's: no
+// connection to a server around its proxy, no proxy listener, no pipe of another client.
+// The fixture also lists lockstep's descriptors that lack close-on-exec, which catches a
+// descriptor left inheritable even where the child's own clean-up would hide it.
+TEST(ExternalClient, AClientSeesNoDescriptorButItsOwn) {
+  SKIP_WITHOUT_REDIS();
+  const fs::path seen = fs::path(::testing::TempDir()) / "lockstep-descriptors";
+  fs::remove(seen);
+  // What the test process inherited from whoever started it (ctest's log) is not lockstep's.
+  std::set<std::string> before;
+  for (const auto& e : fs::directory_iterator("/proc/self/fd")) {
+    const int fd = std::atoi(e.path().filename().c_str());
+    const int flags = fcntl(fd, F_GETFD);
+    if (flags >= 0 && !(flags & FD_CLOEXEC)) before.insert(e.path().filename().string());
+  }
+  // Two clients: the second starts while lockstep holds the first's connections.
+  Scenario s = scenario(shell_scenario(R"("clients": 2, "start_stagger_ms": 300)", "[]", "[]", 3000));
+  s.workload.command = {"bash", "descriptors.sh", seen.string()};
+  const RunOutcome o = run_live(s);
+  std::ifstream in(seen);
+  ASSERT_TRUE(in) << "the fixture wrote nothing: " << o.report.stats.dump();
+  std::string kind, proxy_port, pong;
+  ASSERT_TRUE(in >> kind >> proxy_port && kind == "proxy");
+  ASSERT_TRUE(in >> kind >> pong && kind == "pong");
+  EXPECT_EQ(pong, "+PONG") << "the PING went through the proxy";
+  std::vector<std::string> sockets, inheritable;
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string what, fd, target, port;
+    fields >> what >> fd >> target >> port;
+    if (what == "own" && target.rfind("socket:", 0) == 0) sockets.push_back(fd + " -> port " + port);
+    if (what == "inheritable" && !before.count(fd)) inheritable.push_back(fd + " " + target);
+  }
+  EXPECT_EQ(sockets, std::vector<std::string>{"3 -> port " + proxy_port}) << "the client's only socket is its own";
+  EXPECT_TRUE(inheritable.empty()) << "lockstep descriptors a program would inherit: " << ::testing::PrintToString(inheritable);
+}
+
+// The run ends when every program has exited for good: a fault that could only touch the
+// clients' links or processes is not waited for, one on a server still is (a node's state
+// decides what the stock reads at the end).
+TEST(ExternalClient, TheRunEndsWhenEveryClientHasExitedAndNoServerFaultIsToCome) {
+  SKIP_WITHOUT_REDIS();
+  const auto fault_started = [](const RunOutcome& o) {
+    return find(o, [](const checker::Event& e) { return e.f == checker::truth::kFaultStart; }) != nullptr;
+  };
+  const RunOutcome clients_only = run_live(scenario(shell_scenario(
+      R"("clients": 1, "initial_stock": 3, "hold_ms": 10, "wait_ms": 2000)",
+      R"([{"kind": "pause", "target": "client-1", "at_ms": 30000, "duration_ms": 1000},
+          {"kind": "partition", "at_ms": 30000, "duration_ms": 1000, "groups": [["client-1"], ["node-1"]]}])",
+      "[]", 60000)));
+  ASSERT_TRUE(client_errors(clients_only).empty()) << client_errors(clients_only)[0];
+  EXPECT_FALSE(fault_started(clients_only)) << "the run waited for faults nobody could feel";
+  EXPECT_EQ(clients_only.report.verdict, "safe");
+
+  const RunOutcome server = run_live(scenario(shell_scenario(
+      R"("clients": 1, "initial_stock": 3, "hold_ms": 10, "wait_ms": 2000)",
+      R"([{"kind": "pause", "target": "node-1", "at_ms": 1500, "duration_ms": 100}])", "[]", 60000)));
+  ASSERT_TRUE(client_errors(server).empty()) << client_errors(server)[0];
+  EXPECT_TRUE(fault_started(server)) << "the run ended before a server fault still to come";
+}
+
+// A relative program is found from the scenario's folder once, also when the scenario is
+// named with a folder in its path; a client hung until the end is named on the terminal.
+TEST(ExternalClient, ARelativeProgramRunsFromAScenarioInAFolderAndAHungClientIsOnTheTerminal) {
+  SKIP_WITHOUT_REDIS();
+  const fs::path dir = fs::path(::testing::TempDir()) / "lockstep-relative";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "clients");
+  fs::copy_file(kClients + "shell_stock.sh", dir / "clients" / "stock.sh");
+  fs::copy_file(kClients + "hang.sh", dir / "clients" / "hang.sh");
+  std::ofstream(dir / "clients" / "stock.json")
+      << R"({"seed": 1, "duration_ms": 10000, "lock": {"lease_ms": 5000}, "workload": {"kind": "external",
+            "command": ["./stock.sh"], "clients": 1, "initial_stock": 2, "hold_ms": 10, "wait_ms": 2000},
+            "expect": {"violations": []}})";
+  std::ofstream(dir / "clients" / "hang.json")
+      << R"({"seed": 1, "duration_ms": 1000, "lock": {"lease_ms": 5000}, "workload": {"kind": "external",
+            "command": ["bash", "hang.sh", ")"
+      << (dir / "pids").string() << R"("], "clients": 1}, "expect": {"violations": []}})";
+  const std::string cmd = "cd " + dir.string() + " && " + LOCKSTEP_BINARY +
+                          " live --out out clients/stock.json clients/hang.json > out.txt 2>&1";
+  std::system(cmd.c_str());
+  std::ifstream f(dir / "out.txt"), report(dir / "out" / "stock" / "report.json");
+  std::stringstream text;
+  text << f.rdbuf();
+  ASSERT_TRUE(report) << text.str();
+  const auto j = nlohmann::json::parse(report);
+  EXPECT_EQ(j["verdict"], "safe") << text.str();
+  EXPECT_NE(text.str().find("killed at the end, still running: client-1"), std::string::npos) << text.str();
+}
+
+// A library that stores the lock under a prefix of the name it is given: lockstep learns
+// the key from what the first acquire wrote, and the truth follows it. client-1 is paused
+// past its lease as its stock read comes back; client-2 takes the expired lock, and on
+// its second hold client-1's owner-blind DEL removes client-2's key: a foreign unlock,
+// visible only because the prefixed key is watched.
+TEST(ExternalClient, ALockKeyUnderAPrefixIsLearntAndJudged) {
+  SKIP_WITHOUT_REDIS();
+  Scenario s = scenario(shell_scenario(
+      R"("clients": 2, "initial_stock": 10, "hold_ms": 2000, "wait_ms": 6000, "start_stagger_ms": 3500,
+          "attempts_per_client": 2)",
+      R"([{"kind": "pause", "target": "client-1", "duration_ms": 4000,
+           "on": {"process": "client-1", "receives": "GET", "key": "stock"}}])",
+      "[]", 15000, R"({"lease_ms": 3000})"));
+  s.workload.command = {"env", "LOCK_PREFIX=mutex:", "LOCK_RELEASE=del", "bash", "shell_stock.sh"};
+  const RunOutcome o = run_live(s);
+  ASSERT_TRUE(client_errors(o).empty()) << client_errors(o)[0];
+  const auto& learnt = o.report.stats["clients"]["lock_key"];
+  EXPECT_EQ(learnt["key"], "mutex:" + s.lock.key) << o.report.stats.dump();
+  EXPECT_EQ(learnt["learnt_from"], "client-1's acquire (line 2)");
+  const auto checkable = o.report.stats["checkable"];
+  EXPECT_NE(std::find(checkable.begin(), checkable.end(), "foreign-unlock"), checkable.end()) << checkable;
+  EXPECT_NE(std::find(checkable.begin(), checkable.end(), "deadlock"), checkable.end()) << checkable;
+  EXPECT_NE(find(o, [](const checker::Event& e) { return e.f == checker::truth::kKeySet; }), nullptr) << o.history_jsonl;
+  std::vector<std::string> found;
+  for (const auto& v : o.report.violations) found.push_back(v.property);
+  EXPECT_NE(std::find(found.begin(), found.end(), "foreign-unlock"), found.end())
+      << ::testing::PrintToString(found) << o.history_jsonl;
+}
+
+// lock.keys declares the lock's key: one key is watched from the start; a glob picks,
+// among what an acquire writes, the key to watch. Only an external workload takes it.
+TEST(ExternalClient, DeclaredLockKeysAreWatched) {
+  SKIP_WITHOUT_REDIS();
+  const auto run = [](const std::string& keys) {
+    Scenario s = scenario(shell_scenario(R"("clients": 1, "initial_stock": 2, "hold_ms": 10, "wait_ms": 2000)", "[]",
+                                         "[]", 10000, R"({"lease_ms": 5000, "keys": )" + keys + "}"));
+    s.workload.command = {"env", "LOCK_PREFIX=app:mutex:", "bash", "shell_stock.sh"};
+    return run_live(s);
+  };
+  for (const auto& [keys, from] : {std::pair{std::string(R"(["app:mutex:lock"])"), std::string("lock.keys")},
+                                   std::pair{std::string(R"(["app:*", "other:*"])"),
+                                             std::string("client-1's acquire (line 2)")}}) {
+    const RunOutcome o = run(keys);
+    ASSERT_TRUE(client_errors(o).empty()) << client_errors(o)[0];
+    EXPECT_EQ(o.report.stats["clients"]["lock_key"],
+              nlohmann::json({{"key", "app:mutex:lock"}, {"learnt_from", from}}))
+        << keys;
+    EXPECT_EQ(o.report.verdict, "safe") << keys << o.history_jsonl;
+    EXPECT_NE(find(o, [](const checker::Event& e) { return e.f == checker::truth::kKeySet; }), nullptr) << keys;
+  }
+  auto r = parse_scenario(
+      R"({"duration_ms": 1000, "lock": {"algorithm": "set-px-lua", "keys": ["x"]}, "expect": {"violations": []}})",
+      "s.json");
+  ASSERT_TRUE(std::holds_alternative<ScenarioError>(r));
+  EXPECT_NE(std::get<ScenarioError>(r).message().find("$.lock.keys"), std::string::npos)
+      << std::get<ScenarioError>(r).message();
+}
+
+// A client that says it holds the lock but wrote no key while acquiring: nobody can tell
+// who held what, so the run is unknown and the key's checks are not listed as made.
+TEST(ExternalClient, AnAcquireThatWritesNoKeyLeavesTheVerdictUnknown) {
+  SKIP_WITHOUT_REDIS();
+  const RunOutcome o = run_fixture({"bash", "no_lock.sh"});
+  EXPECT_EQ(o.report.verdict, "unknown");
+  ASSERT_FALSE(o.report.inconclusive.empty());
+  EXPECT_NE(o.report.inconclusive[0].find("client-1 reported ok of acquire (line 2) but wrote nothing to the lock's key"),
+            std::string::npos)
+      << o.report.inconclusive[0];
+  EXPECT_EQ(o.report.stats["checkable"], nlohmann::json({"mutual-exclusion", "linearizability", "lost-update"}));
 }
 
 // Ctrl-C in the middle of a run: lockstep's handler kills every program it started, and
@@ -318,6 +488,8 @@ TEST(ExternalClient, TheClientOptionRunsACatalogueScenarioWithYourProgram) {
   EXPECT_EQ(WEXITSTATUS(std::system((std::string(LOCKSTEP_BINARY) + " live --client \"'\" x.json >/dev/null 2>&1").c_str())),
             64)
       << "an unclosed quote is a usage error";
+  EXPECT_EQ(WEXITSTATUS(std::system((std::string(LOCKSTEP_BINARY) + " live --client '' x.json >/dev/null 2>&1").c_str())), 64)
+      << "an empty command is a usage error, not lockstep's own clients";
 }
 
 }  // namespace

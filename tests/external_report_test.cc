@@ -197,6 +197,24 @@ TEST(ExternalReport, OverlongAndEndlessOutputIsCutOff) {
   EXPECT_LE(g.events().size(), static_cast<size_t>(ClientReport::kLinesMax) + 1);
 }
 
+// The limit is the run's: two clients sharing a count share the 100,000 lines, and the one
+// whose line goes over is named.
+TEST(ExternalReport, TheLineLimitIsPerRun) {
+  Fixture f;
+  ClientReport other(f.rec, 4, "lock", "stock");
+  int64_t run_lines = 0;
+  f.report.count_lines_in(&run_lines);
+  other.count_lines_in(&run_lines);
+  const int64_t half = ClientReport::kLinesMax / 2 + 10;
+  for (ClientReport* r : {&f.report, &other}) {
+    for (int64_t i = 0; i < half; ++i) r->line(1, i % 2 == 0 ? R"({"type":"cs-enter"})" : R"({"type":"cs-exit"})", false);
+  }
+  EXPECT_TRUE(f.report.problems().empty());
+  ASSERT_EQ(other.problems().size(), 1u);
+  EXPECT_EQ(other.problems()[0], "client-4 line " + std::to_string(ClientReport::kLinesMax - half + 1) +
+                                     ": the run's clients wrote more than 100000 lines");
+}
+
 // The subset of JSON Schema docs/external-client-line.schema.json uses: oneOf branches of
 // objects with const / enum / type per property, required and no other properties.
 bool schema_accepts(const nlohmann::json& branch, const nlohmann::json& line) {

@@ -5,6 +5,7 @@
 // SIGKILL when lockstep dies (PR_SET_PDEATHSIG); that is the child's own business.
 #pragma once
 
+#include <fcntl.h>
 #include <sys/types.h>
 
 #include <vector>
@@ -20,5 +21,12 @@ void remember(pid_t pid_or_group, bool server);
 void forget(pid_t pid_or_group);
 // Every server or sentinel ever started, in order.
 std::vector<pid_t> started_servers();
+
+// Marks a descriptor a library opened without O_CLOEXEC (hiredis's sockets) close-on-exec,
+// so that no program lockstep starts inherits it: a client that could reach a server
+// around its fault proxy would make every fault on its link a lie.
+inline void close_on_exec(int fd) {
+  if (fd >= 0) fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | FD_CLOEXEC);
+}
 
 }  // namespace lockstep::live::children

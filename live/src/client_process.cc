@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <utility>
@@ -29,6 +30,9 @@ namespace {
 
 // How often a program's exit is looked for when the kernel has no pidfd to say so.
 constexpr Nanos kExitPollPeriod = Millis(20);
+
+// CLOSE_RANGE_CLOEXEC (Linux 5.11) from <linux/close_range.h>, which not every libc ships.
+constexpr unsigned kCloseRangeCloexec = 1u << 2;
 
 bool has_key(const std::vector<std::string>& env, std::string_view entry) {
   const auto eq = entry.find('=');
@@ -50,8 +54,13 @@ bool has_exited(pid_t pid) {
 std::string resolve_program(const std::string& argv0, const std::string& directory) {
   if (argv0.empty()) return "";
   if (argv0.find('/') != std::string::npos) {
-    const std::string path = argv0[0] == '/' || directory.empty() ? argv0 : directory + "/" + argv0;
-    return access(path.c_str(), X_OK) == 0 ? path : "";
+    std::string path = argv0[0] == '/' || directory.empty() ? argv0 : directory + "/" + argv0;
+    if (access(path.c_str(), X_OK) != 0) return "";
+    // Absolute, because the child changes to `directory` before it runs the program: a
+    // relative `directory` would otherwise be applied a second time.
+    std::error_code ec;
+    const auto absolute = std::filesystem::absolute(path, ec);
+    return ec ? path : absolute.lexically_normal().string();
   }
   const char* path = std::getenv("PATH");
   std::stringstream ss(path ? path : "/usr/local/bin:/usr/bin:/bin");
@@ -152,6 +161,11 @@ std::string ClientProcess::start() {
     dup2(devnull, STDIN_FILENO);
     dup2(out[1], STDOUT_FILENO);
     dup2(err_fd, STDERR_FILENO);
+#ifdef SYS_close_range
+    // lockstep's own descriptors are opened close-on-exec; this also covers what a linked
+    // library may have opened without the flag. The program sees its stdio and nothing else.
+    syscall(SYS_close_range, 3u, ~0u, kCloseRangeCloexec);
+#endif
     // The program starts as from a shell: no blocked signals, default dispositions.
     for (int sig : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGCHLD}) signal(sig, SIG_DFL);
     sigset_t none;

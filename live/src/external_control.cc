@@ -117,6 +117,14 @@ bool ExternalControl::all_ended() const {
   return true;
 }
 
+bool ExternalControl::all_exited_for_good(const std::function<bool(const std::string& client)>& restarts) const {
+  for (const auto& [name, c] : clients_) {
+    if (c->incarnation == 0 || (c->process && c->process->running())) return false;
+    if (c->crashed && restarts(name)) return false;
+  }
+  return true;
+}
+
 std::vector<std::string> ExternalControl::kill_running() {
   std::vector<std::string> out;
   for (auto& [name, c] : clients_) {

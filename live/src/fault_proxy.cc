@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <deque>
@@ -330,7 +331,11 @@ void FaultProxy::on_accept(evconnlistener*, int fd, sockaddr* peer, int, void* a
   p->id = self->next_pipe_++;
   p->rep.request = false;
   p->down = bufferevent_socket_new(base, fd, BEV_OPT_CLOSE_ON_FREE);
-  p->up = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
+  // libevent would open the upstream socket without close-on-exec; a client started
+  // later would inherit lockstep's own connection to the server.
+  const int up_fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  p->up = up_fd < 0 ? nullptr : bufferevent_socket_new(base, up_fd, BEV_OPT_CLOSE_ON_FREE);
+  if (up_fd >= 0 && !p->up) close(up_fd);
   if (!p->down || !p->up) return;  // ~Pipe closes what was opened
   set_nodelay(p->down);
   bufferevent_setcb(p->down, &Pipe::on_down_read, nullptr, &Pipe::on_down_event, p.get());

@@ -12,6 +12,7 @@
 #include <deque>
 #include <optional>
 
+#include "child_processes.h"
 #include "lockstep/cluster_client.h"
 #include "lockstep/cluster_slot.h"
 #include "lockstep/live/live_world.h"
@@ -92,6 +93,7 @@ std::string open_link(Link& link, const NodeAddress& a, event_base* base) {
     redisAsyncFree(ctx);
     return why;
   }
+  children::close_on_exec(ctx->c.fd);
   ctx->data = &link;
   redisLibeventAttach(ctx, base);
   redisAsyncSetConnectCallback(ctx, on_connect);
@@ -413,6 +415,7 @@ Reply sync_command(const NodeAddress& address, const std::vector<std::string>& a
     redisFree(c);
     return out;
   }
+  children::close_on_exec(c->fd);
   redisSetTimeout(c, tv);
   std::vector<const char*> ptrs;
   std::vector<size_t> lens;

@@ -101,7 +101,7 @@ namespace fs = std::filesystem;
 // A port the kernel says is free on 127.0.0.1 right now. Someone may take it before the
 // server binds it; start() then retries with another.
 int free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return 0;
   sockaddr_in a{};
   a.sin_family = AF_INET;
@@ -348,7 +348,7 @@ std::string RedisServer::spawn() {
     if (getppid() != parent) _exit(1);  // the parent died before prctl took effect
     dup2(log_fd, STDOUT_FILENO);
     dup2(log_fd, STDERR_FILENO);
-    int devnull = open("/dev/null", O_RDONLY);
+    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (devnull >= 0) dup2(devnull, STDIN_FILENO);
     sigset_t none;
     sigemptyset(&none);

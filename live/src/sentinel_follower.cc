@@ -8,6 +8,8 @@
 #include <sstream>
 #include <utility>
 
+#include "child_processes.h"
+
 namespace lockstep::live {
 
 // Apart from the follower so that work it deferred finds out, through a weak pointer,
@@ -100,6 +102,7 @@ std::string SentinelFollower::follow(const std::vector<NodeAddress>& sentinels) 
       redisAsyncFree(ctx);
       return "sentinel " + a.text() + ": " + why;
     }
+    children::close_on_exec(ctx->c.fd);
     ctx->data = &link;
     link.ctx = ctx;
     redisLibeventAttach(ctx, state_->world.loop().base());

@@ -181,7 +181,9 @@ void ClientReport::line(int incarnation, std::string_view text, bool overlong) {
     return;
   }
   ++line_no_;
-  if (line_no_ > kLinesMax) return broken("more than " + std::to_string(kLinesMax) + " lines");
+  if (++*run_lines_ > kLinesMax)
+    return broken(std::string(run_lines_ == &own_lines_ ? "" : "the run's clients wrote ") + "more than " +
+                  std::to_string(kLinesMax) + " lines");
   if (overlong) return broken("a line longer than 65536 bytes");
   std::string why;
   const auto l = parse_client_line(text, why);
@@ -259,7 +261,7 @@ void ClientReport::close_open(const char* cause) {
   }
 }
 
-void ClientReport::exited(int incarnation, int wait_status, const std::string& stderr_last) {
+void ClientReport::exited(int incarnation, int wait_status, const std::string& stderr_quote) {
   begin(incarnation);
   const bool clean = WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0;
   std::string why;
@@ -273,7 +275,7 @@ void ClientReport::exited(int incarnation, int wait_status, const std::string& s
     why = "exited inside its critical section (entered at line " + std::to_string(cs_line_) + ")";
   }
   if (!why.empty()) {
-    if (!clean && !stderr_last.empty()) why += "; its stderr ends: " + stderr_last;
+    if (!clean && !stderr_quote.empty()) why += "; its stderr ends: " + stderr_quote;
     problems_.push_back(name() + " " + why);
   }
   close_open(clean ? "exited" : "died");

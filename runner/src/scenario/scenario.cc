@@ -328,6 +328,16 @@ LockSpec read_lock(const Obj& top, bool external) {
       fail(o.at(field), expected + did_you_mean(l.algorithm, lock_names()), describe(alg));
   }
   l.key = o.string("key", l.key);
+  if (const json* keys = o.find("keys")) {
+    const std::string expected = "a non-empty array of keys or globs (the keys your program's lock writes)";
+    if (!external) fail(o.at("keys"), "no keys (lockstep's own locks use lock.key)", describe(*keys));
+    if (!keys->is_array() || keys->empty()) fail(o.at("keys"), expected, describe(*keys));
+    for (size_t i = 0; i < keys->size(); ++i) {
+      const json& k = (*keys)[i];
+      if (!k.is_string() || k.get<std::string>().empty()) fail(child(o.at("keys"), i), "a non-empty string", describe(k));
+      l.keys.push_back(k.get<std::string>());
+    }
+  }
   l.lease_ms = o.integer("lease_ms", 1, kMaxMs, l.lease_ms);
   l.retry = read_retry(o);
   l.command_timeout_ms = o.integer("command_timeout_ms", 1, kMaxMs, l.command_timeout_ms);
@@ -774,7 +784,7 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& scenario_ke
       {"$.network", {"latency", "loss"}},
       {"$.network.latency", union_keys("dist", latency_shapes())},
       {"$.clocks[]", {"process", "offset_ms", "drift_ppm"}},
-      {"$.lock", {"algorithm", "profile", "key", "lease_ms", "retry", "command_timeout_ms", "options"}},
+      {"$.lock", {"algorithm", "profile", "key", "keys", "lease_ms", "retry", "command_timeout_ms", "options"}},
       {"$.lock.retry", {"count_max", "delay_ms", "jitter_ms"}},
       {"$.workload",
        {"kind", "clients", "initial_stock", "attempts_per_client", "hold_ms", "wait_ms", "start_stagger_ms",

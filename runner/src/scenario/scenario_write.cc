@@ -42,12 +42,14 @@ template <class J>
 J lock_json(const LockSpec& l) {
   // A library's lock is written under "profile", the name the schema's option rules know.
   if (l.library()) return {{"profile", l.algorithm}, {"key", l.key}, {"options", options_json<J>(l.options)}};
-  return {{"algorithm", l.algorithm},
-          {"key", l.key},
-          {"lease_ms", l.lease_ms},
-          {"retry", {{"count_max", l.retry.count_max}, {"delay_ms", l.retry.delay_ms}, {"jitter_ms", l.retry.jitter_ms}}},
-          {"command_timeout_ms", l.command_timeout_ms},
-          {"options", options_json<J>(l.options)}};
+  J out = {{"algorithm", l.algorithm},
+           {"key", l.key},
+           {"lease_ms", l.lease_ms},
+           {"retry", {{"count_max", l.retry.count_max}, {"delay_ms", l.retry.delay_ms}, {"jitter_ms", l.retry.jitter_ms}}},
+           {"command_timeout_ms", l.command_timeout_ms},
+           {"options", options_json<J>(l.options)}};
+  if (!l.keys.empty()) out["keys"] = l.keys;
+  return out;
 }
 
 template <class J>

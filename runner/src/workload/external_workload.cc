@@ -2,12 +2,18 @@
 // (external_workload.h).
 #include "workload/external_workload.h"
 
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+
+#include <fnmatch.h>
+
 
 namespace lockstep::runner {
 namespace {
 
 // Lines of a program's stderr quoted when it went wrong.
-constexpr size_t kStderrLines = 8;
+constexpr size_t kStderrLines = 16;
 
 bool moves_clock(const Scenario& s, const std::string& client) {
   for (const auto& f : s.faults) {
@@ -18,6 +24,61 @@ bool moves_clock(const Scenario& s, const std::string& client) {
     if (k.process == client && (k.offset_ms != 0 || k.drift_ppm != 0)) return true;
   }
   return false;
+}
+
+// What a failed client's message quotes of its stderr: the last few non-blank lines, from
+// the last line that names an error if there is one (a Node stack trace ends with the
+// runtime's version, a Python traceback with the exception, a shell script with its own
+// words), each cut short, joined with " | ".
+std::string quote_stderr(const std::string& tail) {
+  constexpr size_t kQuoted = 4, kLineChars = 160;
+  std::vector<std::string> lines;
+  size_t start = 0;
+  while (start <= tail.size()) {
+    size_t end = tail.find('\n', start);
+    if (end == std::string::npos) end = tail.size();
+    std::string l = tail.substr(start, end - start);
+    start = end + 1;
+    const size_t text = l.find_first_not_of(" \t\r");
+    if (text == std::string::npos) continue;
+    l.erase(0, text);
+    if (l.size() > kLineChars) l = l.substr(0, kLineChars) + "…";
+    lines.push_back(std::move(l));
+  }
+  size_t from = lines.size() > kQuoted ? lines.size() - kQuoted : 0;
+  for (size_t i = lines.size(); i-- > 0;) {
+    const std::string& l = lines[i];
+    if (l.find("Error") != std::string::npos || l.find("Exception") != std::string::npos ||
+        l.find("error:") != std::string::npos || l.rfind("panic", 0) == 0 || l.rfind("Traceback", 0) == 0) {
+      from = i;
+      break;
+    }
+  }
+  std::string out;
+  for (size_t i = from; i < lines.size() && i < from + kQuoted; ++i) out += (out.empty() ? "" : " | ") + lines[i];
+  return out;
+}
+
+// The keys a command writes, as far as a lock is concerned: a script's KEYS, or the key of
+// a command that stores or expires a value. Reads (GET, PTTL, EXISTS...) are not claims.
+std::vector<std::string> written_keys(const std::vector<std::string>& argv) {
+  if (argv.size() < 2) return {};
+  std::string cmd = argv[0];
+  for (auto& c : cmd) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (cmd == "EVAL" || cmd == "EVALSHA" || cmd == "FCALL") {
+    if (argv.size() < 3) return {};
+    const size_t n = static_cast<size_t>(std::max(0, std::atoi(argv[2].c_str())));
+    std::vector<std::string> keys;
+    for (size_t i = 3; i < argv.size() && i < 3 + n; ++i) keys.push_back(argv[i]);
+    return keys;
+  }
+  static const char* const kWrites[] = {"SET",  "SETNX",   "SETEX", "PSETEX", "GETSET", "HSET",   "HSETNX",
+                                        "HMSET", "HINCRBY", "INCR",  "INCRBY", "EXPIRE", "PEXPIRE", "SADD",
+                                        "ZADD", "LPUSH",   "RPUSH"};
+  for (const char* w : kWrites) {
+    if (cmd == w) return {argv[1]};
+  }
+  return {};
 }
 
 }  // namespace
@@ -35,15 +96,20 @@ std::vector<std::string> external_environment(const Scenario& s, const std::stri
 }
 
 ExternalWorkload::ExternalWorkload(const Scenario& s, live::ExternalControl& control, Recorder& rec)
-    : s_(s), control_(control), rec_(rec) {
+    : s_(s), control_(control), rec_(rec), watched_(s.lock.key) {
+  // One declared key, no glob: watched from the start, nothing to learn.
+  if (s.lock.keys.size() == 1 && s.lock.keys[0].find_first_of("*?[") == std::string::npos) {
+    watched_ = s.lock.keys[0];
+    learnt_from_ = "lock.keys";
+  }
   control_.on_line = [this](int64_t client, int incarnation, std::string_view line, bool overlong) {
-    report(client).line(incarnation, line, overlong);
+    line_read(client, incarnation, line, overlong);
   };
   control_.on_exit = [this](int64_t client, int incarnation, int status) {
     const std::string name = "client-" + std::to_string(client);
     const std::string tail = control_.stderr_tail(name, kStderrLines);
     const size_t before = report(client).problems().size();
-    report(client).exited(incarnation, status, tail.substr(tail.rfind('\n') + 1));
+    report(client).exited(incarnation, status, quote_stderr(tail));
     if (report(client).problems().size() > before && !tail.empty()) stderr_[name] = tail;
   };
   control_.on_start_failed = [this](int64_t client, int incarnation, const std::string& why) {
@@ -59,8 +125,64 @@ ExternalWorkload::~ExternalWorkload() {
 
 ClientReport& ExternalWorkload::report(int64_t client) {
   auto& r = reports_[client];
-  if (!r) r = std::make_unique<ClientReport>(rec_, client, s_.lock.key, s_.workload.stock_key);
+  if (!r) {
+    r = std::make_unique<ClientReport>(rec_, client, s_.lock.key, s_.workload.stock_key);
+    r->count_lines_in(&run_lines_);
+  }
   return *r;
+}
+
+void ExternalWorkload::line_read(int64_t client, int incarnation, std::string_view line, bool overlong) {
+  ClientReport& r = report(client);
+  const bool was_acquiring = r.open_operation() == "acquire", held = r.holding();
+  r.line(incarnation, line, overlong);
+  if (!was_acquiring && r.open_operation() == "acquire") acquiring_[client].clear();
+  if (!was_acquiring || held || !r.holding()) return;
+  // An `ok` of acquire: what did the acquire write?
+  const auto writes = std::move(acquiring_[client]);
+  acquiring_.erase(client);
+  std::vector<std::string> keys;
+  for (const auto& argv : writes) {
+    for (auto& k : written_keys(argv)) {
+      if (k != s_.workload.stock_key && std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+    }
+  }
+  if (std::find(keys.begin(), keys.end(), watched_) != keys.end()) {
+    if (learnt_from_.empty()) learnt_from_ = "-";  // the lock key itself: nothing left to learn
+    return;
+  }
+  const std::string name = "client-" + std::to_string(client);
+  const std::string where = name + "'s acquire (line " + std::to_string(r.line_number()) + ")";
+  // The first hold tells: a library that stores the lock under a key of its own making
+  // writes exactly that one key while it acquires, or the first that lock.keys matches.
+  std::vector<std::string> matching;
+  for (const auto& k : keys) {
+    for (const auto& pattern : s_.lock.keys) {
+      if (fnmatch(pattern.c_str(), k.c_str(), 0) == 0) {
+        matching.push_back(k);
+        break;
+      }
+    }
+  }
+  if (learnt_from_.empty() && (s_.lock.keys.empty() ? keys.size() == 1 : !matching.empty())) {
+    watched_ = s_.lock.keys.empty() ? keys[0] : matching[0];
+    learnt_from_ = where;
+    if (on_lock_key) on_lock_key(watched_, client, writes);
+    return;
+  }
+  std::string wrote;
+  for (const auto& k : keys) wrote += (wrote.empty() ? "" : ", ") + k;
+  unseen_.push_back(name + " reported ok of acquire (line " + std::to_string(r.line_number()) +
+                    ") but wrote nothing to the lock's key " + watched_ + " while acquiring (" +
+                    (wrote.empty() ? "it wrote no key" : "it wrote " + wrote) +
+                    "): who held the lock is unknown, so foreign unlock and deadlock are not judged");
+}
+
+void ExternalWorkload::sent(int64_t client, const std::vector<std::string>& argv) {
+  auto it = reports_.find(client);
+  if (it == reports_.end() || it->second->open_operation() != "acquire") return;
+  auto& writes = acquiring_[client];
+  if (writes.size() < 64) writes.push_back(argv);  // a retry loop's many attempts: the first ones tell
 }
 
 void ExternalWorkload::add_clients(const std::function<std::string(const std::string& client)>& redis) {
@@ -117,6 +239,8 @@ nlohmann::json ExternalWorkload::stats() const {
   if (ignored > 0) out["ignored_lines"] = ignored;
   if (!killed.empty()) out["killed_at_end"] = killed;
   if (!stderr_.empty()) out["stderr"] = stderr_;
+  if (!learnt_from_.empty() && learnt_from_ != "-")
+    out["lock_key"] = {{"key", watched_}, {"learnt_from", learnt_from_}};
   return out;
 }
 

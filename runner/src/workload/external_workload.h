@@ -34,6 +34,19 @@ class ExternalWorkload {
   // The run is over: programs still running are killed and named.
   void stop();
 
+  // A command the proxy saw the client send. The keys written while the client's acquire
+  // is open are its lock's keys: the lock key, or the key its library derives from it.
+  void sent(int64_t client, const std::vector<std::string>& argv);
+  // The key lockstep watches for the lock (lock.key until a client's acquire shows that its
+  // library writes another), and the commands of the acquire that showed it, for the truth
+  // to attribute again: called once, the moment the key is learnt.
+  std::function<void(const std::string& key, int64_t client, const std::vector<std::vector<std::string>>& acquire)>
+      on_lock_key;
+  const std::string& watched() const { return watched_; }
+  // Acquires reported `ok` with no write to the watched key: the ground truth of the lock
+  // key (who set it, who deleted it) did not see those holds.
+  const std::vector<std::string>& unseen_acquires() const { return unseen_; }
+
   // One sentence per thing that went wrong; any makes the verdict unknown.
   std::vector<std::string> problems() const;
   // For report.stats: the command, line counts, clients killed at the end, stderr tails.
@@ -46,6 +59,13 @@ class ExternalWorkload {
   live::ExternalControl& control_;
   Recorder& rec_;
   std::map<int64_t, std::unique_ptr<ClientReport>> reports_;
+  void line_read(int64_t client, int incarnation, std::string_view line, bool overlong);
+
+  std::string watched_;       // the lock's key on the servers
+  std::string learnt_from_;   // "client-2's acquire (line 1)" once learnt, else ""
+  std::map<int64_t, std::vector<std::vector<std::string>>> acquiring_;  // an open acquire's writes
+  std::vector<std::string> unseen_;
+  int64_t run_lines_ = 0;  // protocol lines of every client, against ClientReport::kLinesMax
   std::map<std::string, std::string> stderr_;  // client -> its stderr's end, when it went wrong
 };
 

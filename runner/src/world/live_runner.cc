@@ -99,6 +99,7 @@ class LiveRun {
         rec_([this] { return control_->now().count(); }),
         truth_(rec_, s_.lock.key, s_.topology.nodes) {
     if (s_.workload.external()) external_control_ = static_cast<live::ExternalControl*>(control_.get());
+    server_faults_over_ = server_faults_over(s_);
   }
 
   // Returns "" or why the run could not be set up.
@@ -156,6 +157,7 @@ class LiveRun {
       const int64_t process = std::atoll(m.from->c_str() + 7);
       const int64_t now = rec_.now();
       if (!m.reply) {
+        if (external_) external_->sent(process, *m.argv);
         truth_.sent(process, *m.argv);
         if (truth_.names_lock(*m.argv)) rec_.truth(checker::truth::kRequest, process, s_.lock.key, (*m.argv)[0]);
       } else {
@@ -180,9 +182,9 @@ class LiveRun {
     live::LiveEnv& env = world_.env(observer_);
     const int64_t rounds = s_.duration_ms / std::max<int64_t>(o_.poll_interval_ms, 1) + 100;
     for (int64_t i = 0; i < rounds; ++i) {
-      std::vector<std::string> argv{"EVAL", kLockPollScript, "1", s_.lock.key};
+      std::vector<std::string> argv{"EVAL", kLockPollScript, "1", truth_.watched()};
       if (s_.topology.maxmemory_bytes > 0) {
-        argv = {"EVAL", kLockQuietPollScript, "1", s_.lock.key};
+        argv = {"EVAL", kLockQuietPollScript, "1", truth_.watched()};
         for (auto& a : truth_.quiet_poll_args(node)) argv.push_back(std::move(a));
       }
       const int64_t sent = rec_.now();
@@ -231,6 +233,14 @@ class LiveRun {
       }
       return out;
     });
+    // A library that stores the lock under a key of its own: the truth follows that key
+    // from now on, and takes in the acquire that showed it as if it had watched it then.
+    external_->on_lock_key = [this](const std::string& key, int64_t client,
+                                    const std::vector<std::vector<std::string>>& acquire) {
+      truth_.watch(key);
+      for (const auto& argv : acquire) truth_.sent(client, argv);
+    };
+    truth_.watch(external_->watched());  // a key lock.keys declares
     external_->start();
   }
 
@@ -247,16 +257,50 @@ class LiveRun {
     clients_.push_back(c);
   }
 
-  // Idle: every client has finished and nothing on the timeline is still to come.
+  // Idle: every client has finished and nothing on the timeline is still to come. With
+  // external clients, once every program has exited for good what is left on the timeline
+  // can only touch links and processes nobody uses any more, unless it is a server fault
+  // still to start or end (a node restart decides what the stock key reads at the end).
   bool all_idle() const {
+    if (external_control_) {
+      if (!external_control_->all_exited_for_good([this](const std::string& c) { return restarts(c); })) return false;
+      return control_->pending() == 0 || control_->now() >= server_faults_over_;
+    }
     if (control_->pending() > 0) return false;
-    if (external_control_) return external_control_->all_ended();
     for (const std::vector<int>* group : {&clients_, &cache_writers_}) {
       for (int c : *group) {
         if (!world_.is_crashed(c) && !world_.idle(c)) return false;
       }
     }
     return true;
+  }
+
+  // Whether a crash fault on this client restarts it.
+  bool restarts(const std::string& client) const {
+    for (const auto& f : s_.faults) {
+      if (f.kind == FaultKind::Crash && f.target == client && f.restart_after_ms) return true;
+    }
+    return false;
+  }
+
+  // When the last fault that can still change a server (or a link between servers) is
+  // over; forever when one waits for an event, whose time is unknown here.
+  static Nanos server_faults_over(const Scenario& s) {
+    const auto client = [](const std::string& p) { return p.rfind("client-", 0) == 0; };
+    Nanos over(0);
+    for (const auto& f : s.faults) {
+      bool clients_only = client(f.target);
+      if (f.kind == FaultKind::Partition) {
+        clients_only = false;
+        for (const auto& g : f.groups) {
+          clients_only = clients_only || (!g.empty() && std::all_of(g.begin(), g.end(), client));
+        }
+      }
+      if (clients_only) continue;
+      if (f.on) return Nanos::max();
+      over = std::max(over, Nanos(Millis(f.at_ms + std::max(f.duration_ms, f.restart_after_ms.value_or(0)))));
+    }
+    return over;
   }
 
   void finish() {
@@ -271,6 +315,8 @@ class LiveRun {
     end_ = record_end_state(s_, *control_, rec_);
     if (o_.redis) {
       std::vector<std::string> del{"DEL", s_.lock.key, s_.workload.stock_key};
+      // A key a client's library derived from the lock key, so under this run's prefix too.
+      if (truth_.watched().find(s_.lock.key) != std::string::npos) del.push_back(truth_.watched());
       live::sync_command(world_.node_address(0), del, Millis(1000));
     }
   }
@@ -283,6 +329,7 @@ class LiveRun {
   live::Cluster cluster_;
   std::unique_ptr<live::Control> control_;
   live::ExternalControl* external_control_ = nullptr;  // control_, when the clients are programs
+  Nanos server_faults_over_{0};  // see server_faults_over()
   Recorder rec_;
   LockTruth truth_;
   std::optional<FaultPlan> plan_;
@@ -300,6 +347,8 @@ nlohmann::json checkable(const LiveRun& run) {
   nlohmann::json out = {"mutual-exclusion", "linearizability"};
   if (run.resource_read()) out.push_back("lost-update");
   if (run.cache_read()) out.push_back("stale-cache");
+  // A hold the lock's key never showed: who held it, and who removed it, went unseen.
+  if (run.external() && !run.external()->unseen_acquires().empty()) return out;
   // A key removal nobody's reply explains may have been a foreign unlock we cannot see.
   if (run.truth().unattributed_dels() == 0) out.push_back("foreign-unlock");
   // Deadlock needs to know who holds the key.
@@ -332,7 +381,7 @@ RunOutcome run_live(const Scenario& scenario, const LiveOptions& options) {
   std::string error = live_unsupported(scenario, options);
   nlohmann::json checkable_json = nlohmann::json::array();
   nlohmann::json truth_json, servers_json, replication_json, clients_json;
-  std::vector<std::string> client_problems;
+  std::vector<std::string> client_problems, unseen_acquires;
   Scenario as_run = scenario;
   const Nanos wall_start = live::mono_clock();
   if (error.empty()) {
@@ -348,6 +397,7 @@ RunOutcome run_live(const Scenario& scenario, const LiveOptions& options) {
     if (const ExternalWorkload* external = run.external()) {
       clients_json = external->stats();
       client_problems = external->problems();
+      unseen_acquires = external->unseen_acquires();
     }
     if (scenario.topology.replicas > 0) {
       replication_json = {{"lag_ms", scenario.topology.replication_lag_ms},
@@ -382,6 +432,7 @@ RunOutcome run_live(const Scenario& scenario, const LiveOptions& options) {
       out.report.add_inconclusive("an external client went wrong, so its operations are unknown: " + why + ".", true);
     st["client_errors"] = client_problems;
   }
+  for (const auto& why : unseen_acquires) out.report.add_inconclusive(why + ".");
   st["network"] = "loopback through lockstep's fault proxy: each message waits a draw of the scenario's latency "
                   "(loss does not apply live)";
   st["wall_ms"] = (live::mono_clock() - wall_start).count() / kNsPerMs;

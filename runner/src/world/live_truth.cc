@@ -48,21 +48,22 @@ std::vector<std::string> LockTruth::quiet_poll_args(int node) const {
   return {st.type, std::to_string(st.expire_time_ms)};
 }
 
-LockTruth::LockTruth(Recorder& rec, std::string key, int nodes) : rec_(rec), key_(std::move(key)), nodes_(nodes) {
+LockTruth::LockTruth(Recorder& rec, std::string key, int nodes)
+    : rec_(rec), key_(std::move(key)), watched_(key_), nodes_(nodes) {
   setters_.resize(nodes);
   deleters_.resize(nodes);
 }
 
 void LockTruth::sent(int64_t process, const std::vector<std::string>& argv) {
   const std::string cmd = upper(argv[0]);
-  if ((cmd == "SET" || cmd == "SETNX") && argv.size() >= 3 && argv[1] == key_) tokens_[argv[2]].insert(process);
+  if ((cmd == "SET" || cmd == "SETNX") && argv.size() >= 3 && argv[1] == watched_) tokens_[argv[2]].insert(process);
   // Libraries send a script once by its body (EVAL, or SCRIPT LOAD) and then by its
   // digest: remember which body each digest names.
   if (cmd == "EVAL" && argv.size() >= 2) scripts_.emplace(digest_hex("SHA1", argv[1]), argv[1]);
   if (cmd == "SCRIPT" && argv.size() >= 3 && upper(argv[1]) == "LOAD") scripts_.emplace(digest_hex("SHA1", argv[2]), argv[2]);
   // A script on the lock key sets it to one of its arguments (a library's random owner
   // token), so an argument only this process sent names it as the writer.
-  if ((cmd == "EVAL" || cmd == "EVALSHA") && script_keys(argv, key_)) {
+  if ((cmd == "EVAL" || cmd == "EVALSHA") && script_keys(argv, watched_)) {
     const size_t numkeys = static_cast<size_t>(std::max(0, std::atoi(argv[2].c_str())));
     for (size_t i = 3 + numkeys; i < argv.size(); ++i) tokens_[argv[i]].insert(process);
   }
@@ -71,8 +72,8 @@ void LockTruth::sent(int64_t process, const std::vector<std::string>& argv) {
 bool LockTruth::names_lock(const std::vector<std::string>& argv) const {
   if (argv.size() < 2) return false;
   const std::string cmd = upper(argv[0]);
-  if (cmd == "EVAL" || cmd == "EVALSHA") return script_keys(argv, key_);
-  return argv[1] == key_;
+  if (cmd == "EVAL" || cmd == "EVALSHA") return script_keys(argv, watched_);
+  return argv[1] == watched_;
 }
 
 bool LockTruth::script_keys(const std::vector<std::string>& argv, const std::string& key) {
@@ -87,7 +88,7 @@ bool LockTruth::script_keys(const std::vector<std::string>& argv, const std::str
 void LockTruth::replied(int64_t process, int node, const std::vector<std::string>& argv, const Reply& r, int64_t sent,
                         int64_t now) {
   const std::string cmd = upper(argv[0]);
-  if (argv.size() >= 3 && argv[1] == key_ && ((cmd == "SET" && r.is_ok()) || (cmd == "SETNX" && r.is_integer(1)))) {
+  if (argv.size() >= 3 && argv[1] == watched_ && ((cmd == "SET" && r.is_ok()) || (cmd == "SETNX" && r.is_integer(1)))) {
     bool nx = cmd == "SETNX";
     for (size_t i = 3; i < argv.size(); ++i) nx = nx || upper(argv[i]) == "NX";
     setters_[node].push_back({process, sent, now, false, std::nullopt, nx});
@@ -162,7 +163,7 @@ std::optional<std::string> LockTruth::script_token(const std::string& cmd, const
 }
 
 bool LockTruth::deletes_lock(const std::string& cmd, const std::vector<std::string>& argv) const {
-  if (cmd == "DEL" || cmd == "UNLINK") return std::find(argv.begin() + 1, argv.end(), key_) != argv.end();
+  if (cmd == "DEL" || cmd == "UNLINK") return std::find(argv.begin() + 1, argv.end(), watched_) != argv.end();
   if ((cmd != "EVAL" && cmd != "EVALSHA") || argv.size() < 4) return false;
   const std::string* body = &argv[1];
   if (cmd == "EVALSHA") {
@@ -172,7 +173,7 @@ bool LockTruth::deletes_lock(const std::string& cmd, const std::vector<std::stri
   }
   // Only scripts that can delete: a renewal also answers 1 but removes nothing.
   if (upper(*body).find("DEL") == std::string::npos) return false;
-  return script_keys(argv, key_);
+  return script_keys(argv, watched_);
 }
 
 LockTruth::Done* LockTruth::first_after(std::vector<Done>& v, int64_t t, int64_t seen) {

@@ -47,6 +47,12 @@ class LockTruth {
  public:
   LockTruth(Recorder& rec, std::string key, int nodes);
 
+  // The key whose state is polled and whose commands are attributed: the lock key until
+  // watch() names the key a client's library really writes (a prefix of its own). The
+  // records keep the scenario's lock key, the name the clients' operations use.
+  const std::string& watched() const { return watched_; }
+  void watch(std::string key) { watched_ = std::move(key); }
+
   void sent(int64_t process, const std::vector<std::string>& argv);
   // Whether the command works on the lock key: names it as its key, or among a script's
   // KEYS.
@@ -145,7 +151,8 @@ class LockTruth {
   void insert(const char* f, int64_t process, const std::string& value, int node, nlohmann::json extra, int64_t at);
 
   Recorder& rec_;
-  std::string key_;
+  std::string key_;      // in the records
+  std::string watched_;  // on the servers
   std::vector<NodeState> nodes_;
   std::vector<std::vector<Done>> setters_, deleters_;
   std::map<std::string, std::set<int64_t>> tokens_;

@@ -7,6 +7,9 @@ first=${LOCKSTEP_REDIS%%,*}
 host=${first%:*}
 port=${first##*:}
 token="$LOCKSTEP_CLIENT-$LOCKSTEP_INCARNATION-$$"
+# As some libraries do, the lock may live under a key of its own (LOCK_PREFIX), and be
+# released with a plain DEL that does not check the owner (LOCK_RELEASE=del).
+key="${LOCK_PREFIX:-}$LOCKSTEP_LOCK_KEY"
 unlock="if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
 
 cli() { redis-cli -h "$host" -p "$port" "$@" 2>&1; }
@@ -18,7 +21,7 @@ for ((i = 0; i < LOCKSTEP_ATTEMPTS; i++)); do
   deadline=$(($(now_ms) + LOCKSTEP_WAIT_MS))
   got=
   while :; do
-    out=$(cli SET "$LOCKSTEP_LOCK_KEY" "$token" NX PX "$LOCKSTEP_LEASE_MS")
+    out=$(cli SET "$key" "$token" NX PX "$LOCKSTEP_LEASE_MS")
     if [ "$out" = OK ]; then got=1; break; fi
     if [ -n "$out" ]; then break; fi  # not a nil: an error, the outcome is unknown
     if [ "$(now_ms)" -ge "$deadline" ]; then break; fi
@@ -48,7 +51,11 @@ for ((i = 0; i < LOCKSTEP_ATTEMPTS; i++)); do
   fi
   echo '{"type": "cs-exit"}'
   echo '{"type": "invoke", "f": "release"}'
-  case "$(cli EVAL "$unlock" 1 "$LOCKSTEP_LOCK_KEY" "$token")" in
+  if [ "${LOCK_RELEASE:-}" = del ]; then
+    cli DEL "$key" >/dev/null && echo '{"type": "ok", "f": "release"}' || echo '{"type": "info", "f": "release"}'
+    continue
+  fi
+  case "$(cli EVAL "$unlock" 1 "$key" "$token")" in
     1) echo '{"type": "ok", "f": "release"}' ;;
     0) echo '{"type": "fail", "f": "release", "error": "no longer ours"}' ;;
     *) echo '{"type": "info", "f": "release"}' ;;

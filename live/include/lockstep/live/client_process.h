@@ -94,7 +94,7 @@ class ClientProcess {
 };
 
 // The program a command would run: argv[0] as given if it holds a '/' (relative to
-// `directory`), else the first match on PATH. "" if none is found.
+// `directory`, made absolute), else the first match on PATH. "" if none is found.
 std::string resolve_program(const std::string& argv0, const std::string& directory);
 
 // "" if lockstep's clock library reaches the clocks of `program` (a dynamically linked

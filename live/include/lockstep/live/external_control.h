@@ -64,6 +64,9 @@ class ExternalControl : public Control {
   std::string start(const std::string& name);
   // True once no program runs or is paused (each exited, or crashed).
   bool all_ended() const;
+  // True once every client has been started and none runs, is paused, or lies crashed
+  // waiting for a restart (`restarts`: whether a crashed client's fault restarts it).
+  bool all_exited_for_good(const std::function<bool(const std::string& client)>& restarts) const;
   // Kills every program still running (the run is over); returns their names.
   std::vector<std::string> kill_running();
   // The end of the named client's stderr, for reports.

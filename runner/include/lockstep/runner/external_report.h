@@ -36,15 +36,19 @@ std::optional<ClientLine> parse_client_line(std::string_view text, std::string& 
 
 class ClientReport {
  public:
-  // A run holds at most this many lines per client incarnation.
+  // A run holds at most this many protocol lines, all its clients together: the bound on
+  // the history's size. The client whose line goes over it is broken there.
   static constexpr int64_t kLinesMax = 100'000;
 
   ClientReport(Recorder& rec, int64_t process, std::string lock_key, std::string stock_key);
 
+  // Counts lines against kLinesMax in `*run_lines`, shared by the run's clients, instead of
+  // in this report alone; it must outlive the report.
+  void count_lines_in(int64_t* run_lines) { run_lines_ = run_lines; }
   // A line of incarnation `incarnation` (1, then 2 after the first restart, ...).
   void line(int incarnation, std::string_view text, bool overlong);
   // The program ended by itself; the last line of its stderr is quoted if that was wrong.
-  void exited(int incarnation, int wait_status, const std::string& stderr_last);
+  void exited(int incarnation, int wait_status, const std::string& stderr_quote);
   // The program could not be started.
   void start_failed(int incarnation, const std::string& why);
   // The run ended with the program still running (it is killed).
@@ -53,6 +57,11 @@ class ClientReport {
   const std::vector<std::string>& problems() const { return problems_; }
   const std::optional<std::string>& still_running() const { return still_running_; }
   int64_t lines() const { return lines_total_; }
+  // The operation invoked and not yet completed ("" for none), and whether the client
+  // holds the lock by its own report (an `ok` of acquire and no release invoked since).
+  const std::string& open_operation() const { return open_f_; }
+  bool holding() const { return holding_; }
+  int64_t line_number() const { return line_no_; }
   int64_t ignored_lines() const { return ignored_; }
 
  private:
@@ -72,6 +81,8 @@ class ClientReport {
   int incarnation_ = 0;
   int64_t line_no_ = 0;
   int64_t lines_total_ = 0;
+  int64_t own_lines_ = 0;
+  int64_t* run_lines_ = &own_lines_;
   int64_t ignored_ = 0;
   bool broken_ = false;
   std::string open_f_;

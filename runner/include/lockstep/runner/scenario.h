@@ -116,6 +116,9 @@ struct LockSpec {
   // any name for what the program uses (reports show it), "external" by default.
   std::string algorithm;
   std::string key = "lock";
+  // External workloads: the keys (or globs) the program's library stores its lock under,
+  // when they are not `key`; empty: learnt from what the first acquire writes.
+  std::vector<std::string> keys;
   // A recipe's parameters; a library's lock takes its own, in `options`, instead.
   int64_t lease_ms = 10000;
   RetrySpec retry;
