@@ -13,9 +13,11 @@ set(LOCKSTEP_PUBLIC_HEADERS
   core/include/lockstep/fault_plan.h
   core/include/lockstep/gate.h
   core/include/lockstep/reply.h
+  core/include/lockstep/sql.h
   core/include/lockstep/task.h
   core/include/lockstep/topology.h
   core/include/lockstep/world_control.h
+  core/include/lockstep/zookeeper.h
   locks/include/lockstep/algorithms.h
   locks/include/lockstep/lock.h
   locks/include/lockstep/locks.h
