@@ -246,12 +246,18 @@ TEST(ExternalClient, AClientSeesNoDescriptorButItsOwn) {
     const int flags = fcntl(fd, F_GETFD);
     if (flags >= 0 && !(flags & FD_CLOEXEC)) before.insert(e.path().filename().string());
   }
-  // Two clients: the second starts while lockstep holds the first's connections.
-  Scenario s = scenario(shell_scenario(R"("clients": 2, "start_stagger_ms": 300)", "[]", "[]", 3000));
+  // Two clients: the second starts while lockstep holds the first's connections. The run
+  // ends when both have exited; the long duration is only a margin for a loaded machine.
+  Scenario s = scenario(shell_scenario(R"("clients": 2, "start_stagger_ms": 300)", "[]", "[]", 20000));
   s.workload.command = {"bash", "descriptors.sh", seen.string()};
   const RunOutcome o = run_live(s);
   std::ifstream in(seen);
-  ASSERT_TRUE(in) << "the fixture wrote nothing: " << o.report.stats.dump();
+  auto partial = [&](const std::string& client) {
+    std::ifstream f(seen.string() + "." + client);
+    return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  };
+  ASSERT_TRUE(in) << "the fixture wrote nothing: " << o.report.stats.dump() << "\nclient-1 got as far as: "
+                  << partial("client-1") << "\nclient-2 got as far as: " << partial("client-2");
   std::string kind, proxy_port, pong;
   ASSERT_TRUE(in >> kind >> proxy_port && kind == "proxy");
   ASSERT_TRUE(in >> kind >> pong && kind == "pong");
