@@ -43,7 +43,7 @@ TEST(ZooKeeperLock, TheRecipeIsRegisteredAsALockThatNeedsAnEnsemble) {
   const LockInfo* plain = find_lock("zookeeper");
   const LockInfo* fenced = find_lock("zookeeper-fenced");
   ASSERT_TRUE(plain && fenced);
-  EXPECT_TRUE(plain->zookeeper && fenced->zookeeper);
+  EXPECT_TRUE(plain->service == LockService::ZooKeeper && fenced->service == LockService::ZooKeeper);
   EXPECT_FALSE(plain->fencing_tokens);
   EXPECT_TRUE(fenced->fencing_tokens);
 }

@@ -34,12 +34,16 @@ double lenient_number(const std::string& s) {
 
 }  // namespace
 
-MysqlServer::MysqlServer(Hooks hooks) : hooks_(std::move(hooks)) {}
+MysqlServer::MysqlServer(Hooks hooks) : MysqlServer(std::move(hooks), Settings{}) {}
+
+MysqlServer::MysqlServer(Hooks hooks, Settings settings) : hooks_(std::move(hooks)), settings_(settings) {}
 
 uint64_t MysqlServer::open() {
   const uint64_t id = next_id_++;
   Session& s = sessions_[id];
   s.id = id;
+  s.wait_timeout_s = settings_.wait_timeout_s;
+  s.lock_wait_timeout_s = settings_.lock_wait_timeout_s;
   schedule_idle_check(s);
   return id;
 }

@@ -247,6 +247,7 @@ std::vector<LockInfo> mysql_locks() {
                   table_options()};
   fenced.fencing_tokens = true;
   out.push_back(std::move(fenced));
+  for (auto& l : out) l.service = LockService::MySql;
   return out;
 }
 

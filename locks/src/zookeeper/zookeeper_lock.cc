@@ -211,7 +211,7 @@ std::vector<LockInfo> zookeeper_locks() {
     LockInfo a;
     a.name = name;
     a.options = std::vector<LockOption>{};
-    a.zookeeper = true;
+    a.service = LockService::ZooKeeper;
     a.fencing_tokens = std::string(name) == "zookeeper-fenced";
     a.description = a.fencing_tokens
                         ? "the ZooKeeper lock recipe, fenced by the lock znode's creation zxid"
