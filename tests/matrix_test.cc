@@ -116,6 +116,19 @@ TEST(Assumptions, FollowTheLocksConfiguration) {
     EXPECT_EQ(find(zk, "crash", "client").max, Assumption::kAny);
     for (const auto& a : zk) EXPECT_EQ(a.hits, "client") << a.fault;
   }
+  // MySQL's session locks last while the server keeps the silent session: the work counts
+  // against wait_timeout; the lock table is a lease on the client's wall clock.
+  const auto named = lock_assumptions(*find_lock("mysql-named"), {{{"wait_timeout_s", 2}}, 1000, 500});
+  EXPECT_EQ(find(named, "pause", "client").max, 2000);
+  EXPECT_TRUE(find(named, "pause", "client").work_counts);
+  EXPECT_EQ(find(named, "partition", "client").max, 2000);
+  EXPECT_EQ(find(lock_assumptions(*find_lock("mysql-for-update"), {}), "pause", "client").max, 28'800'000);
+  const auto table = lock_assumptions(*find_lock("mysql-table"), {nlohmann::json::object(), 1000, 500});
+  EXPECT_EQ(find(table, "pause", "client").max, 1000);
+  for (const auto& a : table) {
+    EXPECT_EQ(a.hits, "client") << a.fault;
+    EXPECT_NE(a.fault, "clock-jump");
+  }
 }
 
 // A within campaign draws only faults the lock claims to tolerate, a beyond one always at
