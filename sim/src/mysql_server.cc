@@ -118,7 +118,7 @@ void MysqlServer::run(Session& s) {
     case Kind::SetLockWaitTimeout: {
       const bool idle = s.statement.kind == Kind::SetWaitTimeout;
       const char* var = idle ? "wait_timeout" : "innodb_lock_wait_timeout";
-      const auto v = p[0] ? integer(*p[0]) : std::nullopt;
+      const auto v = s.statement.param_count == 0 ? integer(s.statement.number) : std::nullopt;
       if (!v) return finish(s, SqlResult::error(sql_error::kWrongTypeForVar, std::string("Incorrect argument type to variable '") + var + "'"));
       // Out-of-range values are clamped to the variable's range, as SET does.
       if (idle) s.wait_timeout_s = std::clamp<int64_t>(*v, 1, 31536000);

@@ -45,13 +45,14 @@ class LockSession {
   Task<SqlResult> run(std::string statement, std::vector<SqlValue> params, Nanos extra = Nanos(0)) {
     if (!set_up_) {
       if (settings_.wait_timeout_s > 0) {
-        auto value = sql_args(std::to_string(settings_.wait_timeout_s));
-        SqlResult r = co_await session_->execute("SET SESSION wait_timeout = ?", std::move(value), timeout_);
+        // A number in the text: MariaDB refuses a quoted value for a variable (1232).
+        std::string set = "SET SESSION wait_timeout = " + std::to_string(settings_.wait_timeout_s);
+        SqlResult r = co_await session_->execute(std::move(set), {}, timeout_);
         if (!r.ok()) co_return r;
       }
       if (settings_.lock_wait_timeout_s > 0) {
-        auto value = sql_args(std::to_string(settings_.lock_wait_timeout_s));
-        SqlResult r = co_await session_->execute("SET SESSION innodb_lock_wait_timeout = ?", std::move(value), timeout_);
+        std::string set = "SET SESSION innodb_lock_wait_timeout = " + std::to_string(settings_.lock_wait_timeout_s);
+        SqlResult r = co_await session_->execute(std::move(set), {}, timeout_);
         if (!r.ok()) co_return r;
       }
       set_up_ = true;

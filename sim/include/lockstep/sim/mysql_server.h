@@ -97,6 +97,7 @@ class MysqlServer {
     Kind kind;
     std::string table;  // lock-table statements
     size_t param_count = 0;
+    std::string number;  // the digits of the shape's last %d (a SET's value written in the text)
   };
   // The statement's kind, or nullopt for one outside the set.
   static std::optional<Statement> recognise(const std::string& text);
