@@ -122,7 +122,7 @@ TEST(CampaignSchedule, TheSummaryCountsRunsByWhatTheyBroke) {
 }
 
 // A saved schedule reaches the client program from where it is saved.
-TEST(CampaignSchedule, ASavedExternalScenarioReachesItsProgramFromItsFolder) {
+TEST(CampaignSchedule, ASavedClientScenarioReachesItsProgramFromItsFolder) {
   const Scenario s = parse(R"({"duration_ms": 2000, "worlds": ["live"], "lock": {"lease_ms": 1000},
     "workload": {"kind": "external", "command": ["bash", "shell_stock.sh", "--x"], "clients": 1}, "expect": {"violations": []}})",
                            kClients + "scenario.json");
@@ -172,6 +172,17 @@ TEST(CampaignOptions, BadValuesAreRefusedWithTheReason) {
     EXPECT_EQ(r.code, 64) << c.args << "\n" << r.out;
     EXPECT_NE(r.out.find(c.says), std::string::npos) << c.args << "\n" << r.out;
   }
+  // Nothing to vary, or nothing the live world can play: said before any server starts.
+  const std::string calm = write_scenario("calm", R"({"duration_ms": 2000, "worlds": ["live"], "lock": {"algorithm": "set-px-lua"},
+    "workload": {"clients": 1}, "expect": {"violations": []}})");
+  Cli r = lockstep("live --repeat 2 --vary-faults " + calm);
+  EXPECT_EQ(r.code, 64) << r.out;
+  EXPECT_NE(r.out.find("--vary-faults on " + calm + ": the scenario has no faults to move"), std::string::npos) << r.out;
+  const std::string sim_only = write_scenario("sim-only", R"({"duration_ms": 2000, "lock": {"algorithm": "set-px-lua"},
+    "workload": {"clients": 1}, "expect": {"violations": []}})");
+  r = lockstep("live --repeat 2 " + sim_only);
+  EXPECT_EQ(r.code, 65) << r.out;
+  EXPECT_NE(r.out.find(sim_only + " cannot run live: "), std::string::npos) << r.out;
   const Cli help = lockstep("help live");
   for (const char* option : {"--repeat", "--vary-faults", "--vary-range", "--seed"})
     EXPECT_NE(help.out.find(option), std::string::npos) << option << "\n" << help.out;
