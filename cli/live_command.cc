@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "commands.h"
+#include "lockstep/checker/properties.h"
 #include "lockstep/fault_plan.h"
 #include "lockstep/reports/writers.h"
 #include "lockstep/runner/fuzz.h"
@@ -272,12 +273,19 @@ int campaign(const LiveArgs& a, const std::vector<std::string>& command) {
                              width)
                              .c_str());
   if (vary) std::printf("%s\n", fit("fault times varied within " + runner::describe_vary_range(*vary), width).c_str());
-  for (const auto& run : each_run) {
-    if (run["verdict"] != reports::verdict::kViolation) continue;
-    std::printf("%s\n", fit("  " + run["class"].get<std::string>() + "  replay: " + runner::replay_program() + " live " +
-                                 (fs::path(a.out) / run["scenario"].get<std::string>()).string(),
-                             width)
-                             .c_str());
+  // One replay per class, its first run: the others are in summary.json.
+  for (const auto& c : checker::severity_classes()) {
+    const auto n = sum.by_worst_class.find(c.name);
+    if (n == sum.by_worst_class.end()) continue;
+    for (const auto& run : each_run) {
+      if (run["verdict"] != reports::verdict::kViolation || run["class"] != c.name) continue;
+      std::printf("%s\n", fit("  " + std::string(c.name) + " in " + std::to_string(n->second) + " run" +
+                                   (n->second == 1 ? "" : "s") + ", the first: " + runner::replay_program() + " live " +
+                                   (fs::path(a.out) / run["scenario"].get<std::string>()).string(),
+                               width)
+                               .c_str());
+      break;
+    }
   }
   std::printf("%s\n", fit("summary: " + (fs::path(a.out) / "summary.json").string() + ", " +
                                (fs::path(a.out) / "index.html").string(),

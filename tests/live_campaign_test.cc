@@ -226,6 +226,9 @@ TEST(LiveCampaign, TheSameCampaignSeedSavesTheSameSchedules) {
   EXPECT_EQ(summary["vary_range"], "50%,100ms");
   EXPECT_EQ(summary["broken"].get<int>() + summary["safe"].get<int>() + summary["unknown"].get<int>(), 2);
   EXPECT_TRUE(fs::exists(fs::path(out) / "a" / "index.html"));
+  // The campaign's folder replays every run it saved; its summary is passed over.
+  const Cli again = lockstep("live --out " + out + "/again " + out + "/a");
+  EXPECT_NE(again.out.find("2 scenarios run live: "), std::string::npos) << again.out;
 }
 
 // Race 5 with a client written from the docs (bash and redis-cli): client-1 is stopped for
@@ -249,7 +252,10 @@ TEST(LiveCampaign, ARacyExternalClientBreaksAndASavedScheduleReplaysTheBreak) {
             std::string::npos)
       << r.out;
   const fs::path saved = fs::path(out) / "campaign-race-run-2" / "scenario.json";
-  EXPECT_NE(r.out.find("two-holders  replay: lockstep live " + saved.string()), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("two-holders in 2 runs, the first: lockstep live " +
+                       (fs::path(out) / "campaign-race-run-1" / "scenario.json").string()),
+            std::string::npos)
+      << r.out;
   const auto summary = nlohmann::json::parse(read(fs::path(out) / "summary.json"));
   EXPECT_EQ(summary["broken"], 2);
   EXPECT_EQ(summary["by_worst_class"], nlohmann::json({{"two-holders", 2}}));
