@@ -225,7 +225,10 @@ TEST(LiveCampaign, TheSameCampaignSeedSavesTheSameSchedules) {
   EXPECT_EQ(summary["runs"], 2);
   EXPECT_EQ(summary["vary_range"], "50%,100ms");
   EXPECT_EQ(summary["broken"].get<int>() + summary["safe"].get<int>() + summary["unknown"].get<int>(), 2);
-  EXPECT_TRUE(fs::exists(fs::path(out) / "a" / "index.html"));
+  // The index lists both runs under the campaign's counts.
+  const std::string index = read(fs::path(out) / "a" / "index.html");
+  EXPECT_NE(index.find("<p>A campaign of 2 runs of two-faults (campaign seed 11): "), std::string::npos) << index;
+  EXPECT_NE(index.find("two-faults-run-2/report.html"), std::string::npos);
   // The campaign's folder replays every run it saved; its summary is passed over.
   const Cli again = lockstep("live --out " + out + "/again " + out + "/a");
   EXPECT_NE(again.out.find("2 scenarios run live: "), std::string::npos) << again.out;
