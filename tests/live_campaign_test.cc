@@ -134,6 +134,13 @@ TEST(CampaignSchedule, ASavedClientScenarioReachesItsProgramFromItsFolder) {
   EXPECT_EQ(saved.workload.command[2], "--x");
   EXPECT_TRUE(fs::exists(dir / saved.workload.command[1])) << saved.workload.command[1];
   EXPECT_TRUE(fs::path(saved.workload.command[1]).is_relative());
+  // A program without a '/' is looked up in PATH, even when the folder holds a file of
+  // that name; with one, it is a path like any other.
+  Scenario named = s;
+  named.workload.command = {"shell_stock.sh", "./shell_stock.sh"};
+  const Scenario saved_named = rebased_to(named, dir);
+  EXPECT_EQ(saved_named.workload.command[0], "shell_stock.sh");
+  EXPECT_TRUE(fs::exists(dir / saved_named.workload.command[1])) << saved_named.workload.command[1];
 }
 
 struct Cli {

@@ -122,14 +122,19 @@ Scenario rebased_to(const Scenario& s, const fs::path& dir) {
   std::error_code ec;
   const fs::path from = fs::absolute(s.workload.command_dir.empty() ? fs::path(".") : fs::path(s.workload.command_dir), ec);
   const fs::path to = fs::absolute(dir, ec);
-  for (auto& word : out.workload.command) {
-    // A word that names a file from the program's folder is a path it opens there; a
-    // program name ("node") or an option is left as it is.
+  for (size_t i = 0; i < out.workload.command.size(); ++i) {
+    auto& word = out.workload.command[i];
+    // A word that names a file from the program's folder is a path it opens there; an
+    // option is left as it is, and so is a program without a '/', which is looked up in
+    // PATH ("node"), whatever the folder holds.
     if (word.empty() || word.front() == '-' || fs::path(word).is_absolute()) continue;
+    if (i == 0 && word.find('/') == std::string::npos) continue;
     const fs::path target = from / word;
     if (!fs::exists(target, ec)) continue;
     fs::path rel = fs::relative(target, to, ec);
     word = (ec || rel.empty() ? fs::weakly_canonical(target, ec) : rel).string();
+    // Still a path, not a name to look up in PATH.
+    if (i == 0 && word.find('/') == std::string::npos) word = "./" + word;
   }
   out.workload.command_dir = to.string();
   return out;
