@@ -307,7 +307,8 @@ CommandRunner add_fuzz_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--shard-count", a->shard_count, "With --shard auto under Kubernetes: how many shards (completions)");
   cmd->add_option("--jobs", a->jobs,
-                  "Runs at once, 1 or more (default: one per core); the results are the same for any number");
+                  "Runs at once, 1 or more (default: one per core); the results are the same for any number")
+      ->type_name("N");
   cmd->add_option("--out", a->out, "Directory for the summary and counterexamples")->capture_default_str();
   cmd->add_option("--junit", a->junit, "Write a JUnit XML result here");
   cmd->add_option("--merge", a->merge, "Combine the summaries of these shard output directories")->expected(1, -1);

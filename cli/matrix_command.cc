@@ -346,7 +346,8 @@ CommandRunner add_matrix_command(CLI::App& app) {
                   "(e.g. two-holders,damage), or all")
       ->capture_default_str();
   cmd->add_option("--jobs", a->jobs,
-                  "Runs at once, 1 or more (default: one per core); the table is the same for any number");
+                  "Runs at once, 1 or more (default: one per core); the table is the same for any number")
+      ->type_name("N");
   cmd->add_option("--out", a->out, "Directory for matrix.json, matrix.html and counterexamples")->capture_default_str();
   cmd->add_option("--junit", a->junit, "Write JUnit XML here (one test case per cell)");
   cmd->add_flag("--markdown", a->markdown, "Also print the table in Markdown");

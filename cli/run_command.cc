@@ -47,7 +47,8 @@ CommandRunner add_run_command(CLI::App& app) {
   cmd->add_option("--out", args->out, "Directory for histories and reports")->capture_default_str();
   cmd->add_option("--junit", args->junit, "Also write JUnit XML (one test case per scenario) for CI");
   cmd->add_option("--jobs", args->jobs,
-                  "Scenarios run at once, 1 or more (default: one per core); the output is the same for any number");
+                  "Scenarios run at once, 1 or more (default: one per core); the output is the same for any number")
+      ->type_name("N");
   cmd->add_flag("-q,--quiet", args->quiet, "Print only the scenarios that did not go as expected, and the summary");
   cmd->add_flag("-v,--verbose", args->verbose, "Print each scenario's seed, lock and faults before it runs");
   cmd->add_option("paths", args->paths, "Scenario files or directories of them")->required();
