@@ -54,7 +54,9 @@ struct InOrderPlan {
 // a run reaches the caller when its index would have been taken.
 template <class Result, class MakeWorker, class Take>
 void run_in_order(const InOrderPlan& plan, MakeWorker make_worker, Take take) {
-  if (plan.jobs <= 1) {
+  // No more threads than indices: a single run stays on the calling thread.
+  const unsigned jobs = static_cast<unsigned>(std::min<uint64_t>(plan.jobs, plan.count));
+  if (jobs <= 1) {
     auto work = make_worker();
     for (uint64_t i = 0; i < plan.count; ++i) {
       if (plan.may_start && !plan.may_start()) return;
@@ -70,7 +72,7 @@ void run_in_order(const InOrderPlan& plan, MakeWorker make_worker, Take take) {
   std::condition_variable result_ready, room;
   std::map<uint64_t, Slot> ready;
   uint64_t next = 0, end = plan.count, taken = 0;
-  const uint64_t window = uint64_t{plan.jobs} * std::max(1u, plan.ahead_per_job);
+  const uint64_t window = uint64_t{jobs} * std::max(1u, plan.ahead_per_job);
   auto worker = [&] {
     std::optional<decltype(make_worker())> work;
     std::exception_ptr make_error;
@@ -121,8 +123,8 @@ void run_in_order(const InOrderPlan& plan, MakeWorker make_worker, Take take) {
       for (auto& t : threads) t.join();
     }
   } joiner{m, room, end, taken, threads};
-  threads.reserve(plan.jobs);
-  for (unsigned t = 0; t < plan.jobs; ++t) threads.emplace_back(worker);
+  threads.reserve(jobs);
+  for (unsigned t = 0; t < jobs; ++t) threads.emplace_back(worker);
   std::unique_lock lock(m);
   for (;;) {
     result_ready.wait(lock, [&] { return ready.count(taken) > 0 || taken >= end; });
