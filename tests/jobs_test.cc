@@ -22,6 +22,7 @@
 
 #include "lockstep/runner/fuzz.h"
 #include "lockstep/runner/jobs.h"
+#include "lockstep/runner/matrix.h"
 #include "lockstep/runner/scenario.h"
 #include "test_shell.h"
 
@@ -181,6 +182,43 @@ TEST(Jobs, FuzzSummaryAndFindingDoNotDependOnJobs) {
     }
     EXPECT_EQ(one.finding.has_value(), runs == 300) << "the first campaign finds, the second does not";
   }
+}
+
+// The matrix's cells, and the calls its progress line is drawn from, in the same order
+// with the same content at any number of jobs, with fewer cells than jobs too.
+TEST(Jobs, MatrixCellsAndProgressDoNotDependOnJobs) {
+  using namespace lockstep::runner;
+  MatrixOptions o;
+  o.profiles = {"redsync@4.0.3", "redlock-py@1.0.8"};
+  o.faults = {"none", "pause"};
+  o.runs = 30;
+  auto run = [&o](unsigned jobs, std::vector<std::string>& calls) {
+    o.jobs = jobs;
+    return run_matrix(o, [&calls](size_t i, size_t total, const MatrixCell& c, bool done) {
+      calls.push_back(std::to_string(i) + "/" + std::to_string(total) + " " + c.profile + " x " + c.fault +
+                      (done ? std::string(" done ") + c.verdict() : ""));
+    });
+  };
+  std::vector<std::string> calls_one;
+  const auto one = run(1, calls_one);
+  ASSERT_EQ(calls_one.size(), 8u);
+  for (unsigned jobs : {3u, 8u}) {  // 8: two jobs per cell
+    std::vector<std::string> calls;
+    const auto many = run(jobs, calls);
+    EXPECT_EQ(calls, calls_one) << jobs << " jobs";
+    ASSERT_EQ(many.size(), one.size());
+    for (size_t i = 0; i < one.size(); ++i) {
+      EXPECT_EQ(many[i].summary.runs, one[i].summary.runs) << i;
+      EXPECT_EQ(many[i].summary.by_class, one[i].summary.by_class) << i;
+      ASSERT_EQ(many[i].broken(), one[i].broken()) << i;
+      if (one[i].broken()) {
+        EXPECT_EQ(to_json(many[i].summary.finding->shrunk).dump(), to_json(one[i].summary.finding->shrunk).dump());
+      }
+    }
+  }
+  size_t broken = 0;
+  for (const auto& c : one) broken += c.broken();
+  EXPECT_GT(broken, 0u) << "the table should have a broken cell to compare";
 }
 
 // ---- The commands, as a user runs them ----
