@@ -159,7 +159,8 @@ int run_batch(const std::vector<LoadedScenario>& scenarios, const BatchOptions& 
   };
   int failed = 0;
   announce(0);
-  runner::run_in_order<Ran>(runner::InOrderPlan{o.jobs, scenarios.size(), {}}, make_worker, [&](uint64_t i, Ran&& ran) {
+  // The calling thread only takes, so that each row is printed as soon as it may be.
+  runner::run_in_order<Ran>(runner::InOrderPlan{o.jobs, scenarios.size(), {}, 2, false}, make_worker, [&](uint64_t i, Ran&& ran) {
     const runner::Scenario& s = scenarios[i].scenario;
     progress.clear();
     Row row;

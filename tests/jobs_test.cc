@@ -33,10 +33,10 @@ using lockstep::runner::InOrderPlan;
 using lockstep::runner::run_in_order;
 
 // Which indices were taken, in the order they were taken.
-std::vector<uint64_t> taken_order(unsigned jobs, uint64_t count, uint64_t stop_at) {
+std::vector<uint64_t> taken_order(unsigned jobs, uint64_t count, uint64_t stop_at, bool caller_runs) {
   std::vector<uint64_t> taken;
   run_in_order<uint64_t>(
-      InOrderPlan{jobs, count, {}}, [] { return [](uint64_t i) { return i * i; }; },
+      InOrderPlan{jobs, count, {}, 2, caller_runs}, [] { return [](uint64_t i) { return i * i; }; },
       [&](uint64_t i, uint64_t&& square) {
         EXPECT_EQ(square, i * i);
         taken.push_back(i);
@@ -49,25 +49,27 @@ TEST(Jobs, ResultsAreTakenInIndexOrderUpToTheStop) {
   std::vector<uint64_t> all(50);
   for (uint64_t i = 0; i < all.size(); ++i) all[i] = i;
   const std::vector<uint64_t> first_18(all.begin(), all.begin() + 18);
-  for (unsigned jobs : {1u, 2u, 3u, 8u}) {
-    EXPECT_EQ(taken_order(jobs, 50, 1000), all) << jobs << " jobs";
-    // Runs past the stop may have run; none is taken.
-    EXPECT_EQ(taken_order(jobs, 50, 17), first_18) << jobs << " jobs";
-    EXPECT_EQ(taken_order(jobs, 0, 1000), std::vector<uint64_t>{}) << jobs << " jobs";
+  for (bool caller_runs : {true, false}) {
+    for (unsigned jobs : {1u, 2u, 3u, 8u}) {
+      EXPECT_EQ(taken_order(jobs, 50, 1000, caller_runs), all) << jobs << " jobs";
+      // Runs past the stop may have run; none is taken.
+      EXPECT_EQ(taken_order(jobs, 50, 17, caller_runs), first_18) << jobs << " jobs";
+      EXPECT_EQ(taken_order(jobs, 0, 1000, caller_runs), std::vector<uint64_t>{}) << jobs << " jobs";
+    }
   }
 }
 
 // A worker's state is its thread's own: make_worker runs on the thread that then runs
 // every index it is handed, and the taking happens on the calling thread.
 TEST(Jobs, EachWorkerStaysOnItsThreadAndTakingOnTheCaller) {
-  for (unsigned jobs : {1u, 3u}) {
+  for (const auto& [jobs, caller_runs] : {std::pair{1u, true}, std::pair{3u, true}, std::pair{3u, false}}) {
     std::mutex m;
     std::set<std::thread::id> made;
     std::atomic<bool> foreign{false};
     const auto caller = std::this_thread::get_id();
     std::vector<std::thread::id> ran_on;
     run_in_order<std::thread::id>(
-        InOrderPlan{jobs, 40, {}},
+        InOrderPlan{jobs, 40, {}, 2, caller_runs},
         [&] {
           const auto self = std::this_thread::get_id();
           {
@@ -89,6 +91,9 @@ TEST(Jobs, EachWorkerStaysOnItsThreadAndTakingOnTheCaller) {
     for (const auto& t : ran_on) EXPECT_EQ(made.count(t), 1u);
     if (jobs == 1) {
       EXPECT_EQ(made, std::set<std::thread::id>{caller});
+    }
+    if (!caller_runs) {
+      EXPECT_EQ(made.count(caller), 0u) << "the calling thread only takes";
     }
   }
 }

@@ -84,7 +84,8 @@ std::vector<MatrixCell> run_matrix(const MatrixOptions& o, const MatrixProgress&
   const unsigned outer = static_cast<unsigned>(std::min<size_t>(jobs, total));
   auto pending = [&](size_t i) { return MatrixCell{mine[i].first, mine[i].second, {}}; };
   if (progress) progress(0, total, pending(0), false);
-  InOrderPlan plan{outer, total, {}};
+  // A cell is long: the calling thread only takes, so each shows as soon as it ends.
+  InOrderPlan plan{outer, total, {}, 2, false};
   auto make_worker = [&] { return [&](uint64_t i) { return run_cell(o, mine[i].first, mine[i].second, cell_jobs); }; };
   run_in_order<MatrixCell>(plan, make_worker, [&](uint64_t i, MatrixCell&& cell) {
     if (progress) progress(i, total, cell, true);

@@ -42,15 +42,20 @@ struct InOrderPlan {
   // How many results per job may wait to be taken: more lets the other jobs run on past a
   // slow run, at the cost of holding their results.
   unsigned ahead_per_job = 2;
+  // Whether the calling thread is one of the jobs. For runs of a fraction of a
+  // millisecond it should be: a thread that only takes results is woken for each, which
+  // costs a fifth of such a run's work. For long runs it should not: the calling thread
+  // then takes (prints, draws progress) each result as soon as it is ready, rather than
+  // after a long run of its own.
+  bool caller_runs = true;
 };
 
 // Runs `work(i)` for i = 0, 1, ... and gives each result to `take(i, result)` on the
 // calling thread, in index order; `take` returns false to stop (no index after it is
 // taken). `make_worker()` is called once on each thread that runs work (the calling
-// thread is one of them) and returns that thread's `Result(uint64_t)` callable, so a
+// thread too, with caller_runs) and returns that thread's `Result(uint64_t)` callable, so a
 // worker may hold state of its own. With one job everything runs on the calling thread,
-// one index after the other, exactly as a plain loop would; with more, a result may wait
-// for the calling thread to finish a run of its own. At most `ahead_per_job` results per job wait to be taken, so the
+// one index after the other, exactly as a plain loop would. At most `ahead_per_job` results per job wait to be taken, so the
 // runs after a slow one hold a bounded amount of memory. An exception thrown by
 // a run reaches the caller when its index would have been taken.
 template <class Result, class MakeWorker, class Take>
@@ -124,12 +129,13 @@ void run_in_order(const InOrderPlan& plan, MakeWorker make_worker, Take take) {
       for (auto& t : threads) t.join();
     }
   } joiner{m, room, end, taken, threads};
-  // The calling thread is one of the jobs: between its own runs it takes what is ready,
-  // and it sleeps only when it may not start another run. A thread that only took would
-  // be woken for every run, which costs a fifth of a short run's work.
-  threads.reserve(jobs - 1);
-  for (unsigned t = 1; t < jobs; ++t) threads.emplace_back(worker);
-  auto work = make_worker();
+  // When the calling thread is one of the jobs, it takes what is ready between its own
+  // runs and sleeps only when it may not start another one.
+  const unsigned spawned = plan.caller_runs ? jobs - 1 : jobs;
+  threads.reserve(spawned);
+  for (unsigned t = 0; t < spawned; ++t) threads.emplace_back(worker);
+  std::optional<decltype(make_worker())> work;
+  if (plan.caller_runs) work.emplace(make_worker());
   std::unique_lock lock(m);
   for (;;) {
     while (ready.count(taken) > 0) {
@@ -144,7 +150,7 @@ void run_in_order(const InOrderPlan& plan, MakeWorker make_worker, Take take) {
       if (!more) return;
     }
     if (taken >= end) return;
-    if (next < end && next < taken + window) {
+    if (work && next < end && next < taken + window) {
       if (plan.may_start && !plan.may_start()) {
         end = next;
         room.notify_all();
@@ -154,7 +160,7 @@ void run_in_order(const InOrderPlan& plan, MakeWorker make_worker, Take take) {
       lock.unlock();
       Slot slot;
       try {
-        slot.result.emplace(work(i));
+        slot.result.emplace((*work)(i));
       } catch (...) {
         slot.error = std::current_exception();
       }
