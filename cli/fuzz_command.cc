@@ -18,6 +18,7 @@
 #include "lockstep/profiles.h"
 #include "lockstep/reports/writers.h"
 #include "lockstep/runner/fuzz.h"
+#include "lockstep/runner/jobs.h"
 #include "lockstep/runner/progress.h"
 #include "lockstep/runner/shard.h"
 
@@ -40,6 +41,7 @@ struct FuzzArgs {
   std::string out = "lockstep-fuzz";
   std::string junit;
   std::vector<std::string> merge;
+  std::string jobs;  // runs at once; "" for one per core
   bool out_given = false;  // --merge writes a merged summary.json only where asked to
 };
 
@@ -102,6 +104,10 @@ bool parse_space(const FuzzArgs& a, runner::FuzzSpace& sp, runner::FuzzOptions& 
     return usage_error(why);
   o.shard = shard.index;
   o.shards = shard.count;
+  o.jobs = runner::default_jobs();
+  if (!a.jobs.empty()) {
+    if (std::string why = runner::parse_jobs(a.jobs, o.jobs); !why.empty()) return usage_error(why);
+  }
   return true;
 }
 
@@ -301,6 +307,9 @@ CommandRunner add_fuzz_command(CLI::App& app) {
                   "job array")
       ->capture_default_str();
   cmd->add_option("--shard-count", a->shard_count, "With --shard auto under Kubernetes: how many shards (completions)");
+  cmd->add_option("--jobs", a->jobs,
+                  "Runs at once, 1 or more (default: one per core); the results are the same for any number")
+      ->type_name("N");
   cmd->add_option("--out", a->out, "Directory for the summary and counterexamples")->capture_default_str();
   cmd->add_option("--junit", a->junit, "Write a JUnit XML result here");
   cmd->add_option("--merge", a->merge, "Combine the summaries of these shard output directories")->expected(1, -1);

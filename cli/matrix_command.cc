@@ -19,6 +19,7 @@
 #include "lockstep/profiles.h"
 #include "lockstep/reports/matrix.h"
 #include "lockstep/reports/writers.h"
+#include "lockstep/runner/jobs.h"
 #include "lockstep/runner/matrix.h"
 #include "lockstep/runner/progress.h"
 #include "lockstep/runner/shard.h"
@@ -42,6 +43,7 @@ struct MatrixArgs {
   std::string shard = "0/1";
   std::optional<int> shard_count;
   std::vector<std::string> merge;
+  std::string jobs;  // runs at once; "" for one per core
 };
 
 std::vector<std::string> split(const std::string& s) {
@@ -289,6 +291,11 @@ int matrix(const MatrixArgs& a) {
   }
   o.shard = shard.index;
   o.shards = shard.count;
+  o.jobs = runner::default_jobs();
+  if (std::string why = a.jobs.empty() ? "" : runner::parse_jobs(a.jobs, o.jobs); !why.empty()) {
+    std::fprintf(stderr, "lockstep matrix: %s\n", why.c_str());
+    return kExitUsage;
+  }
   if (std::string why = runner::matrix_options_problem(o); !why.empty()) {
     std::fprintf(stderr, "lockstep matrix: %s\n", why.c_str());
     return kExitUsage;
@@ -338,6 +345,9 @@ CommandRunner add_matrix_command(CLI::App& app) {
                   "A cell is broken only by violations of these severity classes or properties, comma-separated "
                   "(e.g. two-holders,damage), or all")
       ->capture_default_str();
+  cmd->add_option("--jobs", a->jobs,
+                  "Runs at once, 1 or more (default: one per core); the table is the same for any number")
+      ->type_name("N");
   cmd->add_option("--out", a->out, "Directory for matrix.json, matrix.html and counterexamples")->capture_default_str();
   cmd->add_option("--junit", a->junit, "Write JUnit XML here (one test case per cell)");
   cmd->add_flag("--markdown", a->markdown, "Also print the table in Markdown");

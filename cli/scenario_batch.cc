@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "lockstep/fault_plan.h"
 #include "lockstep/reports/writers.h"
+#include "lockstep/runner/jobs.h"
 #include "lockstep/runner/progress.h"
 
 namespace lockstep::cli {
@@ -135,35 +136,53 @@ int run_batch(const std::vector<LoadedScenario>& scenarios, const BatchOptions& 
   std::vector<Row> rows;
   // One file needs no count; many get a progress line on a terminal.
   runner::Progress progress(o.command, scenarios.size() > 1 && isatty(STDERR_FILENO));
-  // A single scenario says what runs before it runs; a batch, with --verbose.
+  // A single scenario says what runs before it runs; a batch, with --verbose. With one
+  // job the next header is printed before its scenario starts; with more, the scenario
+  // may be running already, but stdout reads the same.
   const bool headers = o.verbose || scenarios.size() == 1;
-  for (const auto& loaded : scenarios) {
-    const runner::Scenario& s = loaded.scenario;
+  auto announce = [&](size_t i) {
+    if (i >= scenarios.size()) return;
     progress.clear();
-    if (headers && !o.quiet) print_header(s, o, width);
-    progress.show(rows.size(), scenarios.size(), s.name);
+    if (headers && !o.quiet) print_header(scenarios[i].scenario, o, width);
+    progress.show(i, scenarios.size(), scenarios[i].scenario.name);
+  };
+  struct Ran {
     runner::RunOutcome outcome;
-    const std::string skipped = run_one(loaded, outcome);
+    std::string skipped;
+  };
+  auto make_worker = [&run_one, &scenarios] {
+    return [&run_one, &scenarios](uint64_t i) {
+      Ran r;
+      r.skipped = run_one(scenarios[i], r.outcome);
+      return r;
+    };
+  };
+  int failed = 0;
+  announce(0);
+  // The calling thread only takes, so that each row is printed as soon as it may be.
+  runner::run_in_order<Ran>(runner::InOrderPlan{o.jobs, scenarios.size(), {}, 2, false}, make_worker, [&](uint64_t i, Ran&& ran) {
+    const runner::Scenario& s = scenarios[i].scenario;
     progress.clear();
     Row row;
-    if (!skipped.empty()) {
+    if (!ran.skipped.empty()) {
       row.report.scenario = s.name;
       row.report.algorithm = lock_in_use(s);
       row.report.expected = s.expect;
       row.report.description = s.description;
-      row.skipped = skipped;
+      row.skipped = ran.skipped;
     } else {
       const fs::path dir = fs::path(o.out) / s.name;
       std::error_code ec;
       fs::create_directories(dir, ec);
       std::string error;
-      if (ec || !write_file(dir / "history.jsonl", outcome.history_jsonl) ||
-          !reports::write_scenario_reports(dir, outcome.report, outcome.history, error)) {
+      if (ec || !write_file(dir / "history.jsonl", ran.outcome.history_jsonl) ||
+          !reports::write_scenario_reports(dir, ran.outcome.report, ran.outcome.history, error)) {
         std::fprintf(stderr, "lockstep %s: cannot write to %s%s%s\n", o.command.c_str(), dir.string().c_str(),
                      error.empty() ? "" : ": ", error.c_str());
-        return kExitDataErr;
+        failed = kExitDataErr;
+        return false;
       }
-      row.report = std::move(outcome.report);
+      row.report = std::move(ran.outcome.report);
     }
     // Each row as its run ends, so a long batch shows its results as they come.
     if (!o.quiet || (row.skipped.empty() && !matched(row))) {
@@ -171,7 +190,11 @@ int run_batch(const std::vector<LoadedScenario>& scenarios, const BatchOptions& 
       std::fflush(stdout);
     }
     rows.push_back(std::move(row));
-  }
+    announce(i + 1);
+    return true;
+  });
+  progress.clear();
+  if (failed) return failed;
   std::vector<reports::RunReport> ran;
   reports::IndexInfo index{o.command, {}};
   for (const auto& r : rows) {

@@ -24,9 +24,13 @@ struct BatchOptions {
   std::string ran_where;         // "" or " run live": "N scenarios run live: ..."
   bool quiet = false;    // -q: only the rows that did not go as expected, and the summary
   bool verbose = false;  // -v: each scenario's seed, lock and faults before it runs
+  // Scenarios run at once (lockstep/runner/jobs.h). Whatever the number, rows, headers and
+  // reports come out in the scenarios' order, as with one.
+  unsigned jobs = 1;
 };
 
-// Runs one scenario, or says why it cannot ("" when it ran).
+// Runs one scenario, or says why it cannot ("" when it ran). With more than one job it is
+// called from several threads at once.
 using RunOne = std::function<std::string(const LoadedScenario& s, runner::RunOutcome& out)>;
 
 // Exit code: 0 every run as expected, 1 a mismatch or unknown verdict, 65 when a report

@@ -45,6 +45,7 @@ RUNNER_HEADER_PART = {
     "sim_runner.h": "world", "live_runner.h": "world",
     "fuzz.h": "campaign", "matrix.h": "campaign", "claims.h": "campaign", "claims_gtest.h": "campaign",
     "shard.h": "campaign", "progress.h": "campaign", "memory.h": "campaign", "live_campaign.h": "campaign",
+    "jobs.h": "campaign",
 }
 
 

@@ -5,13 +5,16 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <map>
+#include <set>
 
 #include "lockstep/algorithms.h"
 #include "lockstep/profiles.h"
 
 #include "lockstep/checker/properties.h"
 #include "lockstep/random.h"
+#include "lockstep/runner/jobs.h"
 #include "lockstep/text.h"
 
 namespace lockstep::runner {
@@ -439,22 +442,30 @@ bool stops(const FuzzSpace& sp, const checker::Violation& v) {
   return sp.properties.count(v.property) > 0 || sp.classes.count(v.severity) > 0;
 }
 
-// Whether the run shows a finding the campaign stops on; `summary`, if given, counts
-// what the run showed.
-bool fails(const FuzzSpace& sp, const Scenario& s, RunOutcome* out = nullptr, FuzzSummary* summary = nullptr) {
-  // A smaller scenario that falls back within the assumptions is not a beyond one.
-  if (sp.budget == Budget::Beyond && within_assumptions(s)) return false;
+// What one run showed: whether it stops the campaign, and what the summary counts of it.
+struct Judged {
+  bool bad = false;
+  std::set<std::string> classes;
+  bool unknown = false;
+};
+
+Judged judge(const FuzzSpace& sp, const Scenario& s, RunOutcome* out = nullptr) {
+  Judged j;
   RunOptions options;
   options.verdict_only = out == nullptr;
   RunOutcome o = run_in_sim(s, options);
-  bool bad = false;
-  for (const auto& v : o.report.violations) bad = bad || stops(sp, v);
-  if (summary) {
-    for (const auto& c : o.report.found_classes()) ++summary->by_class[c];
-    if (o.report.unknown()) ++summary->unknown;
-  }
+  for (const auto& v : o.report.violations) j.bad = j.bad || stops(sp, v);
+  j.classes = o.report.found_classes();
+  j.unknown = o.report.unknown();
   if (out) *out = std::move(o);
-  return bad;
+  return j;
+}
+
+// Whether the run shows a finding the campaign stops on.
+bool fails(const FuzzSpace& sp, const Scenario& s, RunOutcome* out = nullptr) {
+  // A smaller scenario that falls back within the assumptions is not a beyond one.
+  if (sp.budget == Budget::Beyond && within_assumptions(s)) return false;
+  return judge(sp, s, out).bad;
 }
 
 // Greedy descent of the shrink tree: take the first smaller scenario that still fails,
@@ -533,29 +544,51 @@ Scenario generate_scenario(const FuzzSpace& space, uint64_t campaign_seed, uint6
 
 FuzzSummary fuzz(const FuzzSpace& space, const FuzzOptions& o, const std::function<void(uint64_t, uint64_t)>& progress) {
   const auto started = std::chrono::steady_clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
-  const auto gen = scenario_gen(space);
+  auto elapsed = [started] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
+  // Shards take interleaved run indices: shard k of n runs k, k+n, k+2n, ...
+  auto run_index = [&o](uint64_t i) { return i * static_cast<uint64_t>(o.shards) + static_cast<uint64_t>(o.shard); };
+  // A run that found nothing is thrown away on the thread that ran it; only its counts
+  // come back. A scenario no fault of which can leave the assumptions has no place in a
+  // beyond campaign: it is not run.
+  struct Run {
+    bool skipped = false;
+    Judged judged;
+  };
+  auto make_worker = [&space, &o, &run_index] {
+    return [&space, &o, &run_index, gen = scenario_gen(space)](uint64_t i) {
+      Run r;
+      const Scenario s = gen(rc::Random(run_seed(o.seed, run_index(i))), kGenSize).value();
+      r.skipped = space.budget == Budget::Beyond && within_assumptions(s);
+      if (!r.skipped) r.judged = judge(space, s);
+      return r;
+    };
+  };
+  // A run's counts are a few bytes: the other jobs may run far past a slow one.
+  InOrderPlan plan{std::max(1u, o.jobs), o.time_limit_s > 0 ? std::numeric_limits<uint64_t>::max() : o.runs, {}, 64};
+  if (o.time_limit_s > 0) plan.may_start = [&elapsed, &o] { return elapsed() < o.time_limit_s; };
   FuzzSummary summary;
-  for (uint64_t i = 0; o.time_limit_s > 0 || i < o.runs; ++i) {
-    if (o.time_limit_s > 0 && elapsed() >= o.time_limit_s) break;
-    // Shards take interleaved run indices: shard k of n runs k, k+n, k+2n, ...
-    const uint64_t index = i * static_cast<uint64_t>(o.shards) + static_cast<uint64_t>(o.shard);
-    auto shrinkable = gen(rc::Random(run_seed(o.seed, index)), kGenSize);
-    // A scenario no fault of which can leave the assumptions has no place in a beyond campaign.
-    if (space.budget == Budget::Beyond && within_assumptions(shrinkable.value())) continue;
+  std::optional<uint64_t> failed;
+  run_in_order<Run>(plan, make_worker, [&](uint64_t i, Run&& r) {
+    if (r.skipped) return true;
     ++summary.runs;
-    const bool bad = fails(space, shrinkable.value(), nullptr, &summary);
+    for (const auto& c : r.judged.classes) ++summary.by_class[c];
+    if (r.judged.unknown) ++summary.unknown;
     if (progress) progress(summary.runs, o.time_limit_s > 0 ? 0 : o.runs);
-    if (!bad) continue;
+    if (r.judged.bad) failed = run_index(i);
+    return !failed;
+  });
+  if (failed) {
     ++summary.violations;
+    // The failing scenario is drawn again here, the same from its index: its shrink tree
+    // is walked on this thread alone.
+    auto shrinkable = scenario_gen(space)(rc::Random(run_seed(o.seed, *failed)), kGenSize);
     FuzzFinding f;
     f.original = shrinkable.value();
-    f.index = index;
+    f.index = *failed;
     f.shrunk = shrink(space, shrinkable, o.shrink_runs_max, f.shrink_steps);
     fails(space, f.shrunk, &f.outcome);
     f.shrunk.expect = reports::Expectation::at_least(f.outcome.report.found_violations());
     summary.finding = std::move(f);
-    break;
   }
   summary.seconds = elapsed();
   return summary;

@@ -88,6 +88,10 @@ struct FuzzOptions {
   double time_limit_s = 0;  // > 0: stop after this much wall time instead
   int shard = 0, shards = 1;
   int shrink_runs_max = 300;  // bound on scenario runs spent shrinking
+  // Runs at once (lockstep/runner/jobs.h): the summary and the finding are the same for
+  // any number (with a time limit, only how many runs fit in it changes). Shrinking runs
+  // on the calling thread.
+  unsigned jobs = 1;
 };
 
 struct FuzzSummary {
@@ -103,7 +107,8 @@ struct FuzzSummary {
 };
 
 // Runs generated scenarios until one shows a violation (then shrinks it) or the budget
-// is spent. `progress(done, total)` is called after every run.
+// is spent. `progress(done, total)` is called after every run, on the calling thread, in
+// run order.
 FuzzSummary fuzz(const FuzzSpace& space, const FuzzOptions& options,
                  const std::function<void(uint64_t, uint64_t)>& progress = {});
 

@@ -33,6 +33,10 @@ struct MatrixOptions {
   // Shard `shard` of `shards` runs cells shard, shard + shards, ... in row-major order;
   // a cell's result does not depend on which shard runs it.
   int shard = 0, shards = 1;
+  // Runs at once (lockstep/runner/jobs.h): cells run side by side, and a cell's own runs
+  // share the jobs when there are fewer cells than jobs. The table is the same for any
+  // number.
+  unsigned jobs = 1;
 };
 
 // A cell's verdict: a failure within the lock's assumptions ("bug"), one only beyond them
@@ -59,8 +63,10 @@ struct MatrixCell {
 
 // Runs every cell of this shard, rows first. A cell is two fuzz campaigns of `runs` each
 // with the same seed: faults within the lock's assumptions, then, if that found nothing,
-// faults beyond them (the `none` column has no faults, so no second campaign). `progress(cell_index, cell_count, cell)` is called before
-// a cell starts (cell without a summary yet) and after it ends.
+// faults beyond them (the `none` column has no faults, so no second campaign).
+// `progress(cell_index, cell_count, cell, done)` is called on the calling thread, in cell
+// order: for a cell without a summary yet (done false: it is next, and with more than one
+// job it may be running already), then for that cell finished.
 using MatrixProgress = std::function<void(size_t index, size_t total, const MatrixCell& cell, bool done)>;
 std::vector<MatrixCell> run_matrix(const MatrixOptions& o, const MatrixProgress& progress = {});
 
