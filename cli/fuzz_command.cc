@@ -72,15 +72,13 @@ bool parse_space(const FuzzArgs& a, runner::FuzzSpace& sp, runner::FuzzOptions& 
     if (std::string why = expand_profiles(split(a.profile, ','), sp.locks); !why.empty()) return usage_error(why);
   } else {
     if (a.algorithm.empty()) {
-      // The fuzzer builds Redis topologies: a lock of another service is left out.
+      // All algorithms means the Redis ones, as it always has; a lock of another service is
+      // fuzzed when it is named.
       for (const auto& n : algorithm_names())
         if (find_lock(n)->service == LockService::Redis) sp.locks.push_back(n);
     } else {
       sp.locks = {a.algorithm};
     }
-    if (const LockInfo* l = find_lock(a.algorithm); l && l->service != LockService::Redis)
-      return usage_error("algorithm " + a.algorithm + " takes its lock from " + to_string(l->service) +
-                         ", which the fuzzer does not build yet (it builds Redis topologies)");
     if (std::string why = first_unknown("algorithm", sp.locks, algorithm_names(), "Algorithms"); !why.empty())
       return usage_error(why);
   }

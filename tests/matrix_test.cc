@@ -75,6 +75,38 @@ TEST(Matrix, TellsTheBuggyVersionFromItsFixUnderASmallBudget) {
   EXPECT_FALSE(cell(cells, "redis-py@5.0.0", "none").broken());
 }
 
+// The locks of the other services are fuzzed with their service beside the stock's node:
+// the files they write read back and replay, a partition cuts a client from the service,
+// and the recipe that claims to survive short cuts (ZooKeeper's session) shows no bug
+// within that claim however the cuts add up; beyond it, the session's end is a limit.
+TEST(ServiceFuzz, ZooKeeperAndMysqlLocksGetTheirServiceAndAreJudgedAgainstTheirClaims) {
+  FuzzSpace space;
+  space.locks = {"zookeeper", "mysql-named", "mysql-table-fenced"};
+  space.fault_kinds = {FaultKind::Pause, FaultKind::Partition, FaultKind::Crash};
+  for (uint64_t i = 0; i < 60; ++i) {
+    Scenario s = generate_scenario(space, 7, i);
+    const bool zk = s.lock.algorithm == "zookeeper";
+    EXPECT_EQ(s.topology.zookeeper.servers > 0, zk);
+    EXPECT_EQ(s.topology.mysql.enabled, !zk);
+    EXPECT_EQ(s.worlds, std::vector<World>{World::Sim});
+    for (const auto& f : s.faults) {
+      if (f.kind == FaultKind::Partition) {
+        EXPECT_NE(f.groups[1], std::vector<std::string>{"node-1"});
+      }
+    }
+    auto parsed = parse_scenario(to_json(s).dump(), "generated.json");
+    ASSERT_TRUE(std::holds_alternative<Scenario>(parsed)) << std::get<ScenarioError>(parsed).message();
+  }
+  MatrixOptions o;
+  o.algorithms = {"zookeeper"};
+  o.faults = {"partition"};
+  o.runs = 100;
+  ASSERT_EQ(matrix_options_problem(o), "");
+  const auto cells = run_matrix(o);
+  ASSERT_EQ(cells.size(), 1u);
+  EXPECT_STRNE(cells[0].verdict(), cell_verdict::kBug) << to_json(cells[0].summary.finding->shrunk).dump();
+}
+
 // Every lock states its assumptions, with the numbers its configuration gives them.
 TEST(Assumptions, FollowTheLocksConfiguration) {
   auto find = [](const std::vector<Assumption>& list, const std::string& fault, const std::string& hits) {

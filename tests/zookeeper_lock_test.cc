@@ -119,5 +119,35 @@ TEST(ZooKeeperLock, APauseWithinTheSessionKeepsTheLock) {
   EXPECT_GT((*second)->token, (*first)->token);
 }
 
+// A release whose answer is lost: the delete ran, the retried delete finds the znode gone
+// in the same session — only the first delete can have removed it — so the lock was
+// released, not lost ("not the owner" would say it had expired under its holder).
+TEST(ZooKeeperLock, AReleaseWhoseAnswerIsLostStillReleases) {
+  ZkLockHarness h;
+  auto cut_answers = [&h](int delta) {
+    for (int pid : h.world.zookeeper()->server_pids()) h.world.network().block(pid, h.client[0], delta);
+  };
+  auto first = slot<Hold>();
+  auto second = slot<Hold>();
+  h.start<Hold>(0, 0, first, [&h, cut_answers](Env&) -> Task<Hold> {
+    Lock& l = *h.locks[0];
+    Hold out;
+    out.acquired = co_await l.acquire(5s);
+    co_await h.env(0).sleep(100ms);
+    cut_answers(+1);
+    h.world.scheduler().at(h.world.now() + 20 * kMs, [cut_answers] { cut_answers(-1); });
+    out.released = co_await l.release();
+    out.at_ns = h.world.now();
+    co_return out;
+  });
+  h.start<Hold>(1, 50, second, [&h](Env&) { return hold_for(h, 1, 5s, 10ms); });
+  h.run_until_ms(8000);
+  ASSERT_TRUE(first->has_value() && second->has_value());
+  EXPECT_EQ((*first)->acquired, AcquireOutcome::Acquired);
+  EXPECT_EQ((*first)->released, ReleaseOutcome::Released);
+  EXPECT_EQ((*second)->acquired, AcquireOutcome::Acquired);
+  EXPECT_LT((*second)->at_ns, (*first)->at_ns);  // the delete had run: the next in line went in
+}
+
 }  // namespace
 }  // namespace lockstep::testing

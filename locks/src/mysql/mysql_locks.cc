@@ -229,7 +229,7 @@ std::vector<Assumption> session_assumptions(const LockSetup& s) {
   std::vector<Assumption> list;
   list.push_back(client_bound("pause", wait_ms, "a holder's pauses together " + bound, true));
   list.push_back(client_bound("crash", Assumption::kAny, "a client's crash: its connection drops and the server frees its lock"));
-  list.push_back(client_bound("partition", wait_ms, "a client cut off from the server for " + bound));
+  list.push_back(client_bound("partition", wait_ms, "a client's cuts from the server together " + bound));
   if (s.command_timeout_ms > 0) {
     const std::string below = "below the command timeout (" + std::to_string(s.command_timeout_ms) + " ms)";
     list.push_back(client_bound("delay", s.command_timeout_ms, "a client's requests delayed " + below));

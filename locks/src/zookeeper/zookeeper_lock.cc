@@ -89,10 +89,23 @@ class ZooKeeperLock : public Lock {
     // Retried while the answer is lost, as Curator's retry policy does: a session that
     // expired meanwhile answers NoNode (or SessionExpired) once the client is back.
     ZkError e = ZkError::ConnectionLoss;
+    const int64_t session = zk->session_id();
+    bool answer_lost = false;  // an earlier delete of this release may have run
     for (int attempt = 0; e == ZkError::ConnectionLoss && attempt <= p_.retry.count_max; ++attempt) {
-      if (attempt > 0) co_await env_.sleep(p_.retry.delay);
+      if (attempt > 0) {
+        answer_lost = true;
+        co_await env_.sleep(p_.retry.delay);
+      }
       std::string node = node_;
       e = co_await zk->remove(std::move(node), -1);
+    }
+    // A znode found gone after a lost answer, in the session that created it: only this
+    // release's own earlier delete removes an ephemeral znode of a live session, so it is
+    // released (Curator's guaranteed delete and kazoo take NoNode so too). In a new
+    // session, the old one's end may have taken it first: not the owner any more.
+    if (e == ZkError::NoNode && answer_lost && zk->session_id() == session) {
+      node_.clear();
+      co_return ReleaseOutcome::Released;
     }
     switch (e) {
       case ZkError::Ok: node_.clear(); co_return ReleaseOutcome::Released;
@@ -190,7 +203,7 @@ std::vector<Assumption> zookeeper_assumptions(const LockSetup& s) {
   list.push_back(client_bound("pause", silence, "a holder's pauses together " + bound + ", however long its work: "
                                                 "heartbeats keep the session while it runs"));
   list.push_back(client_bound("crash", Assumption::kAny, "a client's crash: its session expires and its znode goes"));
-  list.push_back(client_bound("partition", silence, "a client cut off from the ensemble for " + bound +
+  list.push_back(client_bound("partition", silence, "a client's cuts from the ensemble together " + bound +
                                                         ": its session and znode survive"));
   if (s.command_timeout_ms > 0) {
     const std::string below = "below the command timeout (" + std::to_string(s.command_timeout_ms) + " ms)";

@@ -134,7 +134,12 @@ std::vector<Assumption> assumptions_of(const Scenario& s) {
   return info ? lock_assumptions(*info, setup_of(s)) : std::vector<Assumption>{};
 }
 
-bool on_node(const FaultSpec& f) { return f.kind == FaultKind::Failover || f.target.rfind("node-", 0) == 0; }
+// A fault on a server — a Redis node, a ZooKeeper server, the MySQL server — rather than
+// on a client: what a lock's "node" assumptions speak of.
+bool on_node(const FaultSpec& f) {
+  return f.kind == FaultKind::Failover || f.target.rfind("node-", 0) == 0 || f.target.rfind("zk-", 0) == 0 ||
+         f.target == "mysql-1";
+}
 
 const Assumption* covering(const std::vector<Assumption>& list, const FaultSpec& f) {
   const std::string hits = f.kind != FaultKind::Partition && on_node(f) ? "node" : "client";
@@ -187,10 +192,14 @@ std::vector<FaultSpec> fit_within(std::vector<FaultSpec> faults, const std::vect
     FaultSpec& f = faults[i];
     const Assumption* a = covering(list, f);
     if (!a) continue;
-    if (f.kind == FaultKind::Pause) {
+    if (f.kind == FaultKind::Pause || f.kind == FaultKind::Partition) {
+      // Silence adds up: a client's pauses together, and its cuts together (a session
+      // that hears nothing between two cuts counts both), stay inside the bound.
+      const std::string who =
+          f.kind == FaultKind::Pause ? f.target : "cut:" + (f.groups.empty() || f.groups[0].empty() ? "" : f.groups[0][0]);
       if (a->max != Assumption::kAny) {
         auto [it, fresh] =
-            pause_left.try_emplace(f.target, a->max - (a->work_counts ? hold_ms : 0) - pause_margin(a->max));
+            pause_left.try_emplace(who, a->max - (a->work_counts ? hold_ms : 0) - pause_margin(a->max));
         if (it->second <= 0) continue;
         f.duration_ms = std::min(f.duration_ms, it->second);
         it->second -= f.duration_ms;
@@ -246,6 +255,30 @@ void hold_to_budget(const FuzzSpace& sp, Scenario& s) {
   }
 }
 
+// A lock of another service gets that service beside the stock's Redis node, sized to the
+// drawn lease: a ZooKeeper session of the lease (four ticks), a MySQL wait_timeout of the
+// lease in whole seconds and a row-lock wait of the client's. The partitions drawn between
+// a client and node-1 cut it from the service instead: the link its lock depends on.
+void give_service(Scenario& s, LockService service) {
+  std::vector<std::string> servers;
+  if (service == LockService::ZooKeeper) {
+    s.topology.zookeeper.servers = 3;
+    s.topology.zookeeper.tick_ms = std::max<int64_t>(1, s.lock.lease_ms / 4);
+    s.topology.zookeeper.session_timeout_ms = s.topology.zookeeper.tick_ms * 4;
+    servers = {"zk-1", "zk-2", "zk-3"};
+  } else {
+    s.topology.mysql.enabled = true;
+    s.topology.mysql.wait_timeout_s = std::max<int64_t>(1, s.lock.lease_ms / 1000);
+    s.topology.mysql.innodb_lock_wait_timeout_s = std::max<int64_t>(1, s.workload.wait_ms / 1000);
+    servers = {"mysql-1"};
+  }
+  s.worlds = {World::Sim};
+  for (auto& f : s.faults) {
+    if (f.kind == FaultKind::Partition && f.groups.size() == 2 && f.groups[1] == std::vector<std::string>{"node-1"})
+      f.groups[1] = servers;
+  }
+}
+
 Scenario build(const FuzzSpace& sp, const std::string& algorithm, int clients, int replicas, int lease_index,
                int hold_percent, std::vector<FaultSpec> faults, uint32_t seed) {
   Scenario s;
@@ -274,6 +307,7 @@ Scenario build(const FuzzSpace& sp, const std::string& algorithm, int clients, i
   }
   if (sp.pauses_within_lease) keep_pauses_within_lease(faults, s.lock.lease_ms, s.workload.hold_ms);
   s.faults = std::move(faults);
+  if (const LockInfo* info = find_lock(algorithm); info && info->service != LockService::Redis) give_service(s, info->service);
   hold_to_budget(sp, s);
   return s;
 }
