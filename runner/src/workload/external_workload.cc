@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 
 #include <fnmatch.h>
@@ -106,6 +107,7 @@ ExternalWorkload::ExternalWorkload(const Scenario& s, live::ExternalControl& con
     line_read(client, incarnation, line, overlong);
   };
   control_.on_exit = [this](int64_t client, int incarnation, int status) {
+    unannounced_.erase(client);  // the line that would have announced it died with the program
     const std::string name = "client-" + std::to_string(client);
     const std::string tail = control_.stderr_tail(name, kStderrLines);
     const size_t before = report(client).problems().size();
@@ -134,9 +136,23 @@ ClientReport& ExternalWorkload::report(int64_t client) {
 
 void ExternalWorkload::line_read(int64_t client, int incarnation, std::string_view line, bool overlong) {
   ClientReport& r = report(client);
-  const bool was_acquiring = r.open_operation() == "acquire", held = r.holding();
+  const bool was_acquiring = r.acquiring(), held = r.holding();
+  const size_t problems_before = r.problems().size();
   r.line(incarnation, line, overlong);
-  if (!was_acquiring && r.open_operation() == "acquire") acquiring_[client].clear();
+  if (auto u = unannounced_.find(client); u != unannounced_.end()) {
+    const int64_t late_ns = rec_.now() - u->second.at_ns;
+    // A line already broken is named for that; one late line tells all there is to tell.
+    if (late_ns > kLateLineNs && r.problems().size() == problems_before && !late_.count(client)) {
+      char seconds[32];
+      std::snprintf(seconds, sizeof seconds, "%.3f", static_cast<double>(late_ns) / 1e9);
+      late_[client] = "client-" + std::to_string(client) + " line " + std::to_string(r.line_number()) + " came " +
+                      seconds + " s after the proxy passed its " + u->second.command +
+                      ", which no line read before it announced: its output reaches lockstep late (buffered?), "
+                      "and lockstep stamps each line when it reads it, so flush stdout after every line";
+    }
+    unannounced_.erase(u);
+  }
+  if (!was_acquiring && r.acquiring()) acquiring_[client].clear();
   if (!was_acquiring || held || !r.holding()) return;
   // An `ok` of acquire: what did the acquire write?
   const auto writes = std::move(acquiring_[client]);
@@ -180,7 +196,19 @@ void ExternalWorkload::line_read(int64_t client, int incarnation, std::string_vi
 
 void ExternalWorkload::sent(int64_t client, const std::vector<std::string>& argv) {
   auto it = reports_.find(client);
-  if (it == reports_.end() || it->second->open_operation() != "acquire") return;
+  if (it == reports_.end()) return;
+  const ClientReport& r = *it->second;
+  if (!r.operation_open() && !unannounced_.count(client)) {
+    // The stock, or the lock while the client does not hold it (a library's renewal of a
+    // held lock may go unreported): a command the next line must have announced.
+    for (size_t i = 1; i < argv.size(); ++i) {
+      const bool lock = argv[i] == s_.lock.key || argv[i] == watched_;
+      if (argv[i] != s_.workload.stock_key && !(lock && !r.holding())) continue;
+      unannounced_[client] = Unannounced{rec_.now(), argv[0] + " on " + argv[i]};
+      break;
+    }
+  }
+  if (!r.acquiring()) return;
   auto& writes = acquiring_[client];
   if (writes.size() < 64) writes.push_back(argv);  // a retry loop's many attempts: the first ones tell
 }
@@ -224,6 +252,7 @@ void ExternalWorkload::stop() {
 std::vector<std::string> ExternalWorkload::problems() const {
   std::vector<std::string> out;
   for (const auto& [client, r] : reports_) out.insert(out.end(), r->problems().begin(), r->problems().end());
+  for (const auto& [client, why] : late_) out.push_back(why);
   return out;
 }
 

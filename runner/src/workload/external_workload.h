@@ -36,7 +36,12 @@ class ExternalWorkload {
 
   // A command the proxy saw the client send. The keys written while the client's acquire
   // is open are its lock's keys: the lock key, or the key its library derives from it.
+  // A command on the stock (or on the lock, unless the client holds it) sent while no
+  // operation of the client is open must be announced by its next line: a line read more
+  // than kLateLineNs after it shows the program's output lagging what it does (stdout
+  // not flushed per line), which would move its events in time, so it is a problem.
   void sent(int64_t client, const std::vector<std::string>& argv);
+  static constexpr int64_t kLateLineNs = 500'000'000;
   // The key lockstep watches for the lock (lock.key until a client's acquire shows that its
   // library writes another), and the commands of the acquire that showed it, for the truth
   // to attribute again: called once, the moment the key is learnt.
@@ -65,6 +70,12 @@ class ExternalWorkload {
   std::string learnt_from_;   // "client-2's acquire (line 1)" once learnt, else ""
   std::map<int64_t, std::vector<std::vector<std::string>>> acquiring_;  // an open acquire's writes
   std::vector<std::string> unseen_;
+  struct Unannounced {
+    int64_t at_ns = 0;
+    std::string command;  // "SET on lock"
+  };
+  std::map<int64_t, Unannounced> unannounced_;  // client -> its first command no line has announced yet
+  std::map<int64_t, std::string> late_;         // client -> why its output came late
   int64_t run_lines_ = 0;  // protocol lines of every client, against ClientReport::kLinesMax
   std::map<std::string, std::string> stderr_;  // client -> its stderr's end, when it went wrong
 };
