@@ -2,7 +2,8 @@
 // and Debian's redis-py Lock) under scenarios/external/, with the verdicts those
 // scenarios expect: the flash sale safe without faults, a pause longer than the lease
 // breaking both, node-redlock #296 (an acquired lock that has already expired) shown by a
-// slow link, and redis-py's Lock without a timeout deadlocked by a client crash.
+// slow link, using()'s background extensions reported on a thread of their own, and
+// redis-py's Lock without a timeout deadlocked by a client crash.
 // scripts/setup installs what they need; a missing Node or Python skips, a missing npm
 // install fails and says what to run.
 #include <gtest/gtest.h>
@@ -67,14 +68,28 @@ TEST_P(ExternalExamples, VerdictAsTheScenarioExpects) {
   if (s.expect.mode == reports::Expectation::Mode::Safe) {
     EXPECT_EQ(o.report.stats["sales"], s.workload.initial_stock) << o.history_jsonl;
   }
+  // node-redlock's using() extends in the background; the Node client reports each
+  // extension on a thread of its own, beside its main thread's lines.
+  const auto& cmd = s.workload.command;
+  if (std::find(cmd.begin(), cmd.end(), "--using") != cmd.end()) {
+    int extended = 0;
+    for (const auto& e : o.history.events) {
+      if (e.f != "extend" || e.type != checker::EventType::Ok) continue;
+      EXPECT_GE(e.thread, 1);
+      EXPECT_EQ(e.extra.value("client_thread", "").rfind("auto-extend", 0), 0u) << e.extra.dump();
+      ++extended;
+    }
+    EXPECT_GE(extended, 2) << "each 3 s hold outlives a 2 s lease only by extensions: " << o.history_jsonl;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Scenarios, ExternalExamples, ::testing::ValuesIn(external_scenarios()), scenario_param_name);
 
 TEST(ExternalExamples, BothLibrariesAndEveryStoryAreCovered) {
   const auto files = external_scenarios();
-  EXPECT_EQ(files.size(), 6u);
+  EXPECT_EQ(files.size(), 7u);
   for (const char* name : {"node-redlock-stock-demo", "node-redlock-gc-pause", "node-redlock-issue-296-slow-acquire",
+                           "node-redlock-using-auto-extend",
                            "redis-py-stock-demo", "redis-py-gc-pause", "redis-py-no-timeout-crash-deadlock"}) {
     EXPECT_TRUE(fs::exists(kSource / "scenarios/external" / (std::string(name) + ".json"))) << name;
   }
