@@ -520,7 +520,12 @@ TEST(ExternalClient, TheSimulatorSkipsExternalWorkloadsWithTheReason) {
   std::stringstream text;
   text << f.rdbuf();
   EXPECT_EQ(WEXITSTATUS(rc), 1) << "nothing ran: " << text.str();
-  EXPECT_NE(text.str().find("0 scenarios: 0 as expected, 0 mismatched, 6 skipped"), std::string::npos) << text.str();
+  size_t shipped = 0;
+  for (const auto& e : fs::directory_iterator(std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/external"))
+    shipped += e.path().extension() == ".json";
+  EXPECT_NE(text.str().find("0 scenarios: 0 as expected, 0 mismatched, " + std::to_string(shipped) + " skipped"),
+            std::string::npos)
+      << text.str();
   EXPECT_NE(text.str().find("skipped   redis-py-stock-demo"), std::string::npos) << text.str();
   EXPECT_NE(text.str().find("an external workload runs your own program"), std::string::npos)
       << text.str();
