@@ -328,18 +328,21 @@ TEST(ExternalClient, ARelativeProgramRunsFromAScenarioInAFolderAndAHungClientIsO
   EXPECT_NE(text.str().find("killed at the end, still running: client-1"), std::string::npos) << text.str();
 }
 
-// A watchdog thread extends the lock every fifth of its 1.5 s lease while the main thread
-// works 2 s inside it: the extends are the client's own thread's, interleaved with the
-// main thread's lines, and they keep client-2 out, so the run is safe.
+// A watchdog thread extends the lock every fifth of its 3 s lease while the main thread
+// works 3.5 s inside it: the extends are the client's own thread's, interleaved with the
+// main thread's lines, and they keep client-2 out, so the run is safe (a stall of the
+// watchdog of 2.4 s would let client-2 in).
 TEST(ExternalClient, AWatchdogThreadReportsItsExtendsBesideTheMainThread) {
   SKIP_WITHOUT_REDIS();
   if (!fs::exists("/usr/lib/python3/dist-packages/redis/lock.py")) GTEST_SKIP() << "Debian's python3-redis is not installed";
-  Scenario s = scenario(shell_scenario(R"("clients": 2, "initial_stock": 5, "hold_ms": 2000, "wait_ms": 10000)", "[]",
-                                       "[]", 20000, R"({"lease_ms": 1500})"));
+  Scenario s = scenario(shell_scenario(R"("clients": 2, "initial_stock": 5, "hold_ms": 3500, "wait_ms": 15000)", "[]",
+                                       "[]", 25000, R"({"lease_ms": 3000})"));
   s.workload.command = {"/usr/bin/python3", "watchdog.py"};
   const RunOutcome o = run_live(s);
   ASSERT_TRUE(client_errors(o).empty()) << client_errors(o)[0];
-  EXPECT_EQ(o.report.verdict, "safe") << o.history_jsonl;
+  std::string found;
+  for (const auto& v : o.report.violations) found += v.property + ": " + v.explanation + "\n";
+  EXPECT_EQ(o.report.verdict, "safe") << found << o.history_jsonl;
   EXPECT_EQ(o.report.stats["sales"], 2);
   // client-1's watchdog extended while its main thread was between its write's invoke
   // and ok or its read's ok and write's invoke: threads interleave.

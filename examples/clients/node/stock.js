@@ -108,7 +108,10 @@ async function sellUsing(redlock, store) {
   report({ type: "invoke", f: "acquire" });
   let acquired = false;
   try {
-    await redlock.using([env.LOCKSTEP_LOCK_KEY], leaseMs, async (signal) => {
+    // Extensions start half a lease before it runs out, not the library's 500 ms: on a
+    // loaded machine a timer can fire that late, and the extension would find the lock gone.
+    const settings = { automaticExtensionThreshold: Math.floor(leaseMs / 2) };
+    await redlock.using([env.LOCKSTEP_LOCK_KEY], leaseMs, settings, async (signal) => {
       acquired = true;
       report({ type: "ok", f: "acquire" });
       report({ type: "cs-enter" });
