@@ -383,6 +383,30 @@ TEST(ExternalClient, AClientThatBuffersItsOutputIsNamedAndTheVerdictIsUnknown) {
   EXPECT_NE(errors[0].find("flush stdout after every line"), std::string::npos) << errors[0];
 }
 
+// An ok reported 3 s after the reply that decided it, with nothing else under way, is
+// named; the same program reporting at once is not.
+TEST(ExternalClient, AnOkReportedLongAfterItsReplyIsNamedAndTheVerdictIsUnknown) {
+  SKIP_WITHOUT_REDIS();
+  const auto run = [](const char* delay_s) {
+    Scenario s = scenario(shell_scenario(R"("clients": 1)", "[]", "[]", 10000, R"({"lease_ms": 8000})"));
+    s.workload.command = {"env", std::string("OK_DELAY_S=") + delay_s, "bash", "late_ok.sh"};
+    return run_live(s);
+  };
+  const RunOutcome late = run("3");
+  EXPECT_EQ(late.report.verdict, "unknown") << late.history_jsonl;
+  const auto errors = client_errors(late);
+  ASSERT_EQ(errors.size(), 1u) << ::testing::PrintToString(errors);
+  EXPECT_EQ(errors[0].rfind("client-1 line 2 (ok of acquire) came ", 0), 0u) << errors[0];
+  EXPECT_NE(errors[0].find(" s after the proxy handed it the last reply it waited for, and it sent nothing since"),
+            std::string::npos)
+      << errors[0];
+  EXPECT_NE(errors[0].find("flush stdout after every line"), std::string::npos) << errors[0];
+
+  const RunOutcome prompt = run("0");
+  EXPECT_TRUE(client_errors(prompt).empty()) << client_errors(prompt)[0];
+  EXPECT_EQ(prompt.report.verdict, "safe") << prompt.history_jsonl;
+}
+
 // A library that stores the lock under a prefix of the name it is given: lockstep learns
 // the key from what the first acquire wrote, and the truth follows it. client-1 is paused
 // past its lease as its stock read comes back; client-2 takes the expired lock, and on

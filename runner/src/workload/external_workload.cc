@@ -98,6 +98,11 @@ std::vector<std::string> external_environment(const Scenario& s, const std::stri
 
 ExternalWorkload::ExternalWorkload(const Scenario& s, live::ExternalControl& control, Recorder& rec)
     : s_(s), control_(control), rec_(rec), watched_(s.lock.key) {
+  // A pause (SIGSTOP) can hold a client between a reply and its `ok`: such clients'
+  // outcomes are not judged for lateness.
+  for (const auto& f : s.faults) {
+    if (f.kind == FaultKind::Pause && f.target.rfind("client-", 0) == 0) paused_.insert(std::atoll(f.target.c_str() + 7));
+  }
   // One declared key, no glob: watched from the start, nothing to learn.
   if (s.lock.keys.size() == 1 && s.lock.keys[0].find_first_of("*?[") == std::string::npos) {
     watched_ = s.lock.keys[0];
@@ -108,6 +113,7 @@ ExternalWorkload::ExternalWorkload(const Scenario& s, live::ExternalControl& con
   };
   control_.on_exit = [this](int64_t client, int incarnation, int status) {
     unannounced_.erase(client);  // the line that would have announced it died with the program
+    traffic_.erase(client);
     const std::string name = "client-" + std::to_string(client);
     const std::string tail = control_.stderr_tail(name, kStderrLines);
     const size_t before = report(client).problems().size();
@@ -152,6 +158,7 @@ void ExternalWorkload::line_read(int64_t client, int incarnation, std::string_vi
     }
     unannounced_.erase(u);
   }
+  check_outcome(client, line, r, problems_before);
   if (!was_acquiring && r.acquiring()) acquiring_[client].clear();
   if (!was_acquiring || held || !r.holding()) return;
   // An `ok` of acquire: what did the acquire write?
@@ -194,9 +201,46 @@ void ExternalWorkload::line_read(int64_t client, int incarnation, std::string_vi
                     "): who held the lock is unknown, so foreign unlock and deadlock are not judged");
 }
 
+// An `ok` is written once the reply that decided it came back; read long after the last
+// reply, with nothing else the client was waiting for or doing, it sat in a buffer.
+void ExternalWorkload::check_outcome(int64_t client, std::string_view line, const ClientReport& r,
+                                     size_t problems_before) {
+  Traffic& t = traffic_[client];
+  const int64_t now = rec_.now();
+  std::string why;
+  const auto l = parse_client_line(line, why);
+  if (!l || r.problems().size() != problems_before || late_.count(client)) return;
+  if (l->type == ClientLine::Type::Invoke) t.last_invoke_ns = now;
+  if (l->type != ClientLine::Type::Ok || paused_.count(client) || t.subscribed) return;
+  if (t.forwarded != t.delivered || t.last_delivery_ns < 0 || t.last_delivery_ns < t.last_forward_ns ||
+      t.last_delivery_ns < t.last_invoke_ns || now - t.last_delivery_ns <= kLateOutcomeNs)
+    return;
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%.3f", static_cast<double>(now - t.last_delivery_ns) / 1e9);
+  late_[client] = "client-" + std::to_string(client) + " line " + std::to_string(r.line_number()) + " (ok of " + l->f +
+                  ") came " + seconds +
+                  " s after the proxy handed it the last reply it waited for, and it sent nothing since: its output "
+                  "reaches lockstep late (buffered?), and lockstep stamps each line when it reads it, so flush stdout "
+                  "after every line";
+}
+
+void ExternalWorkload::delivered(int64_t client) {
+  Traffic& t = traffic_[client];
+  ++t.delivered;
+  t.last_delivery_ns = rec_.now();
+}
+
 void ExternalWorkload::sent(int64_t client, const std::vector<std::string>& argv) {
   auto it = reports_.find(client);
   if (it == reports_.end()) return;
+  {
+    Traffic& t = traffic_[client];
+    ++t.forwarded;
+    t.last_forward_ns = rec_.now();
+    std::string cmd = argv.empty() ? "" : argv[0];
+    for (auto& c : cmd) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    if (cmd == "SUBSCRIBE" || cmd == "PSUBSCRIBE" || cmd == "SSUBSCRIBE") t.subscribed = true;
+  }
   const ClientReport& r = *it->second;
   if (!r.operation_open() && !unannounced_.count(client)) {
     // The stock, or the lock while the client does not hold it (a library's renewal of a
