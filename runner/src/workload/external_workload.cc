@@ -145,7 +145,9 @@ void ExternalWorkload::line_read(int64_t client, int incarnation, std::string_vi
   const bool was_acquiring = r.acquiring(), held = r.holding();
   const size_t problems_before = r.problems().size();
   r.line(incarnation, line, overlong);
-  if (auto u = unannounced_.find(client); u != unannounced_.end()) {
+  if (r.silenced()) {
+    unannounced_.erase(client);  // named for the line that broke it; nothing later is read
+  } else if (auto u = unannounced_.find(client); u != unannounced_.end()) {
     const int64_t late_ns = rec_.now() - u->second.at_ns;
     // A line already broken is named for that; one late line tells all there is to tell.
     if (late_ns > kLateLineNs && r.problems().size() == problems_before && !late_.count(client)) {
@@ -209,7 +211,7 @@ void ExternalWorkload::check_outcome(int64_t client, std::string_view line, cons
   const int64_t now = rec_.now();
   std::string why;
   const auto l = parse_client_line(line, why);
-  if (!l || r.problems().size() != problems_before || late_.count(client)) return;
+  if (!l || r.silenced() || r.problems().size() != problems_before || late_.count(client)) return;
   if (l->type == ClientLine::Type::Invoke) t.last_invoke_ns = now;
   if (l->type != ClientLine::Type::Ok || paused_.count(client) || t.subscribed) return;
   if (t.forwarded != t.delivered || t.last_delivery_ns < 0 || t.last_delivery_ns < t.last_forward_ns ||

@@ -80,6 +80,8 @@ class ClientReport {
   bool holding() const { return holding_; }
   int64_t line_number() const { return line_no_; }
   int64_t ignored_lines() const { return ignored_; }
+  // Whether its lines are being ignored (a line broke the report; until a restart).
+  bool silenced() const { return broken_; }
 
  private:
   std::string name() const;
