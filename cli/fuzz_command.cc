@@ -72,12 +72,13 @@ bool parse_space(const FuzzArgs& a, runner::FuzzSpace& sp, runner::FuzzOptions& 
     if (a.algorithm.empty()) {
       // The fuzzer builds Redis topologies: a lock of another service is left out.
       for (const auto& n : algorithm_names())
-        if (!find_lock(n)->zookeeper) sp.locks.push_back(n);
+        if (find_lock(n)->service == LockService::Redis) sp.locks.push_back(n);
     } else {
       sp.locks = {a.algorithm};
     }
-    if (const LockInfo* l = find_lock(a.algorithm); l && l->zookeeper)
-      return usage_error("algorithm " + a.algorithm + " needs a ZooKeeper ensemble, which the fuzzer does not build yet");
+    if (const LockInfo* l = find_lock(a.algorithm); l && l->service != LockService::Redis)
+      return usage_error("algorithm " + a.algorithm + " takes its lock from " + to_string(l->service) +
+                         ", which the fuzzer does not build yet (it builds Redis topologies)");
     if (std::string why = first_unknown("algorithm", sp.locks, algorithm_names(), "Algorithms"); !why.empty())
       return usage_error(why);
   }

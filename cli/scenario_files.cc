@@ -15,8 +15,8 @@ namespace fs = std::filesystem;
 namespace {
 
 // lockstep's own output met while walking a directory (a run's report.json beside its
-// history, its skipped.json beside index.html, a fuzz campaign's summary.json): not scenarios, and not worth an error. A
-// fuzz campaign's counterexample-N.json files are scenarios and are kept.
+// history, its skipped.json beside index.html, a fuzz or live campaign's summary.json): not scenarios, and not worth an
+// error. A fuzz campaign's counterexample-N.json files and a live campaign's saved schedules are scenarios and are kept.
 bool is_lockstep_output(const fs::path& file) {
   std::error_code ec;
   const std::string name = file.filename().string();
@@ -25,7 +25,7 @@ bool is_lockstep_output(const fs::path& file) {
   if (name != "summary.json") return false;
   std::ifstream in(file);
   const auto j = nlohmann::json::parse(in, nullptr, false);
-  return j.is_object() && j.contains("counterexamples") && j.contains("runs");
+  return j.is_object() && j.contains("runs") && (j.contains("counterexamples") || j.contains("each_run"));
 }
 
 std::vector<std::string> expand(const std::string& path) {

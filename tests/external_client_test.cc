@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -547,9 +548,8 @@ TEST(ExternalClient, TheSimulatorSkipsExternalWorkloadsWithTheReason) {
   std::stringstream text;
   text << f.rdbuf();
   EXPECT_EQ(WEXITSTATUS(rc), 1) << "nothing ran: " << text.str();
-  size_t shipped = 0;
-  for (const auto& e : fs::directory_iterator(std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/external"))
-    shipped += e.path().extension() == ".json";
+  const auto shipped = std::count_if(fs::directory_iterator(fs::path(LOCKSTEP_SOURCE_DIR) / "scenarios/external"), {},
+                                     [](const fs::directory_entry& e) { return e.path().extension() == ".json"; });
   EXPECT_NE(text.str().find("0 scenarios: 0 as expected, 0 mismatched, " + std::to_string(shipped) + " skipped"),
             std::string::npos)
       << text.str();

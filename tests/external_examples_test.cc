@@ -1,15 +1,20 @@
 // The shipped example clients (examples/clients/: node-redlock 5.0.0-beta.2 over ioredis,
-// and Debian's redis-py Lock) under scenarios/external/, with the verdicts those
-// scenarios expect: the flash sale safe without faults, a pause longer than the lease
-// breaking both, node-redlock #296 (an acquired lock that has already expired) shown by a
-// slow link, using()'s background extensions reported on a thread of their own, and
-// redis-py's Lock without a timeout deadlocked by a client crash.
+// redis-semaphore 5.6.2's Mutex over ioredis, and Debian's redis-py Lock) under
+// scenarios/external/, with the verdicts those scenarios expect: the flash sale safe
+// without faults, a pause longer than the lease breaking all three, node-redlock #296 (an
+// acquired lock that has already expired) shown by a slow link, redis-py's Lock without a
+// timeout deadlocked by a client crash, node-redlock's using() extensions reported on a
+// thread of their own, and redis-semaphore's background refresh keeping a hold longer
+// than the lease safe, its onLockLost sparing the stale write but not the overlap.
+// redis-semaphore locks `mutex:<name>`, so those runs must have learnt that key.
 // scripts/setup installs what they need; a missing Node or Python skips, a missing npm
 // install fails and says what to run.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "lockstep/live/client_process.h"
 #include "lockstep/live/redis_server.h"
@@ -40,8 +45,11 @@ std::string missing(const Scenario& s, bool& skip) {
   skip = true;
   if (live::resolve_program(program, s.workload.command_dir).empty()) return program + " is not installed";
   skip = false;
-  if (program == "node" && !fs::exists(kSource / "examples/clients/node/node_modules/redlock"))
-    return "examples/clients/node/node_modules is missing: run scripts/setup (npm ci there)";
+  if (program == "node") {
+    const fs::path dir = (fs::path(s.workload.command_dir) / s.workload.command.at(1)).parent_path().lexically_normal();
+    if (!fs::exists(dir / "node_modules/.package-lock.json"))
+      return (dir / "node_modules").string() + " is missing: run scripts/setup (npm ci there)";
+  }
   if (program == "/usr/bin/python3" && !fs::exists("/usr/lib/python3/dist-packages/redis/lock.py"))
     return "Debian's python3-redis is missing: run scripts/setup";
   return "";
@@ -81,17 +89,45 @@ TEST_P(ExternalExamples, VerdictAsTheScenarioExpects) {
     }
     EXPECT_GE(extended, 2) << "each 3.5 s hold outlives a 3 s lease only by extensions: " << o.history_jsonl;
   }
+  // The Mutex never writes the key it is given: judging it at all needs the learnt key.
+  if (s.lock.algorithm.rfind("redis-semaphore", 0) == 0) {
+    EXPECT_EQ(o.report.stats["clients"]["lock_key"].value("key", ""), "mutex:" + s.lock.key) << o.report.stats.dump();
+    for (const char* p : {"foreign-unlock", "deadlock"}) {
+      EXPECT_NE(std::find(o.report.stats["checkable"].begin(), o.report.stats["checkable"].end(), p),
+                o.report.stats["checkable"].end())
+          << p << " not checkable: " << o.report.stats.dump();
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Scenarios, ExternalExamples, ::testing::ValuesIn(external_scenarios()), scenario_param_name);
 
-TEST(ExternalExamples, BothLibrariesAndEveryStoryAreCovered) {
+TEST(ExternalExamples, EveryLibraryAndEveryStoryAreCovered) {
   const auto files = external_scenarios();
-  EXPECT_EQ(files.size(), 7u);
+  EXPECT_EQ(files.size(), 11u);
   for (const char* name : {"node-redlock-stock-demo", "node-redlock-gc-pause", "node-redlock-issue-296-slow-acquire",
-                           "node-redlock-using-auto-extend",
-                           "redis-py-stock-demo", "redis-py-gc-pause", "redis-py-no-timeout-crash-deadlock"}) {
+                           "redis-py-stock-demo", "redis-py-gc-pause", "redis-py-no-timeout-crash-deadlock",
+                           "redis-semaphore-stock-demo", "redis-semaphore-gc-pause", "redis-semaphore-slow-hold",
+                           "redis-semaphore-gc-pause-check-is-acquired", "node-redlock-using-auto-extend"}) {
     EXPECT_TRUE(fs::exists(kSource / "scenarios/external" / (std::string(name) + ".json"))) << name;
+  }
+}
+
+// docs/live-mode.md is where a user finds the shipped clients: each folder of
+// examples/clients/ and each scenario of scenarios/external/ is named there.
+TEST(ExternalExamples, TheManualNamesEveryClientAndScenario) {
+  std::ifstream f(kSource / "docs/live-mode.md");
+  std::stringstream page;
+  page << f.rdbuf();
+  const std::string text = page.str();
+  ASSERT_FALSE(text.empty());
+  for (const auto& e : fs::directory_iterator(kSource / "examples/clients")) {
+    const std::string folder = "`" + e.path().filename().string() + "/";
+    EXPECT_NE(text.find(folder), std::string::npos) << "docs/live-mode.md does not name " << folder;
+  }
+  for (const std::string& file : external_scenarios()) {
+    const std::string name = "`" + fs::path(file).stem().string() + "`";
+    EXPECT_NE(text.find(name), std::string::npos) << "docs/live-mode.md does not name " << name;
   }
 }
 

@@ -31,7 +31,7 @@ int client_of(int c, const std::string& algorithm) {
 std::vector<std::string> redis_locks() {
   std::vector<std::string> out;
   for (const auto& a : algorithm_names())
-    if (!find_lock(a)->zookeeper) out.push_back(a);
+    if (find_lock(a)->service == LockService::Redis) out.push_back(a);
   return out;
 }
 

@@ -102,6 +102,33 @@ TEST(Assumptions, FollowTheLocksConfiguration) {
   EXPECT_EQ(crash.restart_min_ms, 1000);
   // redis-py without a timeout has no lease: a crashed holder is beyond what it claims.
   for (const auto& a : lock_assumptions(*find_lock("redis-py@5.0.0"), {})) EXPECT_NE(a.fault, "crash");
+  // ZooKeeper's lease is the session (the scenario's lease_ms): heartbeats keep it while
+  // the client runs, so the work does not count, and a client cut off for less than the
+  // timeout minus one ping period keeps its session and its znode. No client clock plays
+  // a part, and a lock that reaches no Redis node claims nothing about one.
+  for (const char* name : {"zookeeper", "zookeeper-fenced"}) {
+    SCOPED_TRACE(name);
+    const auto zk = lock_assumptions(*find_lock(name), {nlohmann::json::object(), 9000, 1000});
+    EXPECT_EQ(find(zk, "pause", "client").max, 6000);
+    EXPECT_FALSE(find(zk, "pause", "client").work_counts);
+    EXPECT_EQ(find(zk, "partition", "client").max, 6000);
+    EXPECT_EQ(find(zk, "clock-jump", "client").max, Assumption::kAny);
+    EXPECT_EQ(find(zk, "crash", "client").max, Assumption::kAny);
+    for (const auto& a : zk) EXPECT_EQ(a.hits, "client") << a.fault;
+  }
+  // MySQL's session locks last while the server keeps the silent session: the work counts
+  // against wait_timeout; the lock table is a lease on the client's wall clock.
+  const auto named = lock_assumptions(*find_lock("mysql-named"), {{{"wait_timeout_s", 2}}, 1000, 500});
+  EXPECT_EQ(find(named, "pause", "client").max, 2000);
+  EXPECT_TRUE(find(named, "pause", "client").work_counts);
+  EXPECT_EQ(find(named, "partition", "client").max, 2000);
+  EXPECT_EQ(find(lock_assumptions(*find_lock("mysql-for-update"), {}), "pause", "client").max, 28'800'000);
+  const auto table = lock_assumptions(*find_lock("mysql-table"), {nlohmann::json::object(), 1000, 500});
+  EXPECT_EQ(find(table, "pause", "client").max, 1000);
+  for (const auto& a : table) {
+    EXPECT_EQ(a.hits, "client") << a.fault;
+    EXPECT_NE(a.fault, "clock-jump");
+  }
 }
 
 // A within campaign draws only faults the lock claims to tolerate, a beyond one always at

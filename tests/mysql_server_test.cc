@@ -129,7 +129,7 @@ TEST(MysqlSession, AClientCrashEndsItsSessionAndFreesItsLock) {
 
 TEST(MysqlSession, ACutOffHolderKeepsItsLockUntilWaitTimeoutThenFindsItsSessionGone) {
   MysqlWorld h;
-  auto a = h.run(0, 0, {{"SET SESSION wait_timeout = ?", {v(2)}},
+  auto a = h.run(0, 0, {{"SET SESSION wait_timeout = 2", {}},
                         {"SELECT GET_LOCK(?, ?)", {v("a"), v(0)}},
                         {"SELECT RELEASE_LOCK(?)", {v("a")}, 4000},
                         {"SELECT CONNECTION_ID()", {}}});
@@ -158,7 +158,7 @@ TEST(MysqlSession, ACutOffHolderKeepsItsLockUntilWaitTimeoutThenFindsItsSessionG
 
 TEST(MysqlSession, AHolderPausedPastWaitTimeoutLosesItsLock) {
   MysqlWorld h;
-  auto a = h.run(0, 0, {{"SET SESSION wait_timeout = ?", {v(1)}},
+  auto a = h.run(0, 0, {{"SET SESSION wait_timeout = 1", {}},
                         {"SELECT GET_LOCK(?, ?)", {v("a"), v(0)}},
                         {"SELECT IS_USED_LOCK(?)", {v("a")}, 100}});
   h.world.scheduler().at(50 * kMs, [&h] { h.world.pause(h.client[0], 3000 * kMs); });
@@ -221,7 +221,7 @@ TEST(MysqlRows, ForUpdateWaitsUntilTheHolderEndsAndTimesOutWith1205) {
                {kForUpdate, {v("r")}},
                {kTakeOver, {v("c1"), v(1), v("r"), v(0)}},  // NULL expiry: never taken over
                {"COMMIT", {}, 1500}});
-  auto b = h.run(1, 50, {{"SET SESSION innodb_lock_wait_timeout = ?", {v(1)}},
+  auto b = h.run(1, 50, {{"SET SESSION innodb_lock_wait_timeout = 1", {}},
                          {"BEGIN", {}},
                          {kForUpdate, {v("r")}},
                          {kSelect, {v("r")}},  // a plain read does not wait

@@ -54,6 +54,8 @@ const std::vector<Pair>& pairs() {
       {"redisson-3.23.0-unlock-resent-counts-down-twice.json", "redisson-3.43.0-unlock-latch-counts-down-once.json"},
       {"redisson-3.43.0-redlock-crash-holds-twice-the-wait.json", "redisson-3.43.0-redlock-crash-wait-half-the-lease.json"},
       {"redisson-3.43.0-fair-lock-skewed-clock-jumps-the-queue.json", "redisson-3.43.0-fair-lock-skew-within-wait.json"},
+      {"redisson-3.43.0-fair-lock-sustained-contention-drops-live-waiters.json",
+       "redisson-3.43.0-fair-lock-wait-covers-the-contention.json"},
       {"redlock-py-1.0.8-wall-clock-jump-accepts-expired-lock.json",
        "redis-plus-plus-1.3.15-steady-clock-refuses-expired-lock.json"},
       {"redis-plus-plus-1.3.15-validity-from-first-attempt.json", "redis-plus-plus-1.3.15-one-attempt-per-call.json"},
@@ -120,6 +122,23 @@ TEST(ProfileCatalogue, ASkewedClockBreaksTheFairLocksOrderAndAWaitLongerThanTheS
   const auto at = [&](int64_t p) { return std::find(skewed.begin(), skewed.end(), p) - skewed.begin(); };
   EXPECT_LT(at(5), at(2));
   EXPECT_LT(at(5), at(3));
+}
+
+// With no fault at all: under contention that never empties the queue, the fair script's
+// places stop moving forward, and from about PTTL + wait on a live waiter is dropped at
+// its turn; a wait longer than the busy period keeps arrival order to the end.
+TEST(ProfileCatalogue, SustainedContentionDropsLiveWaitersFromTheFairQueue) {
+  const auto dropped = main_thread_acquisitions(
+      run_in_sim(load_profile("redisson-3.43.0-fair-lock-sustained-contention-drops-live-waiters.json")).history);
+  const auto kept =
+      main_thread_acquisitions(run_in_sim(load_profile("redisson-3.43.0-fair-lock-wait-covers-the-contention.json")).history);
+  std::vector<int64_t> rounds;
+  for (int i = 0; i < 8; ++i) rounds.insert(rounds.end(), {1, 2, 3});
+  EXPECT_EQ(kept, rounds);
+  // The first five rounds (about 5 s: the 3 s PTTL plus the 2 s wait) keep the order.
+  ASSERT_GE(dropped.size(), 16u);
+  EXPECT_EQ(std::vector<int64_t>(dropped.begin(), dropped.begin() + 16), std::vector<int64_t>(rounds.begin(), rounds.begin() + 16));
+  EXPECT_NE(dropped, kept);
 }
 
 // Acquires that failed although, during them, the same client's value was set on a

@@ -152,7 +152,7 @@ TEST_F(Registry, ScenarioOptionsAreCheckedAgainstTheSchema) {
   unregister_algorithm("lease-lock");
   // Once removed, the name is unknown again, and the list offers what remains.
   const std::string gone = parse_error(lock_json(R"({"algorithm": "lease-lock"})"));
-  EXPECT_NE(gone.find("zookeeper-fenced, lease-lock-v1, found \"lease-lock\""), std::string::npos) << gone;
+  EXPECT_NE(gone.find("mysql-table-fenced, lease-lock-v1, found \"lease-lock\""), std::string::npos) << gone;
 }
 
 TEST_F(Registry, ScenarioFilesRunTheRegisteredLockInTheSimulator) {

@@ -134,9 +134,9 @@ TEST(Scenario, OtherLatencyDistributionsAndEdgeValues) {
 
 TEST(Scenario, EveryRegisteredAlgorithmIsAccepted) {
   for (const auto& name : algorithm_names()) {
-    // A ZooKeeper lock needs its ensemble in the topology, and runs in the simulator.
-    const std::string topology =
-        find_lock(name)->zookeeper ? R"("worlds": ["sim"], "topology": {"zookeeper": {}}, )" : "";
+    // A lock of another service needs it in the topology, and runs in the simulator.
+    const std::string field = topology_field(find_lock(name)->service);
+    const std::string topology = field.empty() ? "" : R"("worlds": ["sim"], "topology": {")" + field + R"(": {}}, )";
     auto r = parse_scenario(R"({)" + topology + R"("lock": {"algorithm": ")" + name + R"("}, "expect": {"violations": []}})", "");
     ASSERT_TRUE(std::holds_alternative<Scenario>(r)) << std::get<ScenarioError>(r).message();
     EXPECT_EQ(std::get<Scenario>(r).lock.algorithm, name);
@@ -166,6 +166,39 @@ TEST(Scenario, AZooKeeperLockNeedsAnEnsembleAndTheSimulator) {
       "");
   ASSERT_TRUE(std::holds_alternative<Scenario>(ok)) << std::get<ScenarioError>(ok).message();
   EXPECT_EQ(std::get<Scenario>(ok).topology.zookeeper.servers, 3);
+}
+
+TEST(Scenario, AMysqlLockNeedsTheServerAndTheSimulator) {
+  auto error_of = [](const std::string& text) {
+    auto r = parse_scenario(text, "");
+    return std::holds_alternative<ScenarioError>(r) ? std::get<ScenarioError>(r) : ScenarioError{};
+  };
+  const ScenarioError none = error_of(R"({"lock": {"algorithm": "mysql-named"}, "expect": {"violations": []}})");
+  EXPECT_EQ(none.path, "$.lock.algorithm");
+  EXPECT_NE(none.message().find("mysql-named needs a MySQL server: topology.mysql"), std::string::npos) << none.message();
+  const ScenarioError live = error_of(
+      R"({"worlds": ["sim", "live"], "topology": {"mysql": {}}, "lock": {"algorithm": "mysql-named"}, "expect": {"violations": []}})");
+  EXPECT_EQ(live.path, "$.worlds[1]");
+  EXPECT_NE(live.message().find("the live world starts no MySQL server yet"), std::string::npos) << live.message();
+  const ScenarioError target = error_of(
+      R"({"lock": {"algorithm": "set-px-lua"}, "faults": [{"kind": "pause", "target": "mysql-1", "at_ms": 10, "duration_ms": 10}],
+          "expect": {"violations": []}})");
+  EXPECT_EQ(target.path, "$.faults[0].target");
+  EXPECT_NE(target.message().find("mysql-1 needs topology.mysql"), std::string::npos) << target.message();
+  auto ok = parse_scenario(
+      R"({"worlds": ["sim"], "topology": {"mysql": {"wait_timeout_s": 2}}, "lock": {"algorithm": "mysql-table"},
+          "faults": [{"kind": "partition", "groups": [["client-1"], ["mysql-1"]], "at_ms": 10, "duration_ms": 10}],
+          "expect": {"violations": []}})",
+      "");
+  ASSERT_TRUE(std::holds_alternative<Scenario>(ok)) << std::get<ScenarioError>(ok).message();
+  const MysqlSpec& m = std::get<Scenario>(ok).topology.mysql;
+  EXPECT_TRUE(m.enabled);
+  EXPECT_EQ(m.wait_timeout_s, 2);
+  EXPECT_EQ(m.innodb_lock_wait_timeout_s, 50);
+  // The server's settings survive a write and a read (a fuzz counterexample, a saved schedule).
+  auto again = parse_scenario(to_json(std::get<Scenario>(ok)).dump(), "");
+  ASSERT_TRUE(std::holds_alternative<Scenario>(again));
+  EXPECT_EQ(std::get<Scenario>(again).topology.mysql, m);
 }
 
 TEST(Scenario, NamesForPropertiesAndFaults) {
@@ -202,7 +235,7 @@ std::vector<Bad> bad_table() {
       {"algorithm_not_string", "$.lock.algorithm", algorithms, "5"},
       {"unknown_top_level_key", "$.duraton_ms", "a known key (did you mean \"duration_ms\"?)",
        "unknown key \"duraton_ms\""},
-      {"unknown_key_no_hint", "$.topology.zone", "one of the keys nodes, replicas, persistence, replication_lag_ms, down_after_ms, min_replicas_to_write, sentinels, maxmemory_bytes, maxmemory_policy, maxmemory_samples, cluster, zookeeper", "unknown key \"zone\""},
+      {"unknown_key_no_hint", "$.topology.zone", "one of the keys nodes, replicas, persistence, replication_lag_ms, down_after_ms, min_replicas_to_write, sentinels, maxmemory_bytes, maxmemory_policy, maxmemory_samples, cluster, zookeeper, mysql", "unknown key \"zone\""},
       {"negative_at_ms", "$.faults[1].at_ms", "a non-negative integer", "-5"},
       {"at_ms_beyond_duration", "$.faults[0].at_ms", "a time before duration_ms (1000)", "1000"},
       {"string_for_integer", "$.duration_ms", "a positive integer", "\"5000\""},
@@ -369,6 +402,10 @@ TEST(Scenario, EveryDeclaredAlgorithmOptionIsAcceptedAtItsBounds) {
         nlohmann::json j = {{"topology", {{"nodes", 3}, {"replicas", 4}}},
                             {"lock", {{"algorithm", a.name}, {"options", {{o.name, v}}}}},
                             {"expect", {{"violations", nlohmann::json::array()}}}};
+        if (const std::string field = topology_field(a.service); !field.empty()) {
+          j["topology"][field] = nlohmann::json::object();
+          j["worlds"] = {"sim"};
+        }
         auto r = parse_scenario(j.dump(), "t.json");
         EXPECT_TRUE(std::holds_alternative<Scenario>(r))
             << a.name << "." << o.name << "=" << v << ": " << std::get<ScenarioError>(r).message();

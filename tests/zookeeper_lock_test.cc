@@ -43,7 +43,7 @@ TEST(ZooKeeperLock, TheRecipeIsRegisteredAsALockThatNeedsAnEnsemble) {
   const LockInfo* plain = find_lock("zookeeper");
   const LockInfo* fenced = find_lock("zookeeper-fenced");
   ASSERT_TRUE(plain && fenced);
-  EXPECT_TRUE(plain->zookeeper && fenced->zookeeper);
+  EXPECT_TRUE(plain->service == LockService::ZooKeeper && fenced->service == LockService::ZooKeeper);
   EXPECT_FALSE(plain->fencing_tokens);
   EXPECT_TRUE(fenced->fencing_tokens);
 }
@@ -98,6 +98,25 @@ TEST(ZooKeeperLock, AHolderPausedPastItsSessionFindsItsLockGone) {
   EXPECT_EQ((*second)->acquired, AcquireOutcome::Acquired);
   EXPECT_LT((*second)->at_ns, 3050 * kMs);  // while client-1 was still paused
   EXPECT_EQ((*first)->released, ReleaseOutcome::NotOwner);
+}
+
+// The claim the recipe's assumptions make: a pause shorter than the session timeout minus
+// one ping period (1000 ms - 333 ms) cannot expire the session, so the holder keeps its
+// znode and the next in line waits for the release.
+TEST(ZooKeeperLock, APauseWithinTheSessionKeepsTheLock) {
+  ZkLockHarness h;
+  auto first = slot<Hold>();
+  auto second = slot<Hold>();
+  h.start<Hold>(0, 0, first, [&h](Env&) { return hold_for(h, 0, 5s, 100ms); });
+  h.world.scheduler().at(50 * kMs, [&h] { h.world.pause(h.client[0], 600 * kMs); });
+  h.start<Hold>(1, 100, second, [&h](Env&) { return hold_for(h, 1, 5s, 10ms); });
+  h.run_until_ms(8000);
+  ASSERT_TRUE(first->has_value() && second->has_value());
+  EXPECT_EQ((*first)->acquired, AcquireOutcome::Acquired);
+  EXPECT_EQ((*first)->released, ReleaseOutcome::Released);
+  EXPECT_EQ((*second)->acquired, AcquireOutcome::Acquired);
+  EXPECT_GT((*second)->at_ns, 650 * kMs);  // after client-1's pause and its work
+  EXPECT_GT((*second)->token, (*first)->token);
 }
 
 }  // namespace

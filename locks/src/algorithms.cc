@@ -11,6 +11,7 @@ std::unique_ptr<Lock> make_set_family_lock(const std::string& algorithm, Env& en
 std::unique_ptr<Lock> make_redisson_lock(const std::string& algorithm, Env& env, const LockParams& params);
 std::unique_ptr<Lock> make_multinode_lock(const std::string& algorithm, Env& env, const LockParams& params);
 std::vector<LockInfo> zookeeper_locks();  // zookeeper/zookeeper_lock.cc
+std::vector<LockInfo> mysql_locks();      // mysql/mysql_locks.cc
 
 LockOption integer_option(std::string name, int64_t default_value, int64_t min, int64_t max, std::string meaning) {
   LockOption o;
@@ -95,6 +96,7 @@ std::vector<LockInfo> recipe_locks() {
        flag("check_validity", true, "1: refuse a majority that took longer than the lease; 0: skip that check")},
       3));
   for (auto& l : zookeeper_locks()) r.push_back(std::move(l));
+  for (auto& l : mysql_locks()) r.push_back(std::move(l));
   return r;
 }
 

@@ -119,6 +119,24 @@ const std::vector<LockOption>& option_table(const LockInfo& info) {
   return info.options ? *info.options : kNone;
 }
 
+const char* to_string(LockService s) {
+  switch (s) {
+    case LockService::Redis: return "Redis";
+    case LockService::ZooKeeper: return "ZooKeeper";
+    case LockService::MySql: return "MySQL";
+  }
+  return "?";
+}
+
+const char* topology_field(LockService s) {
+  switch (s) {
+    case LockService::Redis: return "";
+    case LockService::ZooKeeper: return "zookeeper";
+    case LockService::MySql: return "mysql";
+  }
+  return "";
+}
+
 bool lock_is_fair(const LockInfo& info, const nlohmann::json& options) {
   return info.fair_with ? info.fair_with(options) : info.fair;
 }

@@ -104,8 +104,10 @@ std::string render_index(const std::vector<RunReport>& reports, const IndexInfo&
                     plural(reports.size(), "scenario", "scenarios") + " run " + where + ", " +
                     std::to_string(reports.size() - mismatched) + " as expected, " + std::to_string(mismatched) +
                     " mismatched" + (info.skipped.empty() ? "" : ", " + std::to_string(info.skipped.size()) + " skipped") +
-                    ".</p>\n<div class=\"tools\"><input class=\"filter\" type=\"search\" placeholder=\"Filter: "
-                    "scenario, algorithm, property, words of the description\" aria-label=\"Filter\">";
+                    ".</p>\n";
+  for (const auto& note : info.notes) out += "<p>" + xml_escape(note) + "</p>\n";
+  out += "<div class=\"tools\"><input class=\"filter\" type=\"search\" placeholder=\"Filter: "
+         "scenario, algorithm, property, words of the description\" aria-label=\"Filter\">";
   for (const char* st : {"all", "mismatched", "violation", "safe", "unknown", "skipped"}) {
     out += std::string("<button type=\"button\" data-status=\"") + st + "\" aria-pressed=\"" +
            (std::string(st) == "all" ? "true" : "false") + "\">" + st + "</button>";

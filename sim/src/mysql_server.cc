@@ -34,12 +34,16 @@ double lenient_number(const std::string& s) {
 
 }  // namespace
 
-MysqlServer::MysqlServer(Hooks hooks) : hooks_(std::move(hooks)) {}
+MysqlServer::MysqlServer(Hooks hooks) : MysqlServer(std::move(hooks), Settings{}) {}
+
+MysqlServer::MysqlServer(Hooks hooks, Settings settings) : hooks_(std::move(hooks)), settings_(settings) {}
 
 uint64_t MysqlServer::open() {
   const uint64_t id = next_id_++;
   Session& s = sessions_[id];
   s.id = id;
+  s.wait_timeout_s = settings_.wait_timeout_s;
+  s.lock_wait_timeout_s = settings_.lock_wait_timeout_s;
   schedule_idle_check(s);
   return id;
 }
@@ -114,7 +118,7 @@ void MysqlServer::run(Session& s) {
     case Kind::SetLockWaitTimeout: {
       const bool idle = s.statement.kind == Kind::SetWaitTimeout;
       const char* var = idle ? "wait_timeout" : "innodb_lock_wait_timeout";
-      const auto v = p[0] ? integer(*p[0]) : std::nullopt;
+      const auto v = s.statement.param_count == 0 ? integer(s.statement.number) : std::nullopt;
       if (!v) return finish(s, SqlResult::error(sql_error::kWrongTypeForVar, std::string("Incorrect argument type to variable '") + var + "'"));
       // Out-of-range values are clamped to the variable's range, as SET does.
       if (idle) s.wait_timeout_s = std::clamp<int64_t>(*v, 1, 31536000);

@@ -32,8 +32,9 @@ std::string canonical(const std::string& text) {
 
 bool identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
-// Whether `text` has the shape `pattern`; the table name into `table`.
-bool matches(std::string_view pattern, std::string_view text, std::string& table) {
+// Whether `text` has the shape `pattern`; the table name into `table`, the last %d's
+// digits into `number`.
+bool matches(std::string_view pattern, std::string_view text, std::string& table, std::string& number) {
   size_t t = 0;
   for (size_t p = 0; p < pattern.size(); ++p) {
     if (pattern[p] == '%' && p + 1 < pattern.size()) {
@@ -46,6 +47,7 @@ bool matches(std::string_view pattern, std::string_view text, std::string& table
       } else {
         while (t < text.size() && std::isdigit(static_cast<unsigned char>(text[t]))) ++t;
         if (t == start) return false;
+        number = std::string(text.substr(start, t - start));
       }
       continue;
     }
@@ -73,6 +75,12 @@ constexpr Shape kShapes[] = {
     {"start transaction", K::Begin},
     {"commit", K::Commit},
     {"rollback", K::Rollback},
+    // A session variable's value is a number in the text: MariaDB refuses a string (a
+    // placeholder's quoted literal) with 1232, and so does the server for the `?` forms.
+    {"set wait_timeout=%d", K::SetWaitTimeout},
+    {"set session wait_timeout=%d", K::SetWaitTimeout},
+    {"set innodb_lock_wait_timeout=%d", K::SetLockWaitTimeout},
+    {"set session innodb_lock_wait_timeout=%d", K::SetLockWaitTimeout},
     {"set wait_timeout=?", K::SetWaitTimeout},
     {"set session wait_timeout=?", K::SetWaitTimeout},
     {"set innodb_lock_wait_timeout=?", K::SetLockWaitTimeout},
@@ -95,14 +103,14 @@ constexpr Shape kShapes[] = {
 std::optional<MysqlServer::Statement> MysqlServer::recognise(const std::string& text) {
   const std::string c = canonical(text);
   for (const Shape& shape : kShapes) {
-    std::string table;
+    std::string table, number;
     // The shapes are written readably and put in the same canonical form as the text.
     static thread_local std::vector<std::string> patterns;
     if (patterns.empty()) {
       for (const Shape& sh : kShapes) patterns.push_back(canonical(std::string(sh.pattern)));
     }
-    if (!matches(patterns[static_cast<size_t>(&shape - kShapes)], c, table)) continue;
-    Statement s{shape.kind, table, 0};
+    if (!matches(patterns[static_cast<size_t>(&shape - kShapes)], c, table, number)) continue;
+    Statement s{shape.kind, table, 0, number};
     for (char ch : shape.pattern) s.param_count += ch == '?';
     return s;
   }

@@ -84,7 +84,7 @@ class SimSqlSession : public SqlSession {
 
 }  // namespace
 
-int World::add_mysql(const std::string& name, Clock clock) {
+int World::add_mysql(const std::string& name, Clock clock, MysqlServer::Settings settings) {
   auto p = new_process(name, clock);
   p->is_node = true;
   const int pid = p->id;
@@ -92,7 +92,7 @@ int World::add_mysql(const std::string& name, Clock clock) {
   hooks.now_ns = [this] { return sched_.now(); };
   hooks.at = [this, pid](int64_t t, std::function<void()> fn) { post(pid, t, std::move(fn)); };
   hooks.answer = [this](uint64_t session, SqlResult r) { answer_sql(session, std::move(r)); };
-  p->mysql = std::make_unique<MysqlServer>(std::move(hooks));
+  p->mysql = std::make_unique<MysqlServer>(std::move(hooks), settings);
   procs_.push_back(std::move(p));
   mysql_pid_ = pid;
   return pid;

@@ -44,7 +44,7 @@ RUNNER_HEADER_PART = {
     "workload.h": "workload",
     "sim_runner.h": "world", "live_runner.h": "world",
     "fuzz.h": "campaign", "matrix.h": "campaign", "claims.h": "campaign", "claims_gtest.h": "campaign",
-    "shard.h": "campaign", "progress.h": "campaign", "memory.h": "campaign",
+    "shard.h": "campaign", "progress.h": "campaign", "memory.h": "campaign", "live_campaign.h": "campaign",
 }
 
 

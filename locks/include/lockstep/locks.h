@@ -17,6 +17,7 @@
 // (in main, or in a test's SetUp), never while a run is under way.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -39,6 +40,14 @@ struct LockInfo;
 // beyond its assumptions. The fuzzer draws faults within these bounds or beyond them, and
 // the safety matrix calls a failure within them the library's bug and one beyond them a
 // limit of the approach.
+// The service a lock takes its lock from (LockInfo::service).
+enum class LockService : uint8_t { Redis, ZooKeeper, MySql };
+// "Redis", "ZooKeeper", "MySQL": as reports and errors name them.
+const char* to_string(LockService s);
+// The scenario topology's field that sets the service up: "" for Redis (the nodes),
+// "zookeeper", "mysql".
+const char* topology_field(LockService s);
+
 struct Assumption {
   static constexpr int64_t kAny = -1;  // `max`: any size
   std::string fault;         // a fault kind as scenario files name it ("pause", "crash", ...)
@@ -92,9 +101,10 @@ struct LockInfo {
   bool fair = false;
   bool fencing_tokens = false;
   bool reentrant = false;  // hold counts per owner: judged as a reentrant mutex
-  // The lock takes its ZooKeeper session from Env::zookeeper(): a scenario must give its
-  // topology a ZooKeeper ensemble, and the fuzzer (which builds Redis topologies) skips it.
-  bool zookeeper = false;
+  // Where the lock lives: Redis nodes (Env::node), a ZooKeeper ensemble (Env::zookeeper) or
+  // a MySQL server (Env::sql_session). A scenario must give its topology that service,
+  // and the fuzzer (which builds Redis topologies) skips the others.
+  LockService service = LockService::Redis;
   // Whose lock it is: "lockstep" for lockstep's own recipes and locks a program registers
   // as such, else the library ("redsync"), at `version` ("4.17.0"; the name is then
   // LIBRARY@VERSION).

@@ -45,13 +45,14 @@ class LockSession {
   Task<SqlResult> run(std::string statement, std::vector<SqlValue> params, Nanos extra = Nanos(0)) {
     if (!set_up_) {
       if (settings_.wait_timeout_s > 0) {
-        auto value = sql_args(std::to_string(settings_.wait_timeout_s));
-        SqlResult r = co_await session_->execute("SET SESSION wait_timeout = ?", std::move(value), timeout_);
+        // A number in the text: MariaDB refuses a quoted value for a variable (1232).
+        std::string set = "SET SESSION wait_timeout = " + std::to_string(settings_.wait_timeout_s);
+        SqlResult r = co_await session_->execute(std::move(set), {}, timeout_);
         if (!r.ok()) co_return r;
       }
       if (settings_.lock_wait_timeout_s > 0) {
-        auto value = sql_args(std::to_string(settings_.lock_wait_timeout_s));
-        SqlResult r = co_await session_->execute("SET SESSION innodb_lock_wait_timeout = ?", std::move(value), timeout_);
+        std::string set = "SET SESSION innodb_lock_wait_timeout = " + std::to_string(settings_.lock_wait_timeout_s);
+        SqlResult r = co_await session_->execute(std::move(set), {}, timeout_);
         if (!r.ok()) co_return r;
       }
       set_up_ = true;
@@ -73,10 +74,23 @@ SessionSettings settings_of(const LockParams& p) {
   return {option_or(p, "wait_timeout_s", 0), option_or(p, "lock_wait_timeout_s", 0)};
 }
 
-class NamedLock : public Lock {
+// What every MySQL lock holds: its parameters, its one session and its owner token.
+class SqlLock : public Lock {
  public:
-  NamedLock(Env& env, const LockParams& p)
-      : env_(env), params_(p), session_(env, settings_of(p), p.command_timeout), token_(env.process_name()) {}
+  SqlLock(Env& env, const LockParams& p, std::string token)
+      : env_(env), params_(p), session_(env, settings_of(p), p.command_timeout), token_(std::move(token)) {}
+  const std::string& token() const override { return token_; }
+
+ protected:
+  Env& env_;
+  LockParams params_;
+  LockSession session_;
+  std::string token_;
+};
+
+class NamedLock : public SqlLock {
+ public:
+  NamedLock(Env& env, const LockParams& p) : SqlLock(env, p, env.process_name()) {}
 
   // One GET_LOCK that waits on the server for the whole budget: the server queues waiters.
   Task<AcquireOutcome> acquire(Nanos wait) override {
@@ -91,20 +105,11 @@ class NamedLock : public Lock {
     if (r.status == SqlResult::Status::Timeout) co_return ReleaseOutcome::Unknown;
     co_return r.ok() && r.scalar() == SqlValue("1") ? ReleaseOutcome::Released : ReleaseOutcome::NotOwner;
   }
-
-  const std::string& token() const override { return token_; }
-
- private:
-  Env& env_;
-  LockParams params_;
-  LockSession session_;
-  std::string token_;
 };
 
-class ForUpdateLock : public Lock {
+class ForUpdateLock : public SqlLock {
  public:
-  ForUpdateLock(Env& env, const LockParams& p)
-      : env_(env), params_(p), session_(env, settings_of(p), p.command_timeout), token_(env.process_name()) {}
+  ForUpdateLock(Env& env, const LockParams& p) : SqlLock(env, p, env.process_name()) {}
 
   Task<AcquireOutcome> acquire(Nanos wait) override {
     // The row must exist for FOR UPDATE to lock something; whoever inserts it first wins
@@ -133,21 +138,12 @@ class ForUpdateLock : public Lock {
     // A session that ended took the transaction, and the row lock, with it.
     co_return r.ok() ? ReleaseOutcome::Released : ReleaseOutcome::NotOwner;
   }
-
-  const std::string& token() const override { return token_; }
-
- private:
-  Env& env_;
-  LockParams params_;
-  LockSession session_;
-  std::string token_;
 };
 
-class TableLock : public Lock {
+class TableLock : public SqlLock {
  public:
   TableLock(Env& env, const LockParams& p, bool fenced)
-      : env_(env), params_(p), session_(env, settings_of(p), p.command_timeout), token_(random_uuid(env)),
-        fenced_(fenced), take_over_(option_or(p, "take_over", 1) != 0) {}
+      : SqlLock(env, p, random_uuid(env)), fenced_(fenced), take_over_(option_or(p, "take_over", 1) != 0) {}
 
   Task<AcquireOutcome> acquire(Nanos wait) override {
     SqlResult t = co_await session_.run(kTableDdl, {});
@@ -168,7 +164,6 @@ class TableLock : public Lock {
     co_return r.ok() && r.affected_rows == 1 ? ReleaseOutcome::Released : ReleaseOutcome::NotOwner;
   }
 
-  const std::string& token() const override { return token_; }
   int64_t fencing_token() const override { return fenced_ ? version_ : -1; }
 
  private:
@@ -199,10 +194,6 @@ class TableLock : public Lock {
     co_return AcquireOutcome::Acquired;
   }
 
-  Env& env_;
-  LockParams params_;
-  LockSession session_;
-  std::string token_;
   bool fenced_;
   bool take_over_;
   int64_t version_ = -1;
@@ -213,6 +204,50 @@ std::vector<LockOption> session_options() {
                          "SET SESSION wait_timeout on each new session (s); 0 keeps the server's 28800"),
           integer_option("lock_wait_timeout_s", 0, 0, 100000000,
                          "SET SESSION innodb_lock_wait_timeout on each new session (s); 0 keeps the server's 50")};
+}
+
+Assumption client_bound(std::string fault, int64_t max, std::string words, bool work_counts = false) {
+  Assumption a;
+  a.fault = std::move(fault);
+  a.max = max;
+  a.words = std::move(words);
+  a.work_counts = work_counts;
+  return a;
+}
+
+// A lock held by its session (GET_LOCK, an open transaction) lasts while the server keeps
+// the session: the holder sends nothing while it works, so its work and any pause or cut
+// together must stay under wait_timeout. The server's timers run on its own clock.
+std::vector<Assumption> session_assumptions(const LockSetup& s) {
+  const int64_t option = s.options.is_object() && s.options.contains("wait_timeout_s") &&
+                                 s.options["wait_timeout_s"].is_number_integer()
+                             ? s.options["wait_timeout_s"].get<int64_t>()
+                             : 0;
+  const int64_t wait_ms = (option > 0 ? option : 28800) * 1000;
+  const std::string bound = "shorter than wait_timeout (" + std::to_string(wait_ms) + " ms" +
+                            (option > 0 ? "" : ", MariaDB's default") + "), its work included: the server ends a silent session";
+  std::vector<Assumption> list;
+  list.push_back(client_bound("pause", wait_ms, "a holder's pauses together " + bound, true));
+  list.push_back(client_bound("crash", Assumption::kAny, "a client's crash: its connection drops and the server frees its lock"));
+  list.push_back(client_bound("partition", wait_ms, "a client cut off from the server for " + bound));
+  if (s.command_timeout_ms > 0) {
+    const std::string below = "below the command timeout (" + std::to_string(s.command_timeout_ms) + " ms)";
+    list.push_back(client_bound("delay", s.command_timeout_ms, "a client's requests delayed " + below));
+    list.push_back(client_bound("jitter", s.command_timeout_ms, "a client's requests jittered " + below));
+  }
+  list.push_back(client_bound("clock-jump", Assumption::kAny,
+                              "a client's clock stepping any amount: the server keeps the session on its own clock"));
+  list.push_back(client_bound("clock-drift", Assumption::kAny, "a client's clock drifting at any rate"));
+  return list;
+}
+
+// The lock table's expiry is the holder's wall clock plus the lease: a lease lock's claims,
+// only about the client's side (nothing here reaches a Redis node), and none about clocks.
+std::vector<Assumption> table_assumptions(const LockSetup& s) {
+  std::vector<Assumption> list;
+  for (auto& a : default_assumptions(s.lease_ms, s.command_timeout_ms))
+    if (a.hits == "client") list.push_back(std::move(a));
+  return list;
 }
 
 }  // namespace
@@ -247,6 +282,10 @@ std::vector<LockInfo> mysql_locks() {
                   table_options()};
   fenced.fencing_tokens = true;
   out.push_back(std::move(fenced));
+  for (auto& l : out) {
+    l.service = LockService::MySql;
+    l.assumptions_with = l.name == "mysql-named" || l.name == "mysql-for-update" ? session_assumptions : table_assumptions;
+  }
   return out;
 }
 

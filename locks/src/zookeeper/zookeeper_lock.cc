@@ -26,6 +26,7 @@
 
 #include "lockstep/algorithms.h"
 #include "lockstep/lock.h"
+#include "lockstep/locks.h"
 #include "lockstep/zookeeper.h"
 
 namespace lockstep {
@@ -167,6 +168,41 @@ std::unique_ptr<Lock> make_zookeeper_lock(const std::string& algorithm, Env& env
   return std::make_unique<ZooKeeperLock>(env, params, algorithm == "zookeeper-fenced");
 }
 
+Assumption client_bound(std::string fault, int64_t max, std::string words) {
+  Assumption a;
+  a.fault = std::move(fault);
+  a.max = max;
+  a.words = std::move(words);
+  return a;
+}
+
+// What the recipe claims, with the session as its lease (scenarios give lease_ms the
+// session timeout). The client pings every third of the timeout and the leader expires a
+// session it has not heard from for the whole of it: silence shorter than the timeout
+// minus one ping period cannot expire a session, whatever it is the client is doing.
+// Nothing here touches a Redis node, so nothing is claimed about one.
+std::vector<Assumption> zookeeper_assumptions(const LockSetup& s) {
+  const int64_t session = s.lease_ms;
+  const int64_t silence = session - session / 3;
+  const std::string bound = "shorter than the session timeout minus one ping period (" + std::to_string(session) +
+                            " ms - " + std::to_string(session / 3) + " ms)";
+  std::vector<Assumption> list;
+  list.push_back(client_bound("pause", silence, "a holder's pauses together " + bound + ", however long its work: "
+                                                "heartbeats keep the session while it runs"));
+  list.push_back(client_bound("crash", Assumption::kAny, "a client's crash: its session expires and its znode goes"));
+  list.push_back(client_bound("partition", silence, "a client cut off from the ensemble for " + bound +
+                                                        ": its session and znode survive"));
+  if (s.command_timeout_ms > 0) {
+    const std::string below = "below the command timeout (" + std::to_string(s.command_timeout_ms) + " ms)";
+    list.push_back(client_bound("delay", s.command_timeout_ms, "a client's requests delayed " + below));
+    list.push_back(client_bound("jitter", s.command_timeout_ms, "a client's requests jittered " + below));
+  }
+  list.push_back(client_bound("clock-jump", Assumption::kAny,
+                              "a client's clock stepping any amount: the leader expires sessions on its own clock"));
+  list.push_back(client_bound("clock-drift", Assumption::kAny, "a client's clock drifting at any rate"));
+  return list;
+}
+
 }  // namespace
 
 std::vector<LockInfo> zookeeper_locks() {
@@ -175,12 +211,13 @@ std::vector<LockInfo> zookeeper_locks() {
     LockInfo a;
     a.name = name;
     a.options = std::vector<LockOption>{};
-    a.zookeeper = true;
+    a.service = LockService::ZooKeeper;
     a.fencing_tokens = std::string(name) == "zookeeper-fenced";
     a.description = a.fencing_tokens
                         ? "the ZooKeeper lock recipe, fenced by the lock znode's creation zxid"
                         : "the ZooKeeper lock recipe: lowest ephemeral sequential znode, each waiter watching the one before";
     a.make = [n = std::string(name)](Env& env, const LockParams& p) { return make_zookeeper_lock(n, env, p); };
+    a.assumptions_with = zookeeper_assumptions;
     out.push_back(std::move(a));
   }
   return out;

@@ -93,13 +93,19 @@ const std::vector<std::string>& keys_of(const std::string& pattern) {
 // Names of processes, checked against the topology and workload read so far.
 class Processes {
  public:
-  Processes(int clients, int nodes, int replicas, int zk_servers = 0)
-      : clients_(clients), nodes_(nodes), replicas_(replicas), zk_servers_(zk_servers) {}
+  Processes(int clients, int nodes, int replicas, int zk_servers = 0, bool mysql = false)
+      : clients_(clients), nodes_(nodes), replicas_(replicas), zk_servers_(zk_servers), mysql_(mysql) {}
 
   void check(const json& v, const std::string& path, bool master_only = false) const {
-    const std::string form = master_only ? "a master node-N" : "a process name (client-N, node-N or node-N-replica-M)";
+    const std::string form = master_only ? "a master node-N"
+                             : mysql_    ? "a process name (client-N, node-N, node-N-replica-M or mysql-1)"
+                                         : "a process name (client-N, node-N or node-N-replica-M)";
     if (!v.is_string()) fail(path, form, describe(v));
     auto name = v.get<std::string>();
+    if (name == "mysql-1" && !master_only) {
+      if (!mysql_) fail(path, "a process of the topology (mysql-1 needs topology.mysql)", describe(v));
+      return;
+    }
     if (std::string_view zk = name; !master_only && eat(zk, "zk-")) {
       const int n = number(zk);
       if (n == 0 || !zk.empty()) fail(path, form, describe(v));
@@ -159,6 +165,7 @@ class Processes {
   }
 
   int clients_, nodes_, replicas_, zk_servers_;
+  bool mysql_;
 };
 
 std::string default_name(const std::string& file) {
@@ -223,6 +230,14 @@ ZooKeeperSpec read_zookeeper(const Obj& o) {
   return z;
 }
 
+MysqlSpec read_mysql(const Obj& o) {
+  MysqlSpec m;
+  m.enabled = true;
+  m.wait_timeout_s = o.integer("wait_timeout_s", 1, 31'536'000, m.wait_timeout_s);
+  m.innodb_lock_wait_timeout_s = o.integer("innodb_lock_wait_timeout_s", 1, 1'073'741'824, m.innodb_lock_wait_timeout_s);
+  return m;
+}
+
 TopologySpec read_topology(const Obj& top) {
   TopologySpec t;
   const json* v = top.find("topology");
@@ -241,6 +256,7 @@ TopologySpec read_topology(const Obj& top) {
   t.maxmemory_samples = static_cast<int>(o.integer("maxmemory_samples", 1, 64, t.maxmemory_samples));
   if (const json* c = o.find("cluster")) read_cluster(Obj(*c, o.at("cluster"), keys_of("$.topology.cluster")), o, t);
   if (const json* z = o.find("zookeeper")) t.zookeeper = read_zookeeper(Obj(*z, o.at("zookeeper"), keys_of("$.topology.zookeeper")));
+  if (const json* m = o.find("mysql")) t.mysql = read_mysql(Obj(*m, o.at("mysql"), keys_of("$.topology.mysql")));
   // A Sentinel with nothing to promote, or without a down-after, could only watch.
   if (t.sentinels > 0 && t.replicas == 0)
     fail(o.at("sentinels"), "0 while topology.replicas is 0 (Sentinel needs a replica to promote)",
@@ -641,6 +657,29 @@ void read_checks(const Obj& top, Scenario& s) {
   if (o.find("fairness")) s.check_fairness = o.boolean("fairness", false);
 }
 
+// A lock of another service than Redis needs that service in the topology, and the
+// services beside Redis run in the simulator only for now.
+void check_services(const Obj& top, const Scenario& s) {
+  const bool zookeeper = s.topology.zookeeper.servers > 0, mysql = s.topology.mysql.enabled;
+  if (const LockInfo* info = find_lock(s.lock.algorithm); info && info->service != LockService::Redis) {
+    const bool present = info->service == LockService::ZooKeeper ? zookeeper : mysql;
+    const std::string needs = info->service == LockService::ZooKeeper ? "a ZooKeeper ensemble" : "a MySQL server";
+    if (!present)
+      fail(top.at("lock") + ".algorithm", "a lock of the topology's services (" + s.lock.algorithm + " needs " + needs +
+           ": topology." + topology_field(info->service) + ")", quote(s.lock.algorithm));
+  }
+  if (mysql && s.topology.cluster_enabled())
+    fail(child(top.at("topology"), "mysql"), "no topology.mysql with topology.cluster", "topology.mysql");
+  if (!zookeeper && !mysql) return;
+  const char* field = zookeeper ? "topology.zookeeper" : "topology.mysql";
+  const char* what = zookeeper ? "no ZooKeeper ensemble" : "no MySQL server";
+  for (size_t i = 0; i < s.worlds.size(); ++i) {
+    if (s.worlds[i] == World::Live)
+      fail(child(top.at("worlds"), i), std::string("\"sim\" only with ") + field + " (the live world starts " + what + " yet)",
+           "\"live\"");
+  }
+}
+
 Scenario read_scenario(const json& j, const std::string& file) {
   Obj top(j, "$", keys_of("$"));
   Scenario s;
@@ -662,16 +701,7 @@ Scenario read_scenario(const json& j, const std::string& file) {
          "topology.cluster");
   s.network = read_network(top);
   s.lock = read_lock(top, external);
-  if (const LockInfo* info = find_lock(s.lock.algorithm); info && info->zookeeper && s.topology.zookeeper.servers == 0)
-    fail(top.at("lock") + ".algorithm", "a lock of the topology's services (" + s.lock.algorithm +
-         " needs a ZooKeeper ensemble: topology.zookeeper)", quote(s.lock.algorithm));
-  if (s.topology.zookeeper.servers > 0) {
-    for (size_t i = 0; i < s.worlds.size(); ++i) {
-      if (s.worlds[i] == World::Live)
-        fail(child(top.at("worlds"), i), "\"sim\" only with topology.zookeeper (the live world starts no ZooKeeper ensemble yet)",
-             "\"live\"");
-    }
-  }
+  check_services(top, s);
   s.workload = read_workload(top, s.lock, file);
   if (s.workload.cache.node > s.topology.nodes)
     fail("$.workload.cache.node", int_expected(1, s.topology.nodes, false), std::to_string(s.workload.cache.node));
@@ -688,7 +718,8 @@ Scenario read_scenario(const json& j, const std::string& file) {
       fail("$.workload.cache_aside.db_node", int_expected(1, s.topology.nodes, false) + " (topology.nodes counts the database)",
            std::to_string(c.db_node));
   }
-  Processes procs(s.workload.clients, s.topology.nodes, s.topology.replicas, s.topology.zookeeper.servers);
+  Processes procs(s.workload.clients, s.topology.nodes, s.topology.replicas, s.topology.zookeeper.servers,
+                  s.topology.mysql.enabled);
   s.clocks = read_clocks(top, procs);
   s.faults = read_faults(top, s.duration_ms, procs, s.topology.replicas);
   if (s.topology.cluster_enabled()) {
@@ -778,8 +809,9 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& scenario_ke
         "faults", "expect", "checks"}},
       {"$.topology", {"nodes", "replicas", "persistence", "replication_lag_ms", "down_after_ms",
                       "min_replicas_to_write", "sentinels", "maxmemory_bytes", "maxmemory_policy",
-                      "maxmemory_samples", "cluster", "zookeeper"}},
+                      "maxmemory_samples", "cluster", "zookeeper", "mysql"}},
       {"$.topology.zookeeper", {"servers", "tick_ms", "session_timeout_ms"}},
+      {"$.topology.mysql", {"wait_timeout_s", "innodb_lock_wait_timeout_s"}},
       {"$.topology.cluster", {"masters", "replicas_per_master", "node_timeout_ms"}},
       {"$.network", {"latency", "loss"}},
       {"$.network.latency", union_keys("dist", latency_shapes())},

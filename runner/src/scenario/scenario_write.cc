@@ -129,6 +129,10 @@ J scenario_json(const Scenario& s) {
                                   {"tick_ms", s.topology.zookeeper.tick_ms},
                                   {"session_timeout_ms", s.topology.zookeeper.session_timeout_ms}};
   }
+  if (s.topology.mysql.enabled) {
+    j["topology"]["mysql"] = {{"wait_timeout_s", s.topology.mysql.wait_timeout_s},
+                              {"innodb_lock_wait_timeout_s", s.topology.mysql.innodb_lock_wait_timeout_s}};
+  }
   j["network"] = {{"latency", latency_json<J>(s.network.latency)}, {"loss", s.network.loss}};
   j["clocks"] = J::array();
   for (const auto& c : s.clocks)

@@ -108,6 +108,10 @@ class SimRun {
       world_.start_cluster_failure_detector(s_.topology.cluster.node_timeout_ms * kNsPerMs, s_.duration_ms * kNsPerMs);
     }
     if (s_.topology.zookeeper.servers > 0) build_zookeeper();
+    // After the Redis nodes and the ensemble, for the same reason as the ensemble.
+    if (const MysqlSpec& m = s_.topology.mysql; m.enabled) {
+      world_.add_mysql("mysql-1", clock_for(s_, "mysql-1"), {m.wait_timeout_s, m.innodb_lock_wait_timeout_s});
+    }
     for (int i = 1; i <= s_.workload.clients; ++i) {
       std::string name = "client-" + std::to_string(i);
       world_.add_client(name, i, clock_for(s_, name));

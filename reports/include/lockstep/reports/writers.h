@@ -40,6 +40,8 @@ struct IndexInfo {
   // "run" or "live", for the page's title; "" to tell from the reports' world.
   std::string command;
   std::vector<Skipped> skipped;
+  // Paragraphs shown under the heading: what a campaign of runs adds up to.
+  std::vector<std::string> notes = {};
 };
 
 // index.html for a run: every scenario with its description and verdict, linking to

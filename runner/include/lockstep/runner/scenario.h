@@ -74,6 +74,16 @@ struct ZooKeeperSpec {
   bool operator==(const ZooKeeperSpec&) const = default;
 };
 
+// The world's MySQL server, mysql-1 (docs/mysql.md): present when the topology names one.
+// Its global settings, in MariaDB's units (whole seconds); a lock may still set its own
+// session's values (the mysql-* locks' options).
+struct MysqlSpec {
+  bool enabled = false;
+  int64_t wait_timeout_s = 28800;           // an idle session is ended after this long
+  int64_t innodb_lock_wait_timeout_s = 50;  // a statement waits this long for a row lock
+  bool operator==(const MysqlSpec&) const = default;
+};
+
 struct TopologySpec {
   int nodes = 1;     // independent masters (RedLock uses several)
   int replicas = 0;  // replicas per master
@@ -100,6 +110,7 @@ struct TopologySpec {
   ClusterSpec cluster;
   bool cluster_enabled() const { return cluster.masters > 0; }
   ZooKeeperSpec zookeeper;
+  MysqlSpec mysql;  // beside the Redis nodes, which still hold the workload's resource
   bool operator==(const TopologySpec&) const = default;
 };
 

@@ -52,8 +52,14 @@ class MysqlServer {
   };
   static constexpr int64_t kWaitTimeoutDefaultS = 28800;
   static constexpr int64_t kLockWaitTimeoutDefaultS = 50;
+  // The server's global values, which each new session starts from (my.cnf's).
+  struct Settings {
+    int64_t wait_timeout_s = kWaitTimeoutDefaultS;
+    int64_t lock_wait_timeout_s = kLockWaitTimeoutDefaultS;
+  };
 
   explicit MysqlServer(Hooks hooks);
+  MysqlServer(Hooks hooks, Settings settings);
 
   // A new session (a client connected); its connection id.
   uint64_t open();
@@ -91,6 +97,7 @@ class MysqlServer {
     Kind kind;
     std::string table;  // lock-table statements
     size_t param_count = 0;
+    std::string number;  // the digits of the shape's last %d (a SET's value written in the text)
   };
   // The statement's kind, or nullopt for one outside the set.
   static std::optional<Statement> recognise(const std::string& text);
@@ -141,6 +148,7 @@ class MysqlServer {
   std::optional<Row> visible(const Session& s, const RowKey& key) const;
 
   Hooks hooks_;
+  Settings settings_;
   uint64_t next_id_ = 1;
   std::map<uint64_t, Session> sessions_;
   std::map<std::string, NamedLock> named_;

@@ -123,7 +123,7 @@ class World {
   // The MySQL server (mysql_world.cc): one process beside the Redis nodes, reached by a
   // client's Env::sql_session(). A crash loses its sessions and what they had not
   // committed; a restart brings it back with the committed rows.
-  int add_mysql(const std::string& name, Clock clock);
+  int add_mysql(const std::string& name, Clock clock, MysqlServer::Settings settings = {});
   int mysql_process() const { return mysql_pid_; }  // -1 when the world has none
   MysqlServer& mysql() { return *procs_[mysql_pid_]->mysql; }
 
