@@ -329,6 +329,85 @@ TEST(ExternalClient, ARelativeProgramRunsFromAScenarioInAFolderAndAHungClientIsO
   EXPECT_NE(text.str().find("killed at the end, still running: client-1"), std::string::npos) << text.str();
 }
 
+// A watchdog thread extends the lock every fifth of its 3 s lease while the main thread
+// works 3.5 s inside it: the extends are the client's own thread's, interleaved with the
+// main thread's lines, and they keep client-2 out, so the run is safe (a stall of the
+// watchdog of 2.4 s would let client-2 in).
+TEST(ExternalClient, AWatchdogThreadReportsItsExtendsBesideTheMainThread) {
+  SKIP_WITHOUT_REDIS();
+  if (!fs::exists("/usr/lib/python3/dist-packages/redis/lock.py")) GTEST_SKIP() << "Debian's python3-redis is not installed";
+  Scenario s = scenario(shell_scenario(R"("clients": 2, "initial_stock": 5, "hold_ms": 3500, "wait_ms": 15000)", "[]",
+                                       "[]", 25000, R"({"lease_ms": 3000})"));
+  s.workload.command = {"/usr/bin/python3", "watchdog.py"};
+  const RunOutcome o = run_live(s);
+  ASSERT_TRUE(client_errors(o).empty()) << client_errors(o)[0];
+  std::string found;
+  for (const auto& v : o.report.violations) found += v.property + ": " + v.explanation + "\n";
+  EXPECT_EQ(o.report.verdict, "safe") << found << o.history_jsonl;
+  EXPECT_EQ(o.report.stats["sales"], 2);
+  // client-1's watchdog extended while its main thread was between its write's invoke
+  // and ok or its read's ok and write's invoke: threads interleave.
+  int extends_ok = 0;
+  bool inside_hold = false;
+  int64_t read_ok = -1, write_invoke = -1;
+  for (const auto& e : o.history.events) {
+    if (e.process != 1) continue;
+    if (e.f == "read" && e.type == checker::EventType::Ok) read_ok = e.time_ns;
+    if (e.f == "write" && e.type == checker::EventType::Invoke) write_invoke = e.time_ns;
+    if (e.f != "extend") continue;
+    EXPECT_EQ(e.thread, 1);
+    EXPECT_EQ(e.extra.value("client_thread", ""), "watchdog");
+    if (e.type == checker::EventType::Ok) ++extends_ok;
+    if (read_ok >= 0 && write_invoke < 0) inside_hold = true;
+  }
+  EXPECT_GE(extends_ok, 3) << o.history_jsonl;
+  EXPECT_TRUE(inside_hold) << o.history_jsonl;
+  EXPECT_NE(o.history_jsonl.find(R"("client_thread":"watchdog")"), std::string::npos);
+}
+
+// The same program without a flush: Python buffers the pipe, every line arrives at its
+// exit, the first one 2 s after the SET it announces went through the proxy.
+TEST(ExternalClient, AClientThatBuffersItsOutputIsNamedAndTheVerdictIsUnknown) {
+  SKIP_WITHOUT_REDIS();
+  if (!fs::exists("/usr/lib/python3/dist-packages/redis/lock.py")) GTEST_SKIP() << "Debian's python3-redis is not installed";
+  Scenario s = scenario(shell_scenario(R"("clients": 1, "initial_stock": 5, "hold_ms": 2000, "wait_ms": 5000)", "[]",
+                                       "[]", 15000, R"({"lease_ms": 1500})"));
+  s.workload.command = {"/usr/bin/python3", "watchdog.py", "--buffered"};
+  const RunOutcome o = run_live(s);
+  EXPECT_EQ(o.report.verdict, "unknown") << o.history_jsonl;
+  const auto errors = client_errors(o);
+  ASSERT_EQ(errors.size(), 1u) << ::testing::PrintToString(errors);
+  EXPECT_EQ(errors[0].rfind("client-1 line 1 came ", 0), 0u) << errors[0];
+  EXPECT_NE(errors[0].find(" s after the proxy passed its SET on " + s.lock.key + ", which no line read before it announced"),
+            std::string::npos)
+      << errors[0];
+  EXPECT_NE(errors[0].find("flush stdout after every line"), std::string::npos) << errors[0];
+}
+
+// An ok reported 3 s after the reply that decided it, with nothing else under way, is
+// named; the same program reporting at once is not.
+TEST(ExternalClient, AnOkReportedLongAfterItsReplyIsNamedAndTheVerdictIsUnknown) {
+  SKIP_WITHOUT_REDIS();
+  const auto run = [](const char* delay_s) {
+    Scenario s = scenario(shell_scenario(R"("clients": 1)", "[]", "[]", 10000, R"({"lease_ms": 8000})"));
+    s.workload.command = {"env", std::string("OK_DELAY_S=") + delay_s, "bash", "late_ok.sh"};
+    return run_live(s);
+  };
+  const RunOutcome late = run("3");
+  EXPECT_EQ(late.report.verdict, "unknown") << late.history_jsonl;
+  const auto errors = client_errors(late);
+  ASSERT_EQ(errors.size(), 1u) << ::testing::PrintToString(errors);
+  EXPECT_EQ(errors[0].rfind("client-1 line 2 (ok of acquire) came ", 0), 0u) << errors[0];
+  EXPECT_NE(errors[0].find(" s after the proxy handed it the last reply it waited for, and it sent nothing since"),
+            std::string::npos)
+      << errors[0];
+  EXPECT_NE(errors[0].find("flush stdout after every line"), std::string::npos) << errors[0];
+
+  const RunOutcome prompt = run("0");
+  EXPECT_TRUE(client_errors(prompt).empty()) << client_errors(prompt)[0];
+  EXPECT_EQ(prompt.report.verdict, "safe") << prompt.history_jsonl;
+}
+
 // A library that stores the lock under a prefix of the name it is given: lockstep learns
 // the key from what the first acquire wrote, and the truth follows it. client-1 is paused
 // past its lease as its stock read comes back; client-2 takes the expired lock, and on

@@ -3,9 +3,10 @@
 // scenarios/external/, with the verdicts those scenarios expect: the flash sale safe
 // without faults, a pause longer than the lease breaking all three, node-redlock #296 (an
 // acquired lock that has already expired) shown by a slow link, redis-py's Lock without a
-// timeout deadlocked by a client crash, and redis-semaphore's background refresh keeping
-// a hold longer than the lease safe, its onLockLost sparing the stale write but not the
-// overlap. redis-semaphore locks `mutex:<name>`, so those runs must have learnt that key.
+// timeout deadlocked by a client crash, node-redlock's using() extensions reported on a
+// thread of their own, and redis-semaphore's background refresh keeping a hold longer
+// than the lease safe, its onLockLost sparing the stale write but not the overlap.
+// redis-semaphore locks `mutex:<name>`, so those runs must have learnt that key.
 // scripts/setup installs what they need; a missing Node or Python skips, a missing npm
 // install fails and says what to run.
 #include <gtest/gtest.h>
@@ -75,6 +76,19 @@ TEST_P(ExternalExamples, VerdictAsTheScenarioExpects) {
   if (s.expect.mode == reports::Expectation::Mode::Safe) {
     EXPECT_EQ(o.report.stats["sales"], s.workload.initial_stock) << o.history_jsonl;
   }
+  // node-redlock's using() extends in the background; the Node client reports each
+  // extension on a thread of its own, beside its main thread's lines.
+  const auto& cmd = s.workload.command;
+  if (std::find(cmd.begin(), cmd.end(), "--using") != cmd.end()) {
+    int extended = 0;
+    for (const auto& e : o.history.events) {
+      if (e.f != "extend" || e.type != checker::EventType::Ok) continue;
+      EXPECT_GE(e.thread, 1);
+      EXPECT_EQ(e.extra.value("client_thread", "").rfind("auto-extend", 0), 0u) << e.extra.dump();
+      ++extended;
+    }
+    EXPECT_GE(extended, 2) << "each 3.5 s hold outlives a 3 s lease only by extensions: " << o.history_jsonl;
+  }
   // The Mutex never writes the key it is given: judging it at all needs the learnt key.
   if (s.lock.algorithm.rfind("redis-semaphore", 0) == 0) {
     EXPECT_EQ(o.report.stats["clients"]["lock_key"].value("key", ""), "mutex:" + s.lock.key) << o.report.stats.dump();
@@ -90,11 +104,11 @@ INSTANTIATE_TEST_SUITE_P(Scenarios, ExternalExamples, ::testing::ValuesIn(extern
 
 TEST(ExternalExamples, EveryLibraryAndEveryStoryAreCovered) {
   const auto files = external_scenarios();
-  EXPECT_EQ(files.size(), 10u);
+  EXPECT_EQ(files.size(), 11u);
   for (const char* name : {"node-redlock-stock-demo", "node-redlock-gc-pause", "node-redlock-issue-296-slow-acquire",
                            "redis-py-stock-demo", "redis-py-gc-pause", "redis-py-no-timeout-crash-deadlock",
                            "redis-semaphore-stock-demo", "redis-semaphore-gc-pause", "redis-semaphore-slow-hold",
-                           "redis-semaphore-gc-pause-check-is-acquired"}) {
+                           "redis-semaphore-gc-pause-check-is-acquired", "node-redlock-using-auto-extend"}) {
     EXPECT_TRUE(fs::exists(kSource / "scenarios/external" / (std::string(name) + ".json"))) << name;
   }
 }

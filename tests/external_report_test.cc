@@ -136,8 +136,8 @@ TEST(ExternalReport, ARestartedClientReportsAfresh) {
   f.lines({R"({"type":"invoke","f":"acquire"})", R"({"type":"ok","f":"acquire"})"}, 2);
   ASSERT_EQ(f.report.problems().size(), 1u);
   EXPECT_EQ(f.events().back().type, EventType::Ok);
-  // A thread of its own: the first incarnation's acquire stays pending, not overlapping.
-  EXPECT_EQ(f.events().back().thread, 1);
+  // Threads of its own: the first incarnation's acquire stays pending, not overlapping.
+  EXPECT_EQ(f.events().back().thread, ClientReport::kThreadsMax);
   EXPECT_EQ(f.events().front().thread, 0);
   f.lines({"{}"}, 2);
   EXPECT_EQ(f.report.problems().back(),
@@ -215,18 +215,115 @@ TEST(ExternalReport, TheLineLimitIsPerRun) {
                                      ": the run's clients wrote more than 100000 lines");
 }
 
+// A watchdog thread reports its extends while the main thread holds the lock and works:
+// each thread pairs its own invoke and outcome, the history tells the threads apart by
+// number and by name, and the lock and the critical section stay the client's.
+TEST(ExternalReport, ThreadsInterleaveEachWithOneOpenOperation) {
+  Fixture f;
+  f.lines({R"({"type":"invoke","f":"acquire"})", R"({"type":"ok","f":"acquire"})", R"({"type":"cs-enter"})",
+           R"({"type":"invoke","f":"read"})", R"({"type":"invoke","f":"extend","thread":"watchdog"})",
+           R"({"type":"ok","f":"read","value":5})", R"({"type":"invoke","f":"write","value":4})",
+           R"({"type":"ok","f":"extend","thread":"watchdog"})", R"({"type":"invoke","f":"extend","thread":"watchdog"})",
+           R"({"type":"ok","f":"write"})", R"({"type":"fail","f":"extend","thread":"watchdog","error":"gone"})",
+           R"({"type":"invoke","f":"extend","thread":7})", R"({"type":"info","f":"extend","thread":"7"})",
+           R"({"type":"cs-exit","thread":"watchdog"})", R"({"type":"invoke","f":"release"})", R"({"type":"ok","f":"release"})"});
+  f.report.exited(1, exit_status(0), "");
+  ASSERT_TRUE(f.report.problems().empty()) << f.report.problems()[0];
+  std::vector<std::pair<int64_t, std::string>> extends;  // (history thread, client_thread)
+  for (const auto& e : f.events()) {
+    if (e.type == EventType::Truth) continue;
+    if (e.f != "extend") {
+      EXPECT_EQ(e.thread, 0) << e.f;
+      EXPECT_TRUE(e.extra.is_null()) << e.extra.dump();
+      continue;
+    }
+    extends.emplace_back(e.thread, e.extra.value("client_thread", ""));
+  }
+  const std::vector<std::pair<int64_t, std::string>> expected = {
+      {1, "watchdog"}, {1, "watchdog"}, {1, "watchdog"}, {1, "watchdog"}, {2, "7"}, {2, "7"}};
+  EXPECT_EQ(extends, expected);
+  EXPECT_EQ(f.events().back().f, checker::truth::kFinish);
+}
+
+TEST(ExternalReport, AnInvokeOnABusyThreadIsNamedWithClientLineAndReason) {
+  Fixture f;
+  f.lines({R"({"type":"invoke","f":"acquire"})", R"({"type":"invoke","f":"extend","thread":"watchdog"})",
+           R"({"type":"invoke","f":"extend","thread":"watchdog"})"});
+  ASSERT_EQ(f.report.problems().size(), 1u);
+  EXPECT_EQ(f.report.problems()[0],
+            R"(client-3 line 3: invoke of extend on thread "watchdog" while extend (line 2) has no outcome yet)");
+  // Both open operations end unknown, each on its own thread.
+  const auto& e = f.events();
+  ASSERT_EQ(e.size(), 4u);
+  EXPECT_EQ(e[2].type, EventType::Info);
+  EXPECT_EQ(e[3].type, EventType::Info);
+  EXPECT_NE(e[2].thread, e[3].thread);
+
+  Fixture g;
+  g.lines({R"({"type":"invoke","f":"extend","thread":"watchdog"})", R"({"type":"ok","f":"extend"})"});
+  EXPECT_EQ(g.report.problems().at(0), "client-3 line 2: ok of extend with no operation invoked");
+
+  Fixture h;
+  h.lines({R"({"type":"invoke","f":"read"})", R"({"type":"ok","f":"release","thread":2})"});
+  EXPECT_EQ(h.report.problems().at(0), R"(client-3 line 2: ok of release on thread "2" with no operation invoked)");
+
+  Fixture open;
+  open.lines({R"({"type":"invoke","f":"extend","thread":"watchdog"})"});
+  open.report.exited(1, exit_status(0), "");
+  EXPECT_EQ(open.report.problems().at(0), R"(client-3 exited with extend on thread "watchdog" (line 1) still open)");
+}
+
+TEST(ExternalReport, AThreadOfTheWrongTypeOrOneTooManyIsNamed) {
+  for (const auto& [line, why] : std::vector<std::pair<const char*, const char*>>{
+           {R"({"type":"invoke","f":"extend","thread":-1})", R"(expected "thread" to be a non-empty string or a non-negative integer, found -1)"},
+           {R"({"type":"invoke","f":"extend","thread":1.5})", R"(expected "thread" to be a non-empty string or a non-negative integer, found 1.5)"},
+           {R"({"type":"invoke","f":"extend","thread":""})", R"(expected "thread" to be a non-empty string or a non-negative integer, found "")"},
+           {R"({"type":"cs-enter","thread":["a"]})", R"(expected "thread" to be a non-empty string or a non-negative integer, found ["a"])"},
+           {R"({"type":"invoke","f":"extend","thread":null})", R"(expected "thread" to be a non-empty string or a non-negative integer, found null)"}}) {
+    Fixture f;
+    f.report.line(1, line, false);
+    ASSERT_EQ(f.report.problems().size(), 1u) << line;
+    EXPECT_EQ(f.report.problems()[0], std::string("client-3 line 1: ") + why);
+  }
+  Fixture f;
+  for (int i = 1; i < ClientReport::kThreadsMax; ++i) {
+    const std::string t = std::to_string(i);
+    f.report.line(1, R"({"type":"invoke","f":"extend","thread":)" + t + "}", false);
+    f.report.line(1, R"({"type":"ok","f":"extend","thread":)" + t + "}", false);
+  }
+  EXPECT_TRUE(f.report.problems().empty()) << f.report.problems()[0];
+  f.report.line(1, R"({"type":"invoke","f":"extend","thread":"one-more"})", false);
+  EXPECT_EQ(f.report.problems().at(0), "client-3 line " + std::to_string(2 * ClientReport::kThreadsMax - 1) +
+                                           R"(: a line on thread "one-more", one more than the 16 threads a client may name)");
+}
+
 // The subset of JSON Schema docs/external-client-line.schema.json uses: oneOf branches of
-// objects with const / enum / type per property, required and no other properties.
-bool schema_accepts(const nlohmann::json& branch, const nlohmann::json& line) {
+// objects with const / enum / type (one or a list) / minLength / minimum per property, or
+// a $ref to one of its $defs, required and no other properties.
+bool value_fits(const nlohmann::json& schema, const nlohmann::json& p, const nlohmann::json& v) {
+  if (p.contains("$ref")) {
+    const std::string ref = p["$ref"];
+    return value_fits(schema, schema["$defs"][ref.substr(ref.rfind('/') + 1)], v);
+  }
+  if (p.contains("const") && v != p["const"]) return false;
+  if (p.contains("enum") && std::find(p["enum"].begin(), p["enum"].end(), v) == p["enum"].end()) return false;
+  if (p.contains("type")) {
+    const auto types = p["type"].is_array() ? p["type"] : nlohmann::json::array({p["type"]});
+    bool any = false;
+    for (const auto& t : types) any = any || (t == "integer" && v.is_number_integer()) || (t == "string" && v.is_string());
+    if (!any) return false;
+  }
+  if (p.contains("minLength") && v.is_string() && v.get<std::string>().size() < p["minLength"].get<size_t>()) return false;
+  if (p.contains("minimum") && v.is_number() && v.get<double>() < p["minimum"].get<double>()) return false;
+  return true;
+}
+
+bool schema_accepts(const nlohmann::json& schema, const nlohmann::json& branch, const nlohmann::json& line) {
   if (!line.is_object()) return false;
   const auto& props = branch["properties"];
   for (const auto& [key, v] : line.items()) {
     if (!props.contains(key)) return false;
-    const auto& p = props[key];
-    if (p.contains("const") && v != p["const"]) return false;
-    if (p.contains("enum") && std::find(p["enum"].begin(), p["enum"].end(), v) == p["enum"].end()) return false;
-    if (p.value("type", "") == "integer" && !v.is_number_integer()) return false;
-    if (p.value("type", "") == "string" && !v.is_string()) return false;
+    if (!value_fits(schema, props[key], v)) return false;
   }
   for (const auto& r : branch["required"]) {
     if (!line.contains(r.get<std::string>())) return false;
@@ -243,15 +340,19 @@ TEST(ExternalReport, TheReaderAcceptsExactlyWhatTheSchemaDescribes) {
   int accepted = 0, lines = 0;
   for (const char* type : {"invoke", "ok", "fail", "info", "cs-enter", "cs-exit"}) {
     for (const char* f : {"", "acquire", "release", "extend", "read", "write", "lock"}) {
-      for (int extras = 0; extras < 27; ++extras) {  // value, token, error: absent, right, wrong type
+      // value, token, error: absent, right, wrong type; thread: absent, a name, a number,
+      // an empty name, a negative number, a fraction.
+      for (int extras = 0; extras < 27 * 6; ++extras) {
         nlohmann::json line = {{"type", type}};
         if (*f) line["f"] = f;
-        const int value = extras % 3, token = extras / 3 % 3, error = extras / 9;
+        const int value = extras % 3, token = extras / 3 % 3, error = extras / 9 % 3, thread = extras / 27;
         if (value) line["value"] = value == 1 ? nlohmann::json(4) : nlohmann::json("4");
         if (token) line["token"] = token == 1 ? nlohmann::json(7) : nlohmann::json(7.5);
         if (error) line["error"] = error == 1 ? nlohmann::json("timeout") : nlohmann::json(5);
+        const nlohmann::json threads[] = {nullptr, "watchdog", 2, "", -1, 1.5};
+        if (thread) line["thread"] = threads[thread];
         int matches = 0;
-        for (const auto& branch : schema["oneOf"]) matches += schema_accepts(branch, line);
+        for (const auto& branch : schema["oneOf"]) matches += schema_accepts(schema, branch, line);
         ASSERT_LE(matches, 1) << line.dump() << " fits two shapes of the schema";
         std::string why;
         const bool parsed = parse_client_line(line.dump(), why).has_value();

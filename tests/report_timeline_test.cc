@@ -233,5 +233,34 @@ TEST(ReportAvailability, EveryAcquireWaitIsInTheStrip) {
   EXPECT_EQ(capped.waits[0].lane, "client-2");  // the longest wait is the one kept
 }
 
+// An external client's watchdog extends on a thread of its own, overlapping its main
+// thread's operation: both are drawn, and the extend's hover text names the thread.
+TEST(ReportOperations, AnExternalClientsNamedThreadIsSaid) {
+  auto [r, h] = example_run();
+  for (const EventType type : {EventType::Invoke, EventType::Ok}) {
+    Event e;
+    e.type = type;
+    e.process = 1;
+    e.thread = 1;
+    e.f = "extend";
+    e.key = "lock";
+    e.time_ns = (type == EventType::Invoke ? 3 : 4) * kMillis;
+    e.extra = {{"client_thread", "watchdog"}};
+    h.events.push_back(e);
+  }
+  std::stable_sort(h.events.begin(), h.events.end(), [](const Event& a, const Event& b) { return a.time_ns < b.time_ns; });
+  const Timeline t = build_timeline(r, h);
+  int named = 0;
+  for (const auto& op : lane(t, "client-1").ops) {
+    if (op.text == "extend") {
+      EXPECT_EQ(op.title.rfind("client-1 (thread watchdog) extend lock → ok", 0), 0u) << op.title;
+      ++named;
+    } else {
+      EXPECT_EQ(op.title.find("thread"), std::string::npos) << op.title;
+    }
+  }
+  EXPECT_EQ(named, 1);
+}
+
 }  // namespace
 }  // namespace lockstep::reports

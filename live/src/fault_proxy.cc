@@ -135,6 +135,7 @@ struct FaultProxy::Pipe {
       }
       bufferevent_write(out, c.bytes.data(), c.bytes.size());
       if (d.request && resp()) forwarded(std::move(c.argv), now);
+      if (!d.request && resp() && proxy->on_delivered) proxy->on_delivered(from);
       d.queue.pop_front();
     }
     if (d.queue.empty() && closing && !d.request) {

@@ -177,7 +177,11 @@ class Builder {
   void add_op(const Event& invoke, int64_t end, const std::string& outcome, const std::string& result,
               const nlohmann::json& result_value = nullptr) {
     std::string arg = invoke.value.is_null() ? "" : "(" + value_text(invoke.value) + ")";
-    const std::string what = process_label(invoke.process) + " " + invoke.f + " " + invoke.key + arg;
+    // An external client's named thread (a watchdog's extends) is said by name.
+    std::string thread;
+    if (invoke.extra.is_object() && invoke.extra.contains("client_thread") && invoke.extra["client_thread"].is_string())
+      thread = " (thread " + invoke.extra["client_thread"].get<std::string>() + ")";
+    const std::string what = process_label(invoke.process) + thread + " " + invoke.f + " " + invoke.key + arg;
     Bar op{invoke.time_ns, end, invoke.process, "op-" + outcome, what + " → " + result + " " + span(invoke.time_ns, end)};
     op.text = invoke.f + (invoke.value.is_null() ? "" : " " + value_text(invoke.value)) +
               (result_value.is_null() ? "" : " → " + value_text(result_value));

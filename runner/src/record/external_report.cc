@@ -123,7 +123,7 @@ std::optional<ClientLine> parse_client_line(std::string_view text, std::string& 
   const Allowed a = allowed(l.type, l.f);
   const std::string what = section ? type_name(l.type) : type_name(l.type) + " " + l.f;
   for (const auto& [key, v] : j.items()) {
-    const bool ok = key == "type" || (key == "f" && !section) || (key == "value" && a.value) ||
+    const bool ok = key == "type" || key == "thread" || (key == "f" && !section) || (key == "value" && a.value) ||
                     (key == "token" && a.token) || (key == "error" && a.error);
     if (!ok) {
       why = "unexpected key " + shown(json(key)) + " in " + what;
@@ -149,6 +149,16 @@ std::optional<ClientLine> parse_client_line(std::string_view text, std::string& 
     }
     l.error = e->get<std::string>();
   }
+  if (auto t = j.find("thread"); t != j.end()) {
+    if (t->is_string() && !t->get_ref<const std::string&>().empty()) {
+      l.thread = t->get<std::string>();
+    } else if (t->is_number_unsigned()) {
+      l.thread = std::to_string(t->get<uint64_t>());
+    } else {
+      why = "expected \"thread\" to be a non-empty string or a non-negative integer, found " + shown(*t);
+      return std::nullopt;
+    }
+  }
   return l;
 }
 
@@ -168,9 +178,44 @@ void ClientReport::begin(int incarnation) {
   incarnation_ = incarnation;
   line_no_ = 0;
   broken_ = false;
-  open_f_.clear();
+  open_.clear();
+  threads_ = {{"", 0}};
   in_cs_ = false;
   holding_ = false;
+}
+
+bool ClientReport::acquiring() const {
+  for (const auto& [thread, o] : open_) {
+    if (o.f == "acquire") return true;
+  }
+  return false;
+}
+
+int64_t ClientReport::thread(const std::string& name) {
+  if (auto it = threads_.find(name); it != threads_.end()) return it->second;
+  const auto n = static_cast<int64_t>(threads_.size());
+  if (n >= kThreadsMax) return -1;
+  threads_.emplace(name, n);
+  return n;
+}
+
+// The main thread's events are lockstep's usual client events; a named thread's carry
+// its name beside its number.
+void ClientReport::op(checker::EventType type, const std::string& thread_name, const std::string& f,
+                      nlohmann::json value) {
+  const std::string& key = f == "read" || f == "write" ? stock_key_ : lock_key_;
+  const int64_t n = history_thread(thread(thread_name));
+  if (thread_name.empty()) return rec_.op(type, process_, f, key, std::move(value), n);
+  checker::Event e;
+  e.type = type;
+  e.process = process_;
+  e.thread = n;
+  e.f = f;
+  e.key = key;
+  e.value = std::move(value);
+  e.time_ns = rec_.now();
+  e.extra = {{"client_thread", thread_name}};
+  rec_.record(std::move(e));
 }
 
 void ClientReport::line(int incarnation, std::string_view text, bool overlong) {
@@ -189,14 +234,19 @@ void ClientReport::line(int incarnation, std::string_view text, bool overlong) {
   const auto l = parse_client_line(text, why);
   if (!l) return broken(why);
   const bool section = l->type == Type::CsEnter || l->type == Type::CsExit;
-  if (l->type == Type::Invoke && !open_f_.empty())
-    return broken("invoke of " + l->f + " while " + open_f_ + " (line " + std::to_string(open_line_) +
+  if (!section && thread(l->thread) < 0)
+    return broken("a line on thread " + shown(json(l->thread)) + ", one more than the " + std::to_string(kThreadsMax) +
+                  " threads a client may name");
+  const auto open = open_.find(l->thread);
+  const std::string on = l->thread.empty() ? "" : " on thread " + shown(json(l->thread));
+  if (!section && l->type == Type::Invoke && open != open_.end())
+    return broken("invoke of " + l->f + on + " while " + open->second.f + " (line " + std::to_string(open->second.line) +
                   ") has no outcome yet");
-  if (!section && l->type != Type::Invoke && open_f_.empty())
-    return broken(type_name(l->type) + " of " + l->f + " with no operation invoked");
-  if (!section && l->type != Type::Invoke && l->f != open_f_)
-    return broken(type_name(l->type) + " of " + l->f + " while the open operation is " + open_f_ + " (line " +
-                  std::to_string(open_line_) + ")");
+  if (!section && l->type != Type::Invoke && open == open_.end())
+    return broken(type_name(l->type) + " of " + l->f + on + " with no operation invoked");
+  if (!section && l->type != Type::Invoke && l->f != open->second.f)
+    return broken(type_name(l->type) + " of " + l->f + on + " while the open operation is " + open->second.f +
+                  " (line " + std::to_string(open->second.line) + ")");
   if (l->type == Type::CsEnter && in_cs_)
     return broken("cs-enter inside the critical section entered at line " + std::to_string(cs_line_));
   if (l->type == Type::CsExit && !in_cs_) return broken("cs-exit outside a critical section");
@@ -205,7 +255,6 @@ void ClientReport::line(int incarnation, std::string_view text, bool overlong) {
 
 void ClientReport::record(const ClientLine& l) {
   using checker::EventType;
-  const std::string& key = l.f == "read" || l.f == "write" ? stock_key_ : lock_key_;
   nlohmann::json value = nullptr;
   if (l.value) value = *l.value;
   if (l.token) value = l.value ? nlohmann::json{{"value", *l.value}, {"token", *l.token}} : nlohmann::json{{"token", *l.token}};
@@ -221,18 +270,20 @@ void ClientReport::record(const ClientLine& l) {
       rec_.truth(checker::truth::kCsExit, process_, lock_key_);
       return;
     case Type::Invoke:
-      open_f_ = l.f;
-      open_line_ = line_no_;
+      open_[l.thread] = Open{l.f, line_no_};
       if (l.f == "release") holding_ = false;
-      rec_.op(EventType::Invoke, process_, l.f, key, value, thread());
+      op(EventType::Invoke, l.thread, l.f, std::move(value));
       return;
     case Type::Ok:
     case Type::Fail:
     case Type::Info: {
-      open_f_.clear();
-      if (l.type == Type::Ok && l.f == "acquire") holding_ = true;
+      open_.erase(l.thread);
+      if (l.type == Type::Ok && l.f == "acquire") {
+        holding_ = true;
+        holder_thread_ = l.thread;
+      }
       const EventType t = l.type == Type::Ok ? EventType::Ok : l.type == Type::Fail ? EventType::Fail : EventType::Info;
-      rec_.op(t, process_, l.f, key, value, thread());
+      op(t, l.thread, l.f, std::move(value));
       return;
     }
   }
@@ -245,18 +296,15 @@ void ClientReport::broken(const std::string& why) {
 }
 
 void ClientReport::close_open(const char* cause) {
-  if (!open_f_.empty()) {
-    const std::string& key = open_f_ == "read" || open_f_ == "write" ? stock_key_ : lock_key_;
-    rec_.op(checker::EventType::Info, process_, open_f_, key, cause, thread());
-    open_f_.clear();
-  }
+  for (const auto& [thread_name, o] : open_) op(checker::EventType::Info, thread_name, o.f, cause);
+  open_.clear();
   if (in_cs_) {
     rec_.truth(checker::truth::kCsExit, process_, lock_key_, nullptr, -1, {{"cause", cause}});
     in_cs_ = false;
   }
   // A release that may take effect at any later point: the lease runs out some time.
   if (holding_) {
-    rec_.op(checker::EventType::Invoke, process_, "release", lock_key_, cause, thread());
+    op(checker::EventType::Invoke, holder_thread_, "release", cause);
     holding_ = false;
   }
 }
@@ -269,8 +317,14 @@ void ClientReport::exited(int incarnation, int wait_status, const std::string& s
     why = exit_text(wait_status);
   } else if (line_no_ == 0) {
     why = "exited without reporting anything";
-  } else if (!broken_ && !open_f_.empty()) {
-    why = "exited with " + open_f_ + " (line " + std::to_string(open_line_) + ") still open";
+  } else if (!broken_ && !open_.empty()) {
+    // The one open longest.
+    auto first = open_.begin();
+    for (auto it = open_.begin(); it != open_.end(); ++it) {
+      if (it->second.line < first->second.line) first = it;
+    }
+    why = "exited with " + first->second.f + (first->first.empty() ? "" : " on thread " + shown(json(first->first))) +
+          " (line " + std::to_string(first->second.line) + ") still open";
   } else if (!broken_ && in_cs_) {
     why = "exited inside its critical section (entered at line " + std::to_string(cs_line_) + ")";
   }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 
 #include <fnmatch.h>
@@ -97,6 +98,11 @@ std::vector<std::string> external_environment(const Scenario& s, const std::stri
 
 ExternalWorkload::ExternalWorkload(const Scenario& s, live::ExternalControl& control, Recorder& rec)
     : s_(s), control_(control), rec_(rec), watched_(s.lock.key) {
+  // A pause (SIGSTOP) can hold a client between a reply and its `ok`: such clients'
+  // outcomes are not judged for lateness.
+  for (const auto& f : s.faults) {
+    if (f.kind == FaultKind::Pause && f.target.rfind("client-", 0) == 0) paused_.insert(std::atoll(f.target.c_str() + 7));
+  }
   // One declared key, no glob: watched from the start, nothing to learn.
   if (s.lock.keys.size() == 1 && s.lock.keys[0].find_first_of("*?[") == std::string::npos) {
     watched_ = s.lock.keys[0];
@@ -106,6 +112,8 @@ ExternalWorkload::ExternalWorkload(const Scenario& s, live::ExternalControl& con
     line_read(client, incarnation, line, overlong);
   };
   control_.on_exit = [this](int64_t client, int incarnation, int status) {
+    unannounced_.erase(client);  // the line that would have announced it died with the program
+    traffic_.erase(client);
     const std::string name = "client-" + std::to_string(client);
     const std::string tail = control_.stderr_tail(name, kStderrLines);
     const size_t before = report(client).problems().size();
@@ -134,9 +142,26 @@ ClientReport& ExternalWorkload::report(int64_t client) {
 
 void ExternalWorkload::line_read(int64_t client, int incarnation, std::string_view line, bool overlong) {
   ClientReport& r = report(client);
-  const bool was_acquiring = r.open_operation() == "acquire", held = r.holding();
+  const bool was_acquiring = r.acquiring(), held = r.holding();
+  const size_t problems_before = r.problems().size();
   r.line(incarnation, line, overlong);
-  if (!was_acquiring && r.open_operation() == "acquire") acquiring_[client].clear();
+  if (r.silenced()) {
+    unannounced_.erase(client);  // named for the line that broke it; nothing later is read
+  } else if (auto u = unannounced_.find(client); u != unannounced_.end()) {
+    const int64_t late_ns = rec_.now() - u->second.at_ns;
+    // A line already broken is named for that; one late line tells all there is to tell.
+    if (late_ns > kLateLineNs && r.problems().size() == problems_before && !late_.count(client)) {
+      char seconds[32];
+      std::snprintf(seconds, sizeof seconds, "%.3f", static_cast<double>(late_ns) / 1e9);
+      late_[client] = "client-" + std::to_string(client) + " line " + std::to_string(r.line_number()) + " came " +
+                      seconds + " s after the proxy passed its " + u->second.command +
+                      ", which no line read before it announced: its output reaches lockstep late (buffered?), "
+                      "and lockstep stamps each line when it reads it, so flush stdout after every line";
+    }
+    unannounced_.erase(u);
+  }
+  check_outcome(client, line, r, problems_before);
+  if (!was_acquiring && r.acquiring()) acquiring_[client].clear();
   if (!was_acquiring || held || !r.holding()) return;
   // An `ok` of acquire: what did the acquire write?
   const auto writes = std::move(acquiring_[client]);
@@ -178,9 +203,58 @@ void ExternalWorkload::line_read(int64_t client, int incarnation, std::string_vi
                     "): who held the lock is unknown, so foreign unlock and deadlock are not judged");
 }
 
+// An `ok` is written once the reply that decided it came back; read long after the last
+// reply, with nothing else the client was waiting for or doing, it sat in a buffer.
+void ExternalWorkload::check_outcome(int64_t client, std::string_view line, const ClientReport& r,
+                                     size_t problems_before) {
+  Traffic& t = traffic_[client];
+  const int64_t now = rec_.now();
+  std::string why;
+  const auto l = parse_client_line(line, why);
+  if (!l || r.silenced() || r.problems().size() != problems_before || late_.count(client)) return;
+  if (l->type == ClientLine::Type::Invoke) t.last_invoke_ns = now;
+  if (l->type != ClientLine::Type::Ok || paused_.count(client) || t.subscribed) return;
+  if (t.forwarded != t.delivered || t.last_delivery_ns < 0 || t.last_delivery_ns < t.last_forward_ns ||
+      t.last_delivery_ns < t.last_invoke_ns || now - t.last_delivery_ns <= kLateOutcomeNs)
+    return;
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%.3f", static_cast<double>(now - t.last_delivery_ns) / 1e9);
+  late_[client] = "client-" + std::to_string(client) + " line " + std::to_string(r.line_number()) + " (ok of " + l->f +
+                  ") came " + seconds +
+                  " s after the proxy handed it the last reply it waited for, and it sent nothing since: its output "
+                  "reaches lockstep late (buffered?), and lockstep stamps each line when it reads it, so flush stdout "
+                  "after every line";
+}
+
+void ExternalWorkload::delivered(int64_t client) {
+  Traffic& t = traffic_[client];
+  ++t.delivered;
+  t.last_delivery_ns = rec_.now();
+}
+
 void ExternalWorkload::sent(int64_t client, const std::vector<std::string>& argv) {
   auto it = reports_.find(client);
-  if (it == reports_.end() || it->second->open_operation() != "acquire") return;
+  if (it == reports_.end()) return;
+  {
+    Traffic& t = traffic_[client];
+    ++t.forwarded;
+    t.last_forward_ns = rec_.now();
+    std::string cmd = argv.empty() ? "" : argv[0];
+    for (auto& c : cmd) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    if (cmd == "SUBSCRIBE" || cmd == "PSUBSCRIBE" || cmd == "SSUBSCRIBE") t.subscribed = true;
+  }
+  const ClientReport& r = *it->second;
+  if (!r.operation_open() && !unannounced_.count(client)) {
+    // The stock, or the lock while the client does not hold it (a library's renewal of a
+    // held lock may go unreported): a command the next line must have announced.
+    for (size_t i = 1; i < argv.size(); ++i) {
+      const bool lock = argv[i] == s_.lock.key || argv[i] == watched_;
+      if (argv[i] != s_.workload.stock_key && !(lock && !r.holding())) continue;
+      unannounced_[client] = Unannounced{rec_.now(), argv[0] + " on " + argv[i]};
+      break;
+    }
+  }
+  if (!r.acquiring()) return;
   auto& writes = acquiring_[client];
   if (writes.size() < 64) writes.push_back(argv);  // a retry loop's many attempts: the first ones tell
 }
@@ -224,6 +298,7 @@ void ExternalWorkload::stop() {
 std::vector<std::string> ExternalWorkload::problems() const {
   std::vector<std::string> out;
   for (const auto& [client, r] : reports_) out.insert(out.end(), r->problems().begin(), r->problems().end());
+  for (const auto& [client, why] : late_) out.push_back(why);
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -36,7 +37,18 @@ class ExternalWorkload {
 
   // A command the proxy saw the client send. The keys written while the client's acquire
   // is open are its lock's keys: the lock key, or the key its library derives from it.
+  // A command on the stock (or on the lock, unless the client holds it) sent while no
+  // operation of the client is open must be announced by its next line: a line read more
+  // than kLateLineNs after it shows the program's output lagging what it does (stdout
+  // not flushed per line), which would move its events in time, so it is a problem.
   void sent(int64_t client, const std::vector<std::string>& argv);
+  static constexpr int64_t kLateLineNs = 500'000'000;
+  // A reply the proxy handed to the client. An `ok` read more than kLateOutcomeNs after
+  // the last one, when every command the client sent had its reply, it has sent nothing
+  // since, no line invoked anything since, and no fault pauses it, reports late too. The
+  // margin is wider: the client must still be scheduled to write the line.
+  void delivered(int64_t client);
+  static constexpr int64_t kLateOutcomeNs = 2'000'000'000;
   // The key lockstep watches for the lock (lock.key until a client's acquire shows that its
   // library writes another), and the commands of the acquire that showed it, for the truth
   // to attribute again: called once, the moment the key is learnt.
@@ -65,6 +77,20 @@ class ExternalWorkload {
   std::string learnt_from_;   // "client-2's acquire (line 1)" once learnt, else ""
   std::map<int64_t, std::vector<std::vector<std::string>>> acquiring_;  // an open acquire's writes
   std::vector<std::string> unseen_;
+  struct Unannounced {
+    int64_t at_ns = 0;
+    std::string command;  // "SET on lock"
+  };
+  std::map<int64_t, Unannounced> unannounced_;  // client -> its first command no line has announced yet
+  std::map<int64_t, std::string> late_;         // client -> why its output came late
+  struct Traffic {
+    int64_t forwarded = 0, delivered = 0;  // commands sent on, replies handed back
+    int64_t last_forward_ns = -1, last_delivery_ns = -1, last_invoke_ns = -1;
+    bool subscribed = false;  // pushed messages make the counts meaningless
+  };
+  std::map<int64_t, Traffic> traffic_;  // client -> its current incarnation's traffic
+  std::set<int64_t> paused_;             // clients a pause fault targets
+  void check_outcome(int64_t client, std::string_view line, const ClientReport& r, size_t problems_before);
   int64_t run_lines_ = 0;  // protocol lines of every client, against ClientReport::kLinesMax
   std::map<std::string, std::string> stderr_;  // client -> its stderr's end, when it went wrong
 };

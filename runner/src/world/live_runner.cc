@@ -164,6 +164,9 @@ class LiveRun {
         truth_.replied(process, m.node, *m.argv, *m.reply, (m.sent - control_->origin()).count(), now);
       }
     };
+    cluster_.proxy().on_delivered = [this](const std::string& process) {
+      if (external_ && process.rfind("client-", 0) == 0) external_->delivered(std::atoll(process.c_str() + 7));
+    };
     truth_.on_change = [this](int node, bool set) {
       key_event(*control_, "node-" + std::to_string(node + 1), s_.lock.key, set);
     };

@@ -101,6 +101,9 @@ class FaultProxy {
   // before anything else happens to it (`sent` is that moment); returning true closes
   // the gate of the link's client process (once more), this message held first.
   std::function<bool(const ProxyMessage&)> on_arrival;
+  // A whole reply (or pushed message) handed to a client link's process, after every
+  // delay and gate: when the client could first act on it.
+  std::function<void(const std::string& process)> on_delivered;
   // Opens the gate once (release), or drops what it held and opens it fully (drop).
   void release(const std::string& process);
   void drop(const std::string& process);
