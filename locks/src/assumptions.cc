@@ -31,6 +31,8 @@ A bound(std::string fault, std::string hits, int64_t max, std::string words) {
   return a;
 }
 
+A bound_of(std::string fault, int64_t max, std::string words) { return bound(std::move(fault), "client", max, std::move(words)); }
+
 void replace(std::vector<A>& list, A a) {
   for (auto& x : list) {
     if (x.fault == a.fault && x.hits == a.hits) {
@@ -198,6 +200,25 @@ std::vector<Assumption> default_assumptions(int64_t lease_ms, int64_t timeout_ms
     list.push_back(bound("jitter", "client", timeout_ms, "a client's requests jittered " + why));
     list.push_back(bound("jitter", "node", timeout_ms, "a master's replies jittered " + why));
   }
+  return list;
+}
+
+std::vector<Assumption> session_assumptions(int64_t silence_ms, const std::string& bound, bool work_counts,
+                                            const std::string& crash_words, int64_t timeout_ms,
+                                            const std::string& clock_why) {
+  std::vector<A> list;
+  A pause = bound_of("pause", silence_ms, "a holder's pauses together " + bound);
+  pause.work_counts = work_counts;
+  list.push_back(pause);
+  list.push_back(bound_of("crash", A::kAny, "a client's crash: " + crash_words));
+  list.push_back(bound_of("partition", silence_ms, "a client's cuts from the server together " + bound));
+  if (timeout_ms > 0) {
+    const std::string below = "below the command timeout (" + ms(timeout_ms) + ")";
+    list.push_back(bound_of("delay", timeout_ms, "a client's requests delayed " + below));
+    list.push_back(bound_of("jitter", timeout_ms, "a client's requests jittered " + below));
+  }
+  list.push_back(bound_of("clock-jump", A::kAny, "a client's clock stepping any amount: " + clock_why));
+  list.push_back(bound_of("clock-drift", A::kAny, "a client's clock drifting at any rate"));
   return list;
 }
 

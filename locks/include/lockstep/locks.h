@@ -163,6 +163,15 @@ std::vector<Assumption> lock_assumptions(const LockInfo& info, const LockSetup& 
 // lease, a client's crash when the lock has a lease, link delays and jitter
 // below the command timeout.
 std::vector<Assumption> default_assumptions(int64_t lease_ms, int64_t timeout_ms);
+// What a lock held by a session on a server of its own (ZooKeeper's session, a MySQL
+// connection) claims: a holder's pauses and its cuts from the server, each together
+// shorter than `silence_ms` (`bound` says why, in words), its crash, its requests' delays
+// below `timeout_ms` (0: none claimed), and any client clock (`clock_why`). The work
+// counts against the silence when `work_counts` (a session kept by the lock's own
+// statements, not by heartbeats).
+std::vector<Assumption> session_assumptions(int64_t silence_ms, const std::string& bound, bool work_counts,
+                                            const std::string& crash_words, int64_t timeout_ms,
+                                            const std::string& clock_why);
 // The lease a library's lock has with these options, in ms (0: none); a recipe's lease_ms.
 int64_t lock_lease_ms(const LockInfo& info, const LockSetup& setup);
 

@@ -206,19 +206,10 @@ std::vector<LockOption> session_options() {
                          "SET SESSION innodb_lock_wait_timeout on each new session (s); 0 keeps the server's 50")};
 }
 
-Assumption client_bound(std::string fault, int64_t max, std::string words, bool work_counts = false) {
-  Assumption a;
-  a.fault = std::move(fault);
-  a.max = max;
-  a.words = std::move(words);
-  a.work_counts = work_counts;
-  return a;
-}
-
 // A lock held by its session (GET_LOCK, an open transaction) lasts while the server keeps
 // the session: the holder sends nothing while it works, so its work and any pause or cut
 // together must stay under wait_timeout. The server's timers run on its own clock.
-std::vector<Assumption> session_assumptions(const LockSetup& s) {
+std::vector<Assumption> session_lock_assumptions(const LockSetup& s) {
   const int64_t option = s.options.is_object() && s.options.contains("wait_timeout_s") &&
                                  s.options["wait_timeout_s"].is_number_integer()
                              ? s.options["wait_timeout_s"].get<int64_t>()
@@ -226,19 +217,8 @@ std::vector<Assumption> session_assumptions(const LockSetup& s) {
   const int64_t wait_ms = (option > 0 ? option : 28800) * 1000;
   const std::string bound = "shorter than wait_timeout (" + std::to_string(wait_ms) + " ms" +
                             (option > 0 ? "" : ", MariaDB's default") + "), its work included: the server ends a silent session";
-  std::vector<Assumption> list;
-  list.push_back(client_bound("pause", wait_ms, "a holder's pauses together " + bound, true));
-  list.push_back(client_bound("crash", Assumption::kAny, "a client's crash: its connection drops and the server frees its lock"));
-  list.push_back(client_bound("partition", wait_ms, "a client's cuts from the server together " + bound));
-  if (s.command_timeout_ms > 0) {
-    const std::string below = "below the command timeout (" + std::to_string(s.command_timeout_ms) + " ms)";
-    list.push_back(client_bound("delay", s.command_timeout_ms, "a client's requests delayed " + below));
-    list.push_back(client_bound("jitter", s.command_timeout_ms, "a client's requests jittered " + below));
-  }
-  list.push_back(client_bound("clock-jump", Assumption::kAny,
-                              "a client's clock stepping any amount: the server keeps the session on its own clock"));
-  list.push_back(client_bound("clock-drift", Assumption::kAny, "a client's clock drifting at any rate"));
-  return list;
+  return lockstep::session_assumptions(wait_ms, bound, true, "its connection drops and the server frees its lock",
+                             s.command_timeout_ms, "the server keeps the session on its own clock");
 }
 
 // The lock table's expiry is the holder's wall clock plus the lease: a lease lock's claims,
@@ -284,7 +264,7 @@ std::vector<LockInfo> mysql_locks() {
   out.push_back(std::move(fenced));
   for (auto& l : out) {
     l.service = LockService::MySql;
-    l.assumptions_with = l.name == "mysql-named" || l.name == "mysql-for-update" ? session_assumptions : table_assumptions;
+    l.assumptions_with = l.name == "mysql-named" || l.name == "mysql-for-update" ? session_lock_assumptions : table_assumptions;
   }
   return out;
 }

@@ -181,14 +181,6 @@ std::unique_ptr<Lock> make_zookeeper_lock(const std::string& algorithm, Env& env
   return std::make_unique<ZooKeeperLock>(env, params, algorithm == "zookeeper-fenced");
 }
 
-Assumption client_bound(std::string fault, int64_t max, std::string words) {
-  Assumption a;
-  a.fault = std::move(fault);
-  a.max = max;
-  a.words = std::move(words);
-  return a;
-}
-
 // What the recipe claims, with the session as its lease (scenarios give lease_ms the
 // session timeout). The client pings every third of the timeout and the leader expires a
 // session it has not heard from for the whole of it: silence shorter than the timeout
@@ -198,22 +190,10 @@ std::vector<Assumption> zookeeper_assumptions(const LockSetup& s) {
   const int64_t session = s.lease_ms;
   const int64_t silence = session - session / 3;
   const std::string bound = "shorter than the session timeout minus one ping period (" + std::to_string(session) +
-                            " ms - " + std::to_string(session / 3) + " ms)";
-  std::vector<Assumption> list;
-  list.push_back(client_bound("pause", silence, "a holder's pauses together " + bound + ", however long its work: "
-                                                "heartbeats keep the session while it runs"));
-  list.push_back(client_bound("crash", Assumption::kAny, "a client's crash: its session expires and its znode goes"));
-  list.push_back(client_bound("partition", silence, "a client's cuts from the ensemble together " + bound +
-                                                        ": its session and znode survive"));
-  if (s.command_timeout_ms > 0) {
-    const std::string below = "below the command timeout (" + std::to_string(s.command_timeout_ms) + " ms)";
-    list.push_back(client_bound("delay", s.command_timeout_ms, "a client's requests delayed " + below));
-    list.push_back(client_bound("jitter", s.command_timeout_ms, "a client's requests jittered " + below));
-  }
-  list.push_back(client_bound("clock-jump", Assumption::kAny,
-                              "a client's clock stepping any amount: the leader expires sessions on its own clock"));
-  list.push_back(client_bound("clock-drift", Assumption::kAny, "a client's clock drifting at any rate"));
-  return list;
+                            " ms - " + std::to_string(session / 3) + " ms), however long its work: heartbeats keep "
+                            "the session and its znode while the client runs";
+  return session_assumptions(silence, bound, false, "its session expires and its znode goes", s.command_timeout_ms,
+                             "the leader expires sessions on its own clock");
 }
 
 }  // namespace
