@@ -1,7 +1,10 @@
-// Redisson's pieces shared by its lock kinds: the command executor's timeout-and-resend
-// rule, and one RLock (or RFairLock) on one node as one Redisson client sees it. The
-// MultiLock and RedLock (redisson_multi.cc) are built from several RLocks, one per node,
-// as users build them from one Redisson client per master.
+// Redisson, once: the command executor's timeout-and-resend rule, and one RLock (or
+// RFairLock, RFencedLock, one side of an RReadWriteLock) on one node as one Redisson
+// client sees it. The library profiles (redisson@VERSION) and lockstep's own `redisson*`
+// recipes are both this class: a recipe is the version `Recipe`, configured from a
+// scenario's lock parameters (redisson_lock.cc). The MultiLock and RedLock
+// (redisson_multi.cc) are built from several RLocks, one per node, as users build them
+// from one Redisson client per master.
 #pragma once
 
 #include <memory>
@@ -11,16 +14,33 @@
 
 namespace lockstep::profiles::redisson {
 
-enum class Version { V3_23, V3_43, V3_44 };
+// Recipe: lockstep's own terms — nothing resent, the unlock without a latch, the fair
+// lock's older scripts (a queued waiter is told the time left to its own give-up time),
+// and what no profile models (the fencing token, the read-write lock, WAIT for replicas).
+enum class Version { Recipe, V3_23, V3_43, V3_44 };
+
+enum class Kind {
+  Lock,    // RLock
+  Fair,    // RFairLock
+  Fenced,  // RFencedLock: a token counted in the lock script (Recipe only)
+  Read,    // RReadWriteLock's sides (Recipe only)
+  Write,
+};
 
 // Config and tryLock arguments, as Redisson names them.
 struct Config {
   Version version = Version::V3_43;
+  Kind kind = Kind::Lock;
   Nanos timeout = 3s;        // Config.timeout: how long a command waits for its reply
   int retry_attempts = 3;    // Config.retryAttempts: resends after a timeout
   Nanos retry_interval = 1500ms;
   int64_t watchdog_ms = 30000;  // Config.lockWatchdogTimeout
-  bool fair = false;
+  // The recipes' own bounds and extras (Version::Recipe):
+  int rounds_max = 1'000'000;  // tryLock's attempts after subscribing (retry.count_max)
+  Nanos refused_delay{0};      // > 0: a refused connection is tried again after this
+  int64_t fair_wait_ms = 5000;  // threadWaitTime, whatever the wait
+  int wait_replicas = 0;        // after a grant, WAIT for this many replicas ...
+  Nanos wait_timeout{0};        // ... this long, and give the lock back if fewer confirm
 };
 
 // RedisExecutor: a command whose reply does not come within `timeout` is resent after
@@ -47,6 +67,8 @@ class RLock {
 
   void set_note(std::function<void(const ExtendNote&)> note) { note_ = std::move(note); }
   const std::string& owner() const { return owner_; }
+  // RFencedLock's token of the last grant, -1 before one.
+  int64_t fence() const { return fence_; }
 
   // The renewal's own state, shared with its background activity so that either may
   // outlive the other.
@@ -54,16 +76,22 @@ class RLock {
 
  private:
   Task<Reply> try_acquire(int64_t wait_ms, int64_t lease_ms);
+  Reply granted_or_ttl(Reply r);
+  Task<AcquireOutcome> granted(int64_t lease_ms);
   Task<void> acquire_failed(int64_t wait_ms);
   void after_acquire(int64_t lease_ms);
   Argv unlock_argv();
-  std::string channel() const;
 
   Env& env_;
   int node_;
   std::string key_;
   std::string owner_;
   Config c_;
+  std::string field_;    // this side's hash field: the owner, or <owner>:write
+  std::string channel_;  // where an unlock is published
+  std::string queue_;    // the fair lock's waiters
+  std::string timeouts_;  // and their give-up times
+  int64_t fence_ = -1;
   int64_t internal_lease_ms_;
   std::function<void(const ExtendNote&)> note_;
   std::shared_ptr<Watchdog> dog_;

@@ -154,7 +154,7 @@ std::unique_ptr<ProfileLock> make_redisson(const ProfileInfo& info, Env& env, co
   c.retry_interval = Millis(o.integer("retryInterval"));
   c.watchdog_ms = o.integer("lockWatchdogTimeout");
   const std::string kind = o.choice("kind");
-  c.fair = kind == "fair";
+  c.kind = kind == "fair" ? redisson::Kind::Fair : redisson::Kind::Lock;
   const int64_t lease = o.integer("leaseTime");
   const std::string uuid = random_uuid(env);
   if (kind == "multilock" || kind == "redlock") {

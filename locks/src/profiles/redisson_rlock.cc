@@ -16,6 +16,12 @@
 // again a third of the timeout later (#6303).
 // RFairLock (3.43.0, 3.44.0): waiters queue in a list with give-up times from each
 // caller's own clock; a caller whose clock runs ahead drops waiters from the queue.
+//
+// Version::Recipe (lockstep's `redisson*` algorithms) sends every command once, retries a
+// refused connection after the scenario's retry delay instead of throwing, bounds tryLock
+// by retry.count_max, and adds RFencedLock (the token counted by the lock script, so
+// tokens follow the order of the grants), RReadWriteLock's two sides and WAIT for
+// replicas after a grant.
 #include "redisson.h"
 
 #include "lockstep/scripts.h"
@@ -48,6 +54,15 @@ struct RLock::Watchdog {
 };
 
 namespace {
+
+// A helper key of the lock `name` in the lock's cluster slot, as Redisson names it: the
+// name becomes the hash tag, unless it already holds one (a '{'), which then decides the
+// slot for both. Braces around a tagged name would move the helper key to another slot,
+// and the lock's scripts would fail with CROSSSLOT on a cluster.
+std::string prefix_name(const std::string& prefix, const std::string& name) {
+  if (name.find('{') != std::string::npos) return prefix + ":" + name;
+  return prefix + ":{" + name + "}";
+}
 
 Task<void> run_watchdog(std::shared_ptr<RLock::Watchdog> d) {
   constexpr int kRenewalsMax = 1'000'000;
@@ -96,32 +111,85 @@ Task<void> fire_and_forget(Env& env, int node, Argv argv, Nanos timeout) {
 
 RLock::RLock(Env& env, int node, std::string key, std::string owner, Config config)
     : env_(env), node_(node), key_(std::move(key)), owner_(std::move(owner)), c_(config),
+      field_(c_.kind == Kind::Write ? owner_ + ":write" : owner_),
+      channel_(prefix_name(c_.kind == Kind::Read || c_.kind == Kind::Write ? "redisson_rwlock"
+                                                                           : "redisson_lock__channel",
+                           key_)),
+      queue_(prefix_name("redisson_lock_queue", key_)),
+      timeouts_(prefix_name("redisson_lock_timeout", key_)),
       internal_lease_ms_(config.watchdog_ms) {}
 
 RLock::~RLock() {
   if (dog_) dog_->stopped = true;
 }
 
-std::string RLock::channel() const { return "redisson_lock__channel:{" + key_ + "}"; }
-
 Task<Reply> RLock::try_acquire(int64_t wait_ms, int64_t lease_ms) {
-  const int64_t lease = lease_ms > 0 ? lease_ms : c_.watchdog_ms;
+  const std::string lease = ms_string(lease_ms > 0 ? lease_ms : c_.watchdog_ms);
   const bool resend = c_.version == Version::V3_23;
-  if (c_.fair) {
-    Argv a = make_argv("EVAL", script("redisson_fair_acquire"), "3", key_, "redisson_lock_queue:{" + key_ + "}",
-                       "redisson_lock_timeout:{" + key_ + "}", ms_string(lease), owner_, ms_string(wait_ms),
-                       ms_string(wall_ms(env_)));
-    co_return co_await execute(env_, node_, std::move(a), c_, resend);
+  const bool recipe = c_.version == Version::Recipe;
+  Argv a;
+  switch (c_.kind) {
+    case Kind::Fair:
+      a = recipe ? make_argv("EVAL", script("fair_lock"), "3", key_, queue_, timeouts_, lease, owner_,
+                             ms_string(c_.fair_wait_ms), ms_string(wall_ms(env_)))
+                 : make_argv("EVAL", script("redisson_fair_acquire"), "3", key_, queue_, timeouts_, lease, owner_,
+                             ms_string(wait_ms), ms_string(wall_ms(env_)));
+      break;
+    case Kind::Fenced:
+      a = make_argv("EVAL", script("fenced_lock"), "2", key_, prefix_name("redisson_lock_token", key_), lease,
+                    owner_);
+      break;
+    case Kind::Read:
+      a = make_argv("EVAL", script("rw_read_lock"), "1", key_, lease, field_, owner_ + ":write");
+      break;
+    case Kind::Write: a = make_argv("EVAL", script("rw_write_lock"), "1", key_, lease, field_); break;
+    case Kind::Lock: a = make_argv("EVAL", script("reentrant_lock"), "1", key_, lease, owner_); break;
   }
-  Argv a = make_argv("EVAL", script("reentrant_lock"), "1", key_, ms_string(lease), owner_);
-  co_return co_await execute(env_, node_, std::move(a), c_, resend);
+  Reply r = co_await execute(env_, node_, std::move(a), c_, resend);
+  co_return granted_or_ttl(std::move(r));
+}
+
+// The fenced script answers {-1, token} for a grant and {ttl, -1} otherwise; the others
+// nil or the holder's ttl. Redisson reads the pair's first element only, -1 for a grant;
+// here a holder's key without a TTL (PTTL -1 too) comes with token -1 and is no grant.
+// A refused connection the recipe retries reads as its retry delay.
+Reply RLock::granted_or_ttl(Reply r) {
+  if (c_.refused_delay > Nanos(0) && r.type == Reply::Type::IoError) return Reply::integer_of(to_ms(c_.refused_delay));
+  if (c_.kind != Kind::Fenced || r.type != Reply::Type::Array) return r;
+  const bool pair = r.elements.size() == 2 && r.elements[0].type == Reply::Type::Integer &&
+                    r.elements[1].type == Reply::Type::Integer;
+  if (!pair) return Reply::error("ERR unexpected reply of the fenced lock script");
+  if (r.elements[0].integer == -1 && r.elements[1].integer >= 0) {
+    fence_ = r.elements[1].integer;
+    return Reply::nil();
+  }
+  return Reply::integer_of(r.elements[0].integer);
 }
 
 Task<void> RLock::acquire_failed(int64_t wait_ms) {
-  if (!c_.fair) co_return;
-  Argv a = make_argv("EVAL", script("redisson_fair_failed"), "2", "redisson_lock_queue:{" + key_ + "}",
-                     "redisson_lock_timeout:{" + key_ + "}", owner_, ms_string(wait_ms));
+  if (c_.kind != Kind::Fair) co_return;
+  Argv a = c_.version == Version::Recipe
+               ? make_argv("EVAL", script("fair_acquire_failed"), "3", key_, queue_, timeouts_, owner_,
+                           ms_string(c_.fair_wait_ms))
+               : make_argv("EVAL", script("redisson_fair_failed"), "2", queue_, timeouts_, owner_, ms_string(wait_ms));
   co_await execute(env_, node_, std::move(a), c_, false);
+}
+
+// After the script said yes: replica confirmation (the recipes' wait_replicas), watchdog.
+Task<AcquireOutcome> RLock::granted(int64_t lease_ms) {
+  bool confirmed = true;
+  if (c_.wait_replicas > 0) {
+    Argv wait = make_argv("WAIT", std::to_string(c_.wait_replicas),
+                          std::to_string(std::max<int64_t>(to_ms(c_.wait_timeout), 1)));
+    Reply r = co_await execute(env_, node_, std::move(wait), c_, false);
+    confirmed = r.type == Reply::Type::Integer && r.integer >= c_.wait_replicas;
+  }
+  if (!confirmed) {
+    Reply undone = co_await execute(env_, node_, unlock_argv(), c_, false);
+    co_return AcquireOutcome::NotAcquired;
+  }
+  after_acquire(lease_ms);
+  co_return AcquireOutcome::Acquired;
 }
 
 void RLock::after_acquire(int64_t lease_ms) {
@@ -130,7 +198,7 @@ void RLock::after_acquire(int64_t lease_ms) {
     return;
   }
   if (renew_holds_++ > 0) return;  // the ExpirationEntry already renews for this thread
-  dog_ = std::make_shared<Watchdog>(Watchdog{env_, node_, key_, owner_, c_, c_.watchdog_ms, note_});
+  dog_ = std::make_shared<Watchdog>(Watchdog{env_, node_, key_, field_, c_, c_.watchdog_ms, note_});
   env_.spawn(run_watchdog(dog_));
 }
 
@@ -139,10 +207,7 @@ Task<AcquireOutcome> RLock::try_lock(int64_t wait_ms, int64_t lease_ms, bool* ti
   int64_t time = wait_ms;
   int64_t current = wall_ms(env_);
   Reply r = co_await try_acquire(wait_ms, lease_ms);
-  if (r.is_nil()) {
-    after_acquire(lease_ms);
-    co_return AcquireOutcome::Acquired;
-  }
+  if (r.is_nil()) co_return co_await granted(lease_ms);
   if (r.type != Reply::Type::Integer) co_return thrown(r, timed_out);
   time -= wall_ms(env_) - current;
   if (time <= 0) {
@@ -151,16 +216,14 @@ Task<AcquireOutcome> RLock::try_lock(int64_t wait_ms, int64_t lease_ms, bool* ti
   }
   current = wall_ms(env_);
   // Named first: GCC 12 destroys a temporary of a conditional inside co_await twice.
-  std::string wake_channel = c_.fair ? channel() + ":" + owner_ : channel();
+  std::string wake_channel = c_.kind == Kind::Fair ? channel_ + ":" + owner_ : channel_;
   std::unique_ptr<Subscription> sub = co_await env_.node(node_).subscribe(std::move(wake_channel));
   time -= wall_ms(env_) - current;
-  for (int round = 0; round < kRoundsMax && time > 0; ++round) {
+  const int rounds_max = std::min(kRoundsMax, c_.rounds_max);
+  for (int round = 0; round < rounds_max && time > 0; ++round) {
     current = wall_ms(env_);
     r = co_await try_acquire(wait_ms, lease_ms);
-    if (r.is_nil()) {
-      after_acquire(lease_ms);
-      co_return AcquireOutcome::Acquired;
-    }
+    if (r.is_nil()) co_return co_await granted(lease_ms);
     if (r.type != Reply::Type::Integer) co_return thrown(r, timed_out);
     const int64_t ttl = r.integer;
     time -= wall_ms(env_) - current;
@@ -175,24 +238,33 @@ Task<AcquireOutcome> RLock::try_lock(int64_t wait_ms, int64_t lease_ms, bool* ti
 
 Argv RLock::unlock_argv() {
   const std::string lease = ms_string(internal_lease_ms_);
-  if (c_.version == Version::V3_23) {
-    return make_argv("EVAL", script("reentrant_unlock"), "2", key_, channel(), "0", lease, owner_);
+  switch (c_.kind) {
+    case Kind::Read: return make_argv("EVAL", script("rw_read_unlock"), "2", key_, channel_, "0", field_);
+    case Kind::Write: return make_argv("EVAL", script("rw_write_unlock"), "2", key_, channel_, "0", lease, field_);
+    case Kind::Fair:
+      if (c_.version != Version::Recipe) break;
+      return make_argv("EVAL", script("fair_unlock"), "4", key_, queue_, timeouts_, channel_, "0", lease, owner_,
+                       ms_string(wall_ms(env_)));
+    default:
+      if (c_.version == Version::Recipe || c_.version == Version::V3_23)
+        return make_argv("EVAL", script("reentrant_unlock"), "2", key_, channel_, "0", lease, owner_);
   }
-  const std::string latch = "redisson_unlock_latch:{" + key_ + "}:" + random_hex(env_, 16);
+  const std::string latch = prefix_name("redisson_unlock_latch", key_) + ":" + random_hex(env_, 16);
   const int64_t latch_ms = std::max<int64_t>(
       (to_ms(c_.timeout) + to_ms(c_.retry_interval)) * c_.retry_attempts, 1);
-  if (c_.fair) {
-    return make_argv("EVAL", script("redisson_fair_unlock"), "5", key_, "redisson_lock_queue:{" + key_ + "}",
-                     "redisson_lock_timeout:{" + key_ + "}", channel(), latch, "0", lease, owner_,
-                     ms_string(wall_ms(env_)), ms_string(latch_ms));
+  if (c_.kind == Kind::Fair) {
+    return make_argv("EVAL", script("redisson_fair_unlock"), "5", key_, queue_, timeouts_, channel_, latch, "0",
+                     lease, owner_, ms_string(wall_ms(env_)), ms_string(latch_ms));
   }
-  return make_argv("EVAL", script("redisson_unlock_latch"), "3", key_, channel(), latch, "0", lease, owner_,
+  return make_argv("EVAL", script("redisson_unlock_latch"), "3", key_, channel_, latch, "0", lease, owner_,
                    ms_string(latch_ms));
 }
 
 Task<ReleaseOutcome> RLock::unlock() {
   Argv argv = unlock_argv();
-  const std::string latch = c_.version == Version::V3_23 ? "" : argv[3 + (c_.fair ? 4 : 2)];
+  const bool latched = (c_.version == Version::V3_43 || c_.version == Version::V3_44) &&
+                       (c_.kind == Kind::Lock || c_.kind == Kind::Fair);
+  const std::string latch = latched ? argv[3 + (c_.kind == Kind::Fair ? 4 : 2)] : "";
   Reply r = co_await execute(env_, node_, std::move(argv), c_, c_.version == Version::V3_23);
   // cancelExpirationRenewal(threadId) runs whatever the outcome.
   if (renew_holds_ > 0 && --renew_holds_ == 0 && dog_) {
