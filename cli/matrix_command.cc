@@ -39,7 +39,7 @@ struct MatrixArgs {
   std::string out = "lockstep-matrix";
   std::string junit;
   bool markdown = false;
-  std::string stop_on = "all";
+  std::string stop_on = "safety";
   std::string shard = "0/1";
   std::optional<int> shard_count;
   std::vector<std::string> merge;
@@ -64,7 +64,7 @@ std::string command_line(const MatrixArgs& a, const runner::MatrixOptions& o) {
   if (!a.algorithms.empty()) c += " --algorithms " + a.algorithms;
   c += " --faults " + (a.faults.empty() ? "all" : a.faults);
   c += a.time_limit_s > 0 ? " --time-limit " + seconds_text(a.time_limit_s) : " --runs " + std::to_string(o.runs);
-  if (o.stop_on != "all") c += " --stop-on " + o.stop_on;
+  if (o.stop_on != "safety") c += " --stop-on " + o.stop_on;
   return c + " --seed " + std::to_string(a.seed);
 }
 
@@ -280,7 +280,7 @@ int matrix(const MatrixArgs& a) {
     std::fprintf(stderr, "lockstep matrix: give --runs or --time-limit, not both\n");
     return kExitUsage;
   }
-  o.runs = a.runs.value_or(100);
+  o.runs = a.runs.value_or(1000);
   o.time_limit_s = a.time_limit_s;
   o.seed = a.seed;
   o.stop_on = a.stop_on;
@@ -338,12 +338,12 @@ CommandRunner add_matrix_command(CLI::App& app) {
   cmd->add_option("--profiles", a->profiles, "Profiles, comma-separated: LIBRARY@VERSION, a library alone for all its versions (default: all; see lockstep profiles)");
   cmd->add_option("--algorithms", a->algorithms, "Algorithms as rows too, comma-separated (built-in or registered)");
   cmd->add_option("--faults", a->faults, "Fault kinds, comma-separated, and/or none (default: none and every kind)");
-  cmd->add_option("--runs", a->runs, "Generated scenarios per cell (default 100)");
+  cmd->add_option("--runs", a->runs, "Generated scenarios per cell and budget (default 1000)");
   cmd->add_option("--time-limit", a->time_limit_s, "Seconds per cell instead of a run count");
   cmd->add_option("--seed", a->seed, "Campaign seed")->capture_default_str();
   cmd->add_option("--stop-on", a->stop_on,
                   "A cell is broken only by violations of these severity classes or properties, comma-separated "
-                  "(e.g. two-holders,damage), or all")
+                  "(e.g. two-holders,damage), all, or safety (every class but unfair)")
       ->capture_default_str();
   cmd->add_option("--jobs", a->jobs,
                   "Runs at once, 1 or more (default: one per core); the table is the same for any number")

@@ -1,7 +1,8 @@
 // The fuzzer draws library profiles and their options (and keeps the profile while
 // shrinking), and the safety matrix tells a buggy library version from its fix under a
 // small budget: node-redlock 5.0.0-beta.2's expiration from the first attempt (#169)
-// breaks it under plain contention, and the fix on main keeps the same cell clean;
+// breaks it under plain contention, and the fix on main keeps the same cell clean; with
+// the default budget it tells Redisson's watchdog and resend bugs from their fixes too;
 // redis-py's Lock without a timeout deadlocks under client crashes, which it never claimed
 // to survive (a limit). Each lock's assumptions, and the two budgets the fuzzer draws
 // faults in, are checked here too.
@@ -196,6 +197,70 @@ TEST(Budgets, DrawAndShrinkInsideTheirBudget) {
             s.finding->shrunk.lock.lease_ms - 20 - s.finding->shrunk.lock.lease_ms / 10);
   space.budget = Budget::Within;
   EXPECT_FALSE(fuzz(space, o).finding.has_value()) << "set-px-lua broke within its own assumptions";
+}
+
+// Delays add up along a path and count twice in a round trip: a within campaign keeps
+// the latency that the delays and jitters active at any moment add together to half of
+// what the lock claims for a round trip (less room for the network's own), so no
+// request of a lock that claims "below the command timeout" times out.
+TEST(Budgets, DelaysActiveTogetherStayWithinHalfTheRoundTripClaim) {
+  FuzzSpace space;
+  space.locks = {"redisson@3.44.0", "redsync@4.17.0"};
+  space.fault_kinds = {FaultKind::Delay, FaultKind::Jitter};
+  space.budget = Budget::Within;
+  int overlapping = 0;
+  for (uint64_t i = 0; i < 300; ++i) {
+    const Scenario s = generate_scenario(space, 11, i);
+    const LockInfo* info = s.lock.info();
+    ASSERT_NE(info, nullptr);
+    LockSetup setup;
+    setup.options = s.lock.options;
+    int64_t claim = 0;
+    for (const auto& a : lock_assumptions(*info, setup))
+      if (a.fault == "delay" && a.hits == "client") claim = a.max;
+    ASSERT_GT(claim, 0) << s.lock.algorithm;
+    for (const auto& f : s.faults) {
+      int64_t together = 0, active = 0;
+      for (const auto& g : s.faults) {
+        if (g.at_ms > f.at_ms || g.at_ms + g.duration_ms <= f.at_ms) continue;
+        together += g.kind == FaultKind::Delay ? g.delay_ms : g.jitter_ms;
+        ++active;
+      }
+      overlapping += active > 1;
+      EXPECT_LE(2 * together, claim) << to_json(s).dump();
+    }
+  }
+  EXPECT_GT(overlapping, 20);
+}
+
+// The held-out check of the matrix: with its default budget and seed (no tuning per pair),
+// each buggy version's cell under the fault its bug needs is a bug and its fixed
+// version's is not. node-redlock 5.0.0-beta.2 dates its lock from the first attempt
+// (#169; fixed at afe5cf9); Redisson 3.43.0's watchdog stops for good after one failed
+// renewal (#2515, #3194; 3.44.0 reschedules it, #6303); 3.23.0 resends a lock command
+// after a response timeout (#4871; 3.44.0 resends neither and has the watchdog fix).
+TEST(Matrix, DefaultBudgetsSeparateEachBuggyVersionFromItsFix) {
+  struct Pair {
+    std::string buggy, fixed, fault;
+  };
+  const std::vector<Pair> pairs = {
+      {"node-redlock@5.0.0-beta.2", "node-redlock@afe5cf9", "none"},
+      {"redisson@3.43.0", "redisson@3.44.0", "delay"},
+      {"redisson@3.43.0", "redisson@3.44.0", "jitter"},
+      {"redisson@3.23.0", "redisson@3.44.0", "delay"},
+  };
+  for (const auto& p : pairs) {
+    MatrixOptions o;
+    o.profiles = {p.buggy, p.fixed};
+    o.faults = {p.fault};
+    ASSERT_EQ(matrix_options_problem(o), "");
+    const auto cells = run_matrix(o);
+    const MatrixCell& buggy = cell(cells, p.buggy, p.fault);
+    const MatrixCell& fixed = cell(cells, p.fixed, p.fault);
+    EXPECT_STREQ(buggy.verdict(), cell_verdict::kBug) << p.buggy << " under " << p.fault;
+    EXPECT_STRNE(fixed.verdict(), cell_verdict::kBug)
+        << p.fixed << " under " << p.fault << ": " << to_json(fixed.summary.finding->shrunk).dump();
+  }
 }
 
 // redsync 4.0.3's Extend reports a lost lock as held (PR #61): no fault within its

@@ -188,6 +188,7 @@ std::vector<FaultSpec> fit_within(std::vector<FaultSpec> faults, const std::vect
   std::vector<bool> keep(faults.size(), false);
   std::map<std::string, int64_t> pause_left;
   std::vector<std::string> nodes_down;
+  std::vector<std::pair<int64_t, int64_t>> slowing;  // kept delays and jitters: added ms, until
   for (size_t i : order) {
     FaultSpec& f = faults[i];
     const Assumption* a = covering(list, f);
@@ -210,6 +211,18 @@ std::vector<FaultSpec> fit_within(std::vector<FaultSpec> faults, const std::vect
         nodes_down.push_back(f.target);
       }
       if (f.restart_after_ms) f.restart_after_ms = std::max(*f.restart_after_ms, a->restart_min_ms + 10);
+    } else if ((f.kind == FaultKind::Delay || f.kind == FaultKind::Jitter) && a->max != Assumption::kAny) {
+      // Delays add up along a message's path (its sender's and its receiver's) and a
+      // request's round trip carries them twice: the claim bounds the round trip, so
+      // what every fault already active adds is taken from half of it, less room for
+      // the network's own latency.
+      int64_t used = 0;
+      for (const auto& k : slowing)
+        if (k.second > f.at_ms) used += k.first;
+      const int64_t left = (a->max - pause_margin(a->max) / 4) / 2 - used;
+      if (left <= 0) continue;
+      if (size_of(f) > left) set_size(f, left);
+      slowing.emplace_back(size_of(f), f.at_ms + f.duration_ms);
     } else if (a->max != Assumption::kAny) {
       if (a->max <= 0) continue;
       if (size_of(f) > a->max) set_size(f, a->max);
@@ -398,8 +411,9 @@ Scenario build_library(const FuzzSpace& sp, const ProfileInfo& p, const std::str
   s.workload.initial_stock = 10;
   s.workload.attempts_per_client = 2;
   // Without renewal the work fits in the lease (a violation needs a fault); with it, the
-  // work may run up to three leases.
-  const int percent = renews(p, s.lock.options) ? hold_percent * 6 : hold_percent;
+  // work may run up to four leases: what renewal is for, and what its failures need (a
+  // renewal lost early shows only once the work outlives the leases renewed before it).
+  const int percent = renews(p, s.lock.options) ? hold_percent * 8 : hold_percent;
   s.workload.hold_ms = std::max<int64_t>(1, lease * percent / 100);
   s.workload.extend_every_ms = extends ? std::max<int64_t>(1, lease / 3) : 0;
   s.workload.wait_ms = sp.duration_ms / 2;
@@ -540,6 +554,12 @@ std::string parse_stop_on(const std::string& list, FuzzSpace& space) {
   space.properties.clear();
   space.classes.clear();
   if (list == "all" || list.empty()) return "";
+  if (list == "safety") {
+    // Exclusion and progress: everything but the order waiters are served in.
+    for (const auto& c : checker::severity_classes())
+      if (c.severity != checker::Severity::Unfair) space.classes.insert(c.severity);
+    return "";
+  }
   std::vector<std::string> known = checker::severity_names();
   for (const auto& p : checker::property_names()) known.push_back(p);
   size_t begin = 0;

@@ -24,12 +24,13 @@ struct MatrixOptions {
   // (lockstep/algorithms.h); a cell's `profile` then holds the algorithm's name.
   std::vector<std::string> algorithms = {};
   std::vector<std::string> faults;    // columns: fault kind names, or "none"
-  uint64_t runs = 100;                // per cell
+  uint64_t runs = 1000;               // per cell and budget
   double time_limit_s = 0;            // > 0: per cell, instead of runs
   uint64_t seed = 1;
   int shrink_runs_max = 300;
-  // What ends a cell's campaign: severity classes and properties (parse_stop_on), or all.
-  std::string stop_on = "all";
+  // What ends a cell's campaign: severity classes and properties (parse_stop_on), all, or
+  // safety (every class but unfair: the order of service is fuzz's and the catalogue's).
+  std::string stop_on = "safety";
   // Shard `shard` of `shards` runs cells shard, shard + shards, ... in row-major order;
   // a cell's result does not depend on which shard runs it.
   int shard = 0, shards = 1;
