@@ -194,11 +194,16 @@ std::vector<Assumption> default_assumptions(int64_t lease_ms, int64_t timeout_ms
     list.push_back(bound("crash", "client", A::kAny, "a client's crash: its lock expires with the lease"));
   }
   if (timeout_ms > 0) {
-    const std::string why = "below the command timeout (" + ms(timeout_ms) + ")";
-    list.push_back(bound("delay", "client", timeout_ms, "a client's requests delayed " + why));
-    list.push_back(bound("delay", "node", timeout_ms, "a master's replies delayed " + why));
-    list.push_back(bound("jitter", "client", timeout_ms, "a client's requests jittered " + why));
-    list.push_back(bound("jitter", "node", timeout_ms, "a master's replies jittered " + why));
+    // A slow link costs a lease twice, the grant's reply and the release's request, both
+    // inside the lease: a round trip longer than a quarter of it is not a request the
+    // lock can claim to ride out, however patient its command timeout.
+    const int64_t d = lease_ms > 0 ? std::min(timeout_ms, std::max<int64_t>(1, lease_ms / 4)) : timeout_ms;
+    const std::string why = d < timeout_ms ? "below a quarter of the lease (" + ms(d) + "), within the command timeout"
+                                           : "below the command timeout (" + ms(timeout_ms) + ")";
+    list.push_back(bound("delay", "client", d, "a client's requests delayed " + why));
+    list.push_back(bound("delay", "node", d, "a master's replies delayed " + why));
+    list.push_back(bound("jitter", "client", d, "a client's requests jittered " + why));
+    list.push_back(bound("jitter", "node", d, "a master's replies jittered " + why));
   }
   return list;
 }
