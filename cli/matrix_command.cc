@@ -77,7 +77,8 @@ bool write_cell(const fs::path& out, runner::MatrixCell& c, reports::MatrixRow& 
   const fs::path file = dir / "counterexample.json";
   f.shrunk.description = "Found by lockstep matrix in the cell " + c.profile + " x " + c.fault + ", faults " +
                          runner::to_string(c.found_in) + " the lock's assumptions (run " +
-                         std::to_string(f.index) + ") and shrunk in " + std::to_string(f.shrink_steps) + " steps.";
+                         std::to_string(f.index) + ") and shrunk in " + std::to_string(f.shrink_steps) + " steps" +
+                         (c.broke_a_promise ? ": a promise no fault excuses, so a bug all the same." : ".");
   row.replay = runner::replay_program() + " run " + file.string();
   auto outcome = runner::run_in_sim(f.shrunk, {std::nullopt, file.string()});
   if (!write_file(file, runner::to_json(f.shrunk).dump(2) + "\n") || !write_file(dir / "history.jsonl", outcome.history_jsonl) ||
@@ -99,7 +100,7 @@ bool write_cell(const fs::path& out, runner::MatrixCell& c, reports::MatrixRow& 
 // command's exit code does).
 reports::RunReport junit_case(const runner::MatrixCell& c) {
   reports::RunReport r;
-  const bool bug = c.broken() && c.found_in == runner::Budget::Within;
+  const bool bug = std::string(c.verdict()) == runner::cell_verdict::kBug;
   if (bug) r = c.summary.finding->outcome.report;
   r.scenario = c.profile + " x " + c.fault;
   r.algorithm = c.profile;

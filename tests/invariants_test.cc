@@ -187,6 +187,69 @@ TEST(ForeignUnlock, ExpiryIsNotAnUnlock) {
   EXPECT_TRUE(check_foreign_unlock(b.h, {}).empty());
 }
 
+// An extension is judged against the lock key on the lock's nodes: a majority held by the
+// extending client from its request to its answer makes it true; fewer, on every node
+// through that time and a margin around it, makes its "extended" a lie (redsync 4.0.3's
+// Extend counted every reply as a success, PR #61).
+TEST(FalseExtend, AnExtensionOfAKeyStillHeldOnAMajorityIsTrue) {
+  Builder b;
+  b.truth(truth::kKeySet, 1, 0, "lock", nullptr, nullptr, 0).truth(truth::kKeySet, 1, 0, "lock", nullptr, nullptr, 1);
+  b.truth(truth::kKeySet, 1, 0, "lock", nullptr, nullptr, 2);
+  b.truth(truth::kKeyDel, -1, 200, "lock", nullptr, {{"owner", 1}}, 2);  // one master restarts empty
+  b.op(EventType::Invoke, 1, "extend", 1000).op(EventType::Ok, 1, "extend", 1003);
+  InvariantOptions o;
+  o.lock_nodes = 3;
+  EXPECT_TRUE(check_false_extend(b.h, o).empty());
+}
+
+TEST(FalseExtend, AnExtensionReportedForAKeyLostOnAMajorityIsALie) {
+  Builder b;
+  for (int node = 0; node < 3; ++node) b.truth(truth::kKeySet, 1, 0, "lock", nullptr, nullptr, node);
+  b.truth(truth::kKeyDel, -1, 200, "lock", nullptr, {{"owner", 1}}, 1);
+  b.truth(truth::kKeyDel, -1, 200, "lock", nullptr, {{"owner", 1}}, 2);
+  b.op(EventType::Invoke, 1, "extend", 1000).op(EventType::Ok, 1, "extend", 1003);
+  // A failed extension tells the truth, and is no violation.
+  b.op(EventType::Invoke, 1, "extend", 2000).op(EventType::Fail, 1, "extend", 2003);
+  // Nor is a background renewal, which answers no caller (thread 1 here).
+  b.op(EventType::Invoke, 1, "extend", 2100).op(EventType::Ok, 1, "extend", 2103);
+  b.h.events[b.h.events.size() - 2].thread = 1;
+  b.h.events.back().thread = 1;
+  InvariantOptions o;
+  o.lock_nodes = 3;
+  auto v = check_false_extend(b.h, o);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].property, "false-extend");
+  EXPECT_EQ(v[0].count, 1);
+  EXPECT_NE(v[0].explanation.find("client-1's extend answered at t=1.003s that the lock was extended, but its key was "
+                                  "on 1 of the lock's 3 nodes"),
+            std::string::npos)
+      << v[0].explanation;
+  // Another client's key on those nodes is no help; with the node count unknown, no check.
+  o.lock_nodes = 0;
+  EXPECT_TRUE(check_false_extend(b.h, o).empty());
+}
+
+// After a failover the promoted replica holds the key its master replicated to it: the
+// replica's write is nobody's, its value is the holder's.
+TEST(FalseExtend, AReplicatedKeyBelongsToTheClientWhoseValueItIs) {
+  Builder b;
+  b.truth(truth::kKeySet, 1, 1, "lock", "v1", nullptr, 0).truth(truth::kKeySet, -1, 22, "lock", "v1", nullptr, 1);
+  b.truth(truth::kKeyDel, -1, 23, "lock", "v1", {{"owner", -1}}, 0);  // the old master is gone
+  b.op(EventType::Invoke, 1, "extend", 70).op(EventType::Ok, 1, "extend", 72);
+  InvariantOptions o;
+  o.lock_nodes = 1;
+  EXPECT_TRUE(check_false_extend(b.h, o).empty());
+}
+
+TEST(FalseExtend, AKeyThatExpiresWhileTheExtensionIsUnderWayWasStillHeld) {
+  Builder b;
+  b.truth(truth::kKeySet, 1, 0).truth(truth::kKeyExpire, -1, 1001, "lock", nullptr, {{"owner", 1}});
+  b.op(EventType::Invoke, 1, "extend", 1000).op(EventType::Ok, 1, "extend", 1002);
+  InvariantOptions o;
+  o.lock_nodes = 1;
+  EXPECT_TRUE(check_false_extend(b.h, o).empty());
+}
+
 TEST(Deadlock, LockHeldByACrashedProcessWhileOthersWait) {
   Builder b;
   b.truth(truth::kKeySet, 1, 1).truth(truth::kCrash, 1, 50).op(EventType::Invoke, 2, "acquire", 60);

@@ -254,10 +254,15 @@ TEST_F(Registry, MatrixRowsMayBeRegisteredAlgorithms) {
   EXPECT_EQ(cells[0].profile, "lease-lock-v1");
   EXPECT_EQ(cells[0].fault, "none");
   EXPECT_FALSE(cells[0].broken());
-  // A pause outlives the lease: the limit of every lease, never the lock's bug.
-  EXPECT_STREQ(cells[1].verdict(), cell_verdict::kLimit);
+  // A pause that outlives the lease is beyond what any lease claims, but v1's unlock then
+  // deletes the next holder's lock, which no fault excuses: a bug. The fixed lock only
+  // loses its lease there: the limit of every lease.
+  EXPECT_STREQ(cells[1].verdict(), cell_verdict::kBug);
+  EXPECT_TRUE(cells[1].broke_a_promise);
+  EXPECT_TRUE(cells[1].summary.finding->shrunk.expect.names.count("foreign-unlock"));
   EXPECT_EQ(cells[2].profile, "lease-lock");
   EXPECT_FALSE(cells[2].broken());
+  EXPECT_STREQ(cells[3].verdict(), cell_verdict::kLimit);
   o.algorithms = {"lease-lok"};
   EXPECT_NE(matrix_options_problem(o).find("unknown algorithm \"lease-lok\""), std::string::npos);
 }

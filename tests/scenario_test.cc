@@ -204,7 +204,7 @@ TEST(Scenario, AMysqlLockNeedsTheServerAndTheSimulator) {
 TEST(Scenario, NamesForPropertiesAndFaults) {
   EXPECT_EQ(property_names(), (std::vector<std::string>{"mutual-exclusion", "lost-update", "foreign-unlock", "deadlock",
                                                         "linearizability", "fencing", "stale-read", "stale-cache",
-                                                        "fairness"}));
+                                                        "fairness", "false-extend"}));
   EXPECT_EQ(fault_kind_names(), (std::vector<std::string>{"pause", "crash", "clock-jump", "clock-drift", "delay", "jitter",
                                                      "partition", "failover"}));
 }

@@ -280,7 +280,7 @@ TEST(Verdict, AFuzzCampaignStopsOnlyOnTheClassesAskedFor) {
   EXPECT_EQ(parse_stop_on("two-holder", strict),
             "unknown class or property \"two-holder\" (did you mean \"two-holders\"?): classes two-holders, damage, "
             "lease-lost, stuck, unfair; properties mutual-exclusion, lost-update, foreign-unlock, deadlock, "
-            "linearizability, fencing, stale-read, stale-cache, fairness");
+            "linearizability, fencing, stale-read, stale-cache, fairness, false-extend");
 }
 
 // A client that crashed before its start time and came back starts once, and a client

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <optional>
+#include <set>
 
 namespace lockstep::checker {
 
@@ -393,6 +395,7 @@ std::vector<Violation> check_invariants(const History& h, const InvariantOptions
   for (auto&& v : check_stale_read(h, o)) all.push_back(std::move(v));
   for (auto&& v : check_stale_cache(h)) all.push_back(std::move(v));
   for (auto&& v : check_fairness(h, o)) all.push_back(std::move(v));
+  for (auto&& v : check_false_extend(h, o)) all.push_back(std::move(v));
   return all;
 }
 
@@ -537,6 +540,77 @@ std::vector<std::string> unfinished_work(const History& h) {
   }
   if (completed == 0) reasons.push_back("no operation completed in the whole run.");
   return reasons;
+}
+
+std::vector<Violation> check_false_extend(const History& h, const InvariantOptions& o) {
+  if (o.lock_nodes <= 0) return {};
+  // Who held the lock key on each node, and from when to when (end: the end of the run).
+  struct Hold {
+    int64_t node, process, from, to;
+  };
+  std::vector<Hold> holds;
+  std::map<int64_t, size_t> open;  // node -> its hold in `holds`, while one is open
+  // A replica applying its master's write, or a node reloading its file, sets the key
+  // for nobody in particular: its value says whose lock it is.
+  std::map<std::string, int64_t> owner_of;  // lock value -> the process that wrote it
+  auto close = [&](int64_t node, int64_t at) {
+    auto it = open.find(node);
+    if (it == open.end()) return;
+    holds[it->second].to = at;
+    open.erase(it);
+  };
+  for (const auto& e : h.events) {
+    if (e.type != EventType::Truth || e.key != o.lock_key || e.node < 0) continue;
+    if (f_is(e, truth::kKeySet)) {
+      const std::string value = e.value.is_string() ? e.value.get<std::string>() : e.value.dump();
+      int64_t process = e.process;
+      if (process >= 0) {
+        owner_of.emplace(value, process);
+      } else if (auto known = owner_of.find(value); known != owner_of.end()) {
+        process = known->second;
+      }
+      auto it = open.find(e.node);
+      if (it != open.end() && holds[it->second].process == process) continue;  // the same holder again
+      close(e.node, e.time_ns);
+      open[e.node] = holds.size();
+      holds.push_back({e.node, process, e.time_ns, std::numeric_limits<int64_t>::max()});
+    } else if (f_is(e, truth::kKeyDel) || f_is(e, truth::kKeyExpire) || f_is(e, truth::kKeyEvict)) {
+      close(e.node, e.time_ns);
+    }
+  }
+  const int majority = o.lock_nodes / 2 + 1;
+  std::map<std::pair<int64_t, int64_t>, int64_t> asked;  // (process, thread) -> extend invoked at
+  std::optional<Violation> first;
+  int64_t count = 0;
+  for (const auto& e : h.events) {
+    // The client's own calls only: a library's background renewals run per node (a
+    // MultiLock's watchdog on each master) and answer nobody.
+    if (!f_is(e, "extend") || e.type == EventType::Truth || e.thread != 0) continue;
+    if (e.type == EventType::Invoke) {
+      asked[{e.process, e.thread}] = e.time_ns;
+      continue;
+    }
+    auto it = asked.find({e.process, e.thread});
+    if (it == asked.end()) continue;
+    const int64_t from = it->second - o.fairness_margin_ns, to = e.time_ns + o.fairness_margin_ns;
+    asked.erase(it);
+    if (e.type != EventType::Ok) continue;
+    std::set<int64_t> held_on;
+    for (const auto& hd : holds)
+      if (hd.process == e.process && hd.from <= to && hd.to >= from) held_on.insert(hd.node);
+    if (static_cast<int>(held_on.size()) >= majority) continue;
+    ++count;
+    if (first) continue;
+    first = violation(Property::FalseExtend,
+                      process_label(e.process) + "'s extend answered at t=" + format_seconds(e.time_ns) +
+                          " that the lock was extended, but its key was on " + std::to_string(held_on.size()) +
+                          " of the lock's " + std::to_string(o.lock_nodes) + (o.lock_nodes == 1 ? " node" : " nodes") +
+                          " from its request on: the library told its holder it still had a lock it had lost.",
+                      {e.process}, e.time_ns);
+  }
+  if (!first) return {};
+  first->count = count;
+  return {*first};
 }
 
 }  // namespace lockstep::checker

@@ -56,6 +56,8 @@ const std::vector<PropertyInfo>& properties() {
       {Property::StaleRead, "stale-read", Severity::Damage},
       {Property::StaleCache, "stale-cache", Severity::Damage},
       {Property::Fairness, "fairness", Severity::Unfair},
+      // A lease lost and hidden: the holder was told it still had the lock.
+      {Property::FalseExtend, "false-extend", Severity::LeaseLost},
   };
   return kProperties;
 }

@@ -46,15 +46,29 @@ MatrixCell run_cell(const MatrixOptions& o, const std::string& row, const std::s
   fo.jobs = jobs;
   space.budget = Budget::Within;
   cell.summary = fuzz(space, fo);
-  if (!cell.summary.finding && fault != "none") {
-    space.budget = Budget::Beyond;
-    FuzzSummary beyond = fuzz(space, fo);
+  auto beyond_campaign = [&](const FuzzSpace& sp) {
+    FuzzSummary beyond = fuzz(sp, fo);
     beyond.runs += cell.summary.runs;
     beyond.seconds += cell.summary.seconds;
     beyond.unknown += cell.summary.unknown;
     for (const auto& [c, n] : cell.summary.by_class) beyond.by_class[c] += n;
     cell.summary = std::move(beyond);
     cell.found_in = Budget::Beyond;
+  };
+  if (!cell.summary.finding && fault != "none") {
+    // Beyond its assumptions a lock may lose its lease, never these promises: first a
+    // campaign that stops only on them (a lease's ordinary failures would end the next
+    // one before it reaches them), then one on everything the cell stops on.
+    FuzzSpace promises = space;
+    promises.budget = Budget::Beyond;
+    promises.classes.clear();
+    promises.properties = {"foreign-unlock", "false-extend"};
+    beyond_campaign(promises);
+    cell.broke_a_promise = cell.summary.finding.has_value();
+    if (!cell.broke_a_promise) {
+      space.budget = Budget::Beyond;
+      beyond_campaign(space);
+    }
   }
   if (cell.summary.finding) cell.summary.finding->shrunk.name = "counterexample";
   return cell;

@@ -96,6 +96,10 @@ reports::RunReport judge_run(const Scenario& s, const Scenario& played, const ch
   io.deadlock_bound_ns = s.deadlock_bound_ms * 1'000'000;
   io.fair = s.check_fairness.value_or(lock_promises_arrival_order(s.lock));
   io.fairness_margin_ns = fairness_margin_ns(s.network.latency);
+  // Whether a reported extension was true is judged from the lock key on the Redis nodes,
+  // for the locks lockstep runs itself.
+  if (const LockInfo* info = played.lock.info(); info && info->service == LockService::Redis && !s.workload.external())
+    io.lock_nodes = lock_nodes(*info, played.lock.options);
   // An external program's lock is a mutex, whatever name the scenario gives it.
   LockSpec lock = s.lock;
   if (s.workload.external()) lock.algorithm = "external";

@@ -354,8 +354,11 @@ nlohmann::json checkable(const LiveRun& run) {
   if (run.external() && !run.external()->unseen_acquires().empty()) return out;
   // A key removal nobody's reply explains may have been a foreign unlock we cannot see.
   if (run.truth().unattributed_dels() == 0) out.push_back("foreign-unlock");
-  // Deadlock needs to know who holds the key.
-  if (run.truth().unattributed_sets() == 0) out.push_back("deadlock");
+  // Deadlock and a false extension need to know who holds the key.
+  if (run.truth().unattributed_sets() == 0) {
+    out.push_back("deadlock");
+    out.push_back("false-extend");
+  }
   return out;
 }
 

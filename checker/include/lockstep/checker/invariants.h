@@ -52,6 +52,9 @@ struct InvariantOptions {
   // Clients that asked within this long of each other asked at the same moment: the
   // network may deliver either request first, and a fair lock serves the one that arrived.
   int64_t fairness_margin_ns = 1'000'000;
+  // How many nodes the lock is taken on (a majority of them holds it); 0: unknown, and
+  // check_false_extend does not run.
+  int lock_nodes = 0;
 };
 
 std::vector<Violation> check_mutual_exclusion(const History& h);
@@ -62,6 +65,11 @@ std::vector<Violation> check_fencing(const History& h, const InvariantOptions& o
 std::vector<Violation> check_stale_read(const History& h, const InvariantOptions& o);
 std::vector<Violation> check_stale_cache(const History& h);
 std::vector<Violation> check_fairness(const History& h, const InvariantOptions& o);
+// An extension the client asked for (thread 0: not a library's background renewal) and
+// was told succeeded although, from before it was asked until
+// after it answered (fairness_margin_ns either side), its key was on fewer than a
+// majority of the lock's nodes: the library hid a lost lock from its holder.
+std::vector<Violation> check_false_extend(const History& h, const InvariantOptions& o);
 
 // All of the above, in that order (fairness only when o.fair).
 std::vector<Violation> check_invariants(const History& h, const InvariantOptions& o);

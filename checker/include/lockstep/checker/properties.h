@@ -51,6 +51,7 @@ enum class Property {
   StaleRead,
   StaleCache,
   Fairness,
+  FalseExtend,
 };
 
 struct PropertyInfo {

@@ -40,8 +40,10 @@ struct MatrixOptions {
   unsigned jobs = 1;
 };
 
-// A cell's verdict: a failure within the lock's assumptions ("bug"), one only beyond them
-// ("limit"), or none in either campaign ("no-violation").
+// A cell's verdict: a failure within the lock's assumptions, or of a promise no fault
+// excuses (a lock removed by a client that did not own it, an extension reported for a
+// lock already lost), is a "bug"; one only beyond them a "limit"; none in any campaign
+// "no-violation".
 namespace cell_verdict {
 inline constexpr const char* kBug = "bug";
 inline constexpr const char* kLimit = "limit";
@@ -55,10 +57,11 @@ struct MatrixCell {
   // counterexample of a broken cell, from the budget `found_in` names.
   FuzzSummary summary;
   Budget found_in = Budget::Within;
+  bool broke_a_promise = false;  // found beyond the assumptions, of a property no fault excuses
   bool broken() const { return summary.finding.has_value(); }
   const char* verdict() const {
     if (!broken()) return cell_verdict::kNoViolation;
-    return found_in == Budget::Within ? cell_verdict::kBug : cell_verdict::kLimit;
+    return found_in == Budget::Within || broke_a_promise ? cell_verdict::kBug : cell_verdict::kLimit;
   }
 };
 
