@@ -98,13 +98,26 @@ std::optional<ProcessRef> Control::process(std::string_view name) const {
 void Control::pause(const ProcessRef& p, Nanos d) {
   if (!p.server) {
     world_.pause(p.id, d);
+    // Its ZooKeeper session's heartbeats come from the C client's own thread: they stop
+    // in the proxy, as a stopped process's would.
+    cluster_.proxy().freeze(p.name, 1);
+    at(now() + d, [this, name = p.name] { cluster_.proxy().freeze(name, -1); });
     return;
   }
   cluster_.pause(p.name, true);
   at(now() + d, [this, name = p.name] { cluster_.pause(name, false); });
 }
 
-void Control::crash(const ProcessRef& p) { p.server ? cluster_.kill(p.name) : world_.crash(p.id); }
+void Control::crash(const ProcessRef& p) {
+  if (p.server) {
+    cluster_.kill(p.name);
+    return;
+  }
+  // First its ZooKeeper links go, as a killed process's sockets do: closing the session
+  // handle afterwards can then tell the server nothing, and the session must expire.
+  cluster_.proxy().sever(p.name);
+  world_.crash(p.id);
+}
 void Control::restart(const ProcessRef& p) { p.server ? cluster_.restart(p.name) : world_.restart(p.id); }
 
 // A client's jump moves only that client's own view of the wall clock; a server's moves

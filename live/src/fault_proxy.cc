@@ -98,7 +98,7 @@ struct FaultProxy::Pipe {
   // judged when they came in.
   bool stalled(const Direction& d) const {
     if (resp()) return false;
-    if (proxy->blocked(source(d), target(d))) return true;
+    if (proxy->blocked(source(d), target(d)) || proxy->frozen_.count(from) > 0) return true;
     auto it = proxy->held_from_.find(link->spec.to);
     return !d.request && it != proxy->held_from_.end() && it->second;
   }
@@ -406,6 +406,22 @@ void FaultProxy::drop(const std::string& process) {
 void FaultProxy::hold_from(const std::string& server, bool on) {
   held_from_[server] = on;
   if (!on) heal();
+}
+
+void FaultProxy::freeze(const std::string& process, int delta) {
+  int& n = frozen_[process];
+  n += delta;
+  if (n > 0) return;
+  frozen_.erase(process);
+  heal();
+}
+
+void FaultProxy::sever(const std::string& process) {
+  std::vector<uint64_t> gone;
+  for (auto& [id, pipe] : pipes_) {
+    if (pipe->from == process && !pipe->resp()) gone.push_back(id);
+  }
+  for (uint64_t id : gone) pipes_.erase(id);
 }
 
 // Held bytes move on; a client link that lost a message while cut is reset once no cut

@@ -10,6 +10,7 @@
 #include "lockstep/live/control.h"
 #include "lockstep/live/external_control.h"
 #include "lockstep/live/live_world.h"
+#include "lockstep/live/zk_ensemble.h"
 #include "lockstep/runner/lock_checks.h"
 #include "lockstep/runner/recorder.h"
 #include "lockstep/runner/workload.h"
@@ -106,6 +107,7 @@ class LiveRun {
   std::string run() {
     control_->start();
     if (auto err = start_servers(); !err.empty()) return err;
+    if (auto err = start_zookeeper(); !err.empty()) return err;
     if (auto err = seed_nodes(); !err.empty()) return err;
     if (external_control_ && !external_control_->error().empty()) return external_control_->error();
     control_->start();  // time 0 is when the clients may start, not server boot
@@ -138,6 +140,21 @@ class LiveRun {
     NodeAddress a;
     if (!live::parse_address(*o_.redis, a)) return "--redis expects HOST:PORT, found " + *o_.redis;
     return cluster_.use_server(a, spec);
+  }
+
+  // The topology's ensemble, every link of it through the fault proxy; clients reach it
+  // through links of their own.
+  std::string start_zookeeper() {
+    const ZooKeeperSpec& z = s_.topology.zookeeper;
+    if (z.servers == 0) return "";
+    zk_ = std::make_unique<live::ZkEnsemble>(world_.loop(), cluster_.proxy());
+    live::ZkEnsembleSpec spec;
+    spec.servers = z.servers;
+    spec.tick_ms = z.tick_ms;
+    if (auto err = zk_->start(spec); !err.empty()) return err;
+    world_.zk_connect = [this](int client) { return zk_->connect_string(world_.client_name(client)); };
+    world_.zk_session_timeout = Millis(z.session_timeout_ms);
+    return "";
   }
 
   // Clients reach the servers through the fault proxy (the observer straight); the
@@ -330,6 +347,9 @@ class LiveRun {
   // After world_: the cluster's relays and follower run on the world's loop and go first;
   // the clients' connections are closed (stop_all) before the servers go.
   live::Cluster cluster_;
+  // After cluster_: the servers go before the proxy their links run through; the
+  // clients' sessions are closed (stop_all) while they still serve.
+  std::unique_ptr<live::ZkEnsemble> zk_;
   std::unique_ptr<live::Control> control_;
   live::ExternalControl* external_control_ = nullptr;  // control_, when the clients are programs
   Nanos server_faults_over_{0};  // see server_faults_over()
