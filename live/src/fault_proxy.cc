@@ -448,7 +448,7 @@ void FaultProxy::close_pipe(uint64_t id, bool upstream_closed) {
   if (p.up) {
     bufferevent_free(std::exchange(p.up, nullptr));
     p.req.queue.clear();  // commands for a server that is gone
-    if (!p.resp()) {
+    if (!p.resp() && !p.link->spec.keep_on_close) {
       // A replication stream still held in the lag dies with its master.
       for (const auto& c : p.rep.queue) dropped_bytes_ += static_cast<int64_t>(c.bytes.size());
       p.rep.queue.clear();

@@ -132,7 +132,7 @@ std::string ZkEnsemble::connect_string(const std::string& process) {
   std::string out;
   for (const auto& s : servers_) {
     NodeAddress via = s.client;
-    FaultProxy::LinkSpec link{process, s.name, -1, s.client, FaultProxy::Framing::Bytes, Nanos(0)};
+    FaultProxy::LinkSpec link{process, s.name, -1, s.client, FaultProxy::Framing::Bytes, Nanos(0), true};
     if (!proxy_.route(link, via).empty()) via = s.client;
     out += (out.empty() ? "" : ",") + via.text();
   }

@@ -158,6 +158,13 @@ class LiveRun {
     return "";
   }
 
+  // An external client's connect string for the ensemble (its own proxy links), when
+  // the run has one.
+  std::function<std::string(const std::string&)> zookeeper_connect() {
+    if (!zk_) return nullptr;
+    return [this](const std::string& client) { return zk_->connect_string(client); };
+  }
+
   // Clients reach the servers through the fault proxy (the observer straight); the
   // proxy sees every command leave for a server and every reply come back, which is the
   // ground truth for who set and who deleted the lock key. The clients' own commands and
@@ -253,7 +260,7 @@ class LiveRun {
         out += (out.empty() ? "" : ",") + via.text();
       }
       return out;
-    });
+    }, zookeeper_connect());
     // A library that stores the lock under a key of its own: the truth follows that key
     // from now on, and takes in the acquire that showed it as if it had watched it then.
     external_->on_lock_key = [this](const std::string& key, int64_t client,

@@ -72,6 +72,10 @@ class FaultProxy {
     NodeAddress upstream;
     Framing framing = Framing::Resp;
     Nanos lag{0};         // extra delay of what the server sends
+    // A byte stream that is a client's session (ZooKeeper's protocol), not replication:
+    // what the server sent before it closed the connection still arrives, as TCP
+    // delivers it (the server's last word may be that the session expired).
+    bool keep_on_close = false;
   };
 
   FaultProxy(EventLoop& loop, uint64_t seed);
