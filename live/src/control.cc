@@ -105,8 +105,9 @@ void Control::pause(const ProcessRef& p, Nanos d) {
     world_.pause(p.id, d);
     // Its ZooKeeper session's heartbeats come from the C client's own thread: they stop
     // in the proxy, as a stopped process's would.
+    // On the loop's own timer, as the pause's end: it keeps no run from ending.
     cluster_.proxy().freeze(p.name, 1);
-    at(now() + d, [this, name = p.name] { cluster_.proxy().freeze(name, -1); });
+    world_.loop().after(d, [proxy = &cluster_.proxy(), name = p.name] { proxy->freeze(name, -1); });
     return;
   }
   if (const int i = zk_index(p); i >= 0) {
