@@ -1,5 +1,6 @@
 // The shipped example clients (examples/clients/: node-redlock 5.0.0-beta.2 over ioredis,
-// redis-semaphore 5.6.2's Mutex over ioredis, and Debian's redis-py Lock) under
+// redis-semaphore 5.6.2's Mutex over ioredis, Debian's redis-py Lock, and Debian's kazoo
+// 2.8.0 Lock on a real ZooKeeper ensemble) under
 // scenarios/external/, with the verdicts those scenarios expect: the flash sale safe
 // without faults, a pause longer than the lease breaking all three, node-redlock #296 (an
 // acquired lock that has already expired) shown by a slow link, redis-py's Lock without a
@@ -18,6 +19,7 @@
 
 #include "lockstep/live/client_process.h"
 #include "lockstep/live/redis_server.h"
+#include "lockstep/live/zk_ensemble.h"
 #include "lockstep/runner/live_runner.h"
 #include "scenario_param_name.h"
 #include "scenario_files.h"
@@ -52,6 +54,13 @@ std::string missing(const Scenario& s, bool& skip) {
   }
   if (program == "/usr/bin/python3" && !fs::exists("/usr/lib/python3/dist-packages/redis/lock.py"))
     return "Debian's python3-redis is missing: run scripts/setup";
+  if (s.topology.zookeeper.servers > 0) {
+    skip = true;  // as a missing runtime: the ensemble's JVMs
+    if (live::ZkEnsemble::classpath().empty()) return "ZooKeeper is not installed";
+    skip = false;
+    if (!fs::exists("/usr/lib/python3/dist-packages/kazoo/recipe/lock.py"))
+      return "Debian's python3-kazoo is missing: run scripts/setup";
+  }
   return "";
 }
 
@@ -104,11 +113,12 @@ INSTANTIATE_TEST_SUITE_P(Scenarios, ExternalExamples, ::testing::ValuesIn(extern
 
 TEST(ExternalExamples, EveryLibraryAndEveryStoryAreCovered) {
   const auto files = external_scenarios();
-  EXPECT_EQ(files.size(), 11u);
+  EXPECT_EQ(files.size(), 13u);
   for (const char* name : {"node-redlock-stock-demo", "node-redlock-gc-pause", "node-redlock-issue-296-slow-acquire",
                            "redis-py-stock-demo", "redis-py-gc-pause", "redis-py-no-timeout-crash-deadlock",
                            "redis-semaphore-stock-demo", "redis-semaphore-gc-pause", "redis-semaphore-slow-hold",
-                           "redis-semaphore-gc-pause-check-is-acquired", "node-redlock-using-auto-extend"}) {
+                           "redis-semaphore-gc-pause-check-is-acquired", "node-redlock-using-auto-extend",
+                           "kazoo-gc-pause", "kazoo-short-pause"}) {
     EXPECT_TRUE(fs::exists(kSource / "scenarios/external" / (std::string(name) + ".json"))) << name;
   }
 }

@@ -85,6 +85,11 @@ void Control::at(Nanos t, std::function<void()> fn) {
 }
 
 std::optional<ProcessRef> Control::process(std::string_view name) const {
+  if (name.rfind("zk-", 0) == 0) {
+    const int i = zk_ ? zk_->index_of(std::string(name)) : -1;
+    if (i < 0) return std::nullopt;
+    return ProcessRef{i, std::string(name), true, -1, -1};
+  }
   if (name.rfind("node-", 0) == 0) {
     if (cluster_.own_servers() && !cluster_.server(std::string(name))) return std::nullopt;
     return ProcessRef{-1, std::string(name), true, -1, master_index(name)};
@@ -98,14 +103,45 @@ std::optional<ProcessRef> Control::process(std::string_view name) const {
 void Control::pause(const ProcessRef& p, Nanos d) {
   if (!p.server) {
     world_.pause(p.id, d);
+    // Its ZooKeeper session's heartbeats come from the C client's own thread: they stop
+    // in the proxy, as a stopped process's would.
+    // On the loop's own timer, as the pause's end: it keeps no run from ending.
+    cluster_.proxy().freeze(p.name, 1);
+    world_.loop().after(d, [proxy = &cluster_.proxy(), name = p.name] { proxy->freeze(name, -1); });
+    return;
+  }
+  if (const int i = zk_index(p); i >= 0) {
+    zk_->pause(i, true);
+    at(now() + d, [this, i] { zk_->pause(i, false); });
     return;
   }
   cluster_.pause(p.name, true);
   at(now() + d, [this, name = p.name] { cluster_.pause(name, false); });
 }
 
-void Control::crash(const ProcessRef& p) { p.server ? cluster_.kill(p.name) : world_.crash(p.id); }
-void Control::restart(const ProcessRef& p) { p.server ? cluster_.restart(p.name) : world_.restart(p.id); }
+void Control::crash(const ProcessRef& p) {
+  if (const int i = zk_index(p); i >= 0) {
+    zk_->kill(i);
+    return;
+  }
+  if (p.server) {
+    cluster_.kill(p.name);
+    return;
+  }
+  // First its ZooKeeper links go, as a killed process's sockets do: closing the session
+  // handle afterwards can then tell the server nothing, and the session must expire.
+  cluster_.proxy().sever(p.name);
+  world_.crash(p.id);
+}
+void Control::restart(const ProcessRef& p) {
+  if (const int i = zk_index(p); i >= 0) {
+    // A server that does not come back leaves the ensemble a server short, which the
+    // run then shows; there is no one to tell but its log.
+    zk_->restart(i);
+    return;
+  }
+  p.server ? cluster_.restart(p.name) : world_.restart(p.id);
+}
 
 // A client's jump moves only that client's own view of the wall clock; a server's moves
 // the clock its preloaded clock library reports.

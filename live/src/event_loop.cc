@@ -1,7 +1,9 @@
 #include "lockstep/live/event_loop.h"
 
 #include <event2/event.h>
+#include <fcntl.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -56,10 +58,51 @@ EventLoop::EventLoop() : base_(new_base()) {
     std::abort();
   }
   drain_event_ = event_new(base_, -1, 0, &EventLoop::on_drain, this);
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) {
+    std::fputs("lockstep live: cannot create the event loop's inbox\n", stderr);
+    std::abort();
+  }
+  inbox_read_fd_ = fds[0];
+  inbox_->write_fd_ = fds[1];
+  inbox_event_ = event_new(base_, inbox_read_fd_, EV_READ | EV_PERSIST, &EventLoop::on_inbox, this);
+  event_add(inbox_event_, nullptr);
+}
+
+void Inbox::post(std::function<void()> fn) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!open_) return;
+  const bool wake = queue_.empty();
+  queue_.push_back(std::move(fn));
+  if (wake) {
+    const char byte = 1;
+    [[maybe_unused]] ssize_t n = write(write_fd_, &byte, 1);  // a full pipe is already a wake-up
+  }
+}
+
+void EventLoop::on_inbox(int fd, short, void* arg) {
+  auto* loop = static_cast<EventLoop*>(arg);
+  char buf[64];
+  while (read(fd, buf, sizeof buf) > 0) {
+  }
+  std::vector<std::function<void()>> batch;
+  {
+    std::lock_guard<std::mutex> lock(loop->inbox_->mu_);
+    batch.swap(loop->inbox_->queue_);
+  }
+  for (auto& fn : batch) loop->defer(std::move(fn));
 }
 
 EventLoop::~EventLoop() {
   // Timer functions may own coroutine state; they go before the base they are bound to.
+  {
+    std::lock_guard<std::mutex> lock(inbox_->mu_);
+    inbox_->open_ = false;
+    inbox_->queue_.clear();
+    close(inbox_->write_fd_);
+  }
+  event_free(inbox_event_);
+  close(inbox_read_fd_);
   timers_.clear();
   deferred_.clear();
   event_free(drain_event_);

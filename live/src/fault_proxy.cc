@@ -98,7 +98,7 @@ struct FaultProxy::Pipe {
   // judged when they came in.
   bool stalled(const Direction& d) const {
     if (resp()) return false;
-    if (proxy->blocked(source(d), target(d))) return true;
+    if (proxy->blocked(source(d), target(d)) || proxy->frozen_.count(from) > 0) return true;
     auto it = proxy->held_from_.find(link->spec.to);
     return !d.request && it != proxy->held_from_.end() && it->second;
   }
@@ -408,6 +408,22 @@ void FaultProxy::hold_from(const std::string& server, bool on) {
   if (!on) heal();
 }
 
+void FaultProxy::freeze(const std::string& process, int delta) {
+  int& n = frozen_[process];
+  n += delta;
+  if (n > 0) return;
+  frozen_.erase(process);
+  heal();
+}
+
+void FaultProxy::sever(const std::string& process) {
+  std::vector<uint64_t> gone;
+  for (auto& [id, pipe] : pipes_) {
+    if (pipe->from == process && !pipe->resp()) gone.push_back(id);
+  }
+  for (uint64_t id : gone) pipes_.erase(id);
+}
+
 // Held bytes move on; a client link that lost a message while cut is reset once no cut
 // touches it any more.
 void FaultProxy::heal() {
@@ -432,7 +448,7 @@ void FaultProxy::close_pipe(uint64_t id, bool upstream_closed) {
   if (p.up) {
     bufferevent_free(std::exchange(p.up, nullptr));
     p.req.queue.clear();  // commands for a server that is gone
-    if (!p.resp()) {
+    if (!p.resp() && !p.link->spec.keep_on_close) {
       // A replication stream still held in the lag dies with its master.
       for (const auto& c : p.rep.queue) dropped_bytes_ += static_cast<int64_t>(c.bytes.size());
       p.rep.queue.clear();

@@ -16,6 +16,7 @@
 #include "lockstep/cluster_client.h"
 #include "lockstep/cluster_slot.h"
 #include "lockstep/live/live_world.h"
+#include "lockstep/zookeeper.h"
 
 namespace lockstep::live {
 namespace {
@@ -468,9 +469,16 @@ Connection& LiveEnv::node(int index) {
 
 std::string LiveEnv::process_name() const { return world_.client_name(client_); }
 
+ZooKeeper* LiveEnv::zookeeper() {
+  if (!world_.zk_connect) return nullptr;
+  if (!zookeeper_) zookeeper_ = make_live_zookeeper(world_, client_);
+  return zookeeper_.get();
+}
+
 void LiveEnv::close_connections() {
   connections_.clear();
   cluster_connection_.reset();
+  zookeeper_.reset();
 }
 
 void LiveEnv::close_node(int node) {

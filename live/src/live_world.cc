@@ -26,6 +26,7 @@ LiveWorld::~LiveWorld() {
   closing_ = true;
   for (auto& c : clients_) c->tasks.clear();
   clients_.clear();
+  join_zookeeper_closers();
 }
 
 int LiveWorld::add_node(NodeAddress address) {
@@ -144,6 +145,10 @@ void LiveWorld::stop_all() {
     c->tasks.clear();
     c->env->close_connections();
   }
+  // Sessions close through the fault proxy, which runs on the loop: it keeps running
+  // while they do (bounded: a close gives up after a few seconds).
+  if (zookeeper_closers_running()) loop_.run_until([] { return !zookeeper_closers_running(); }, Millis(10000));
+  join_zookeeper_closers();
 }
 
 }  // namespace lockstep::live

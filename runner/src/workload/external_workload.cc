@@ -163,6 +163,8 @@ void ExternalWorkload::line_read(int64_t client, int incarnation, std::string_vi
   check_outcome(client, line, r, problems_before);
   if (!was_acquiring && r.acquiring()) acquiring_[client].clear();
   if (!was_acquiring || held || !r.holding()) return;
+  // A lock held in the ZooKeeper ensemble writes no Redis key: there is none to learn.
+  if (s_.topology.zookeeper.servers > 0) return;
   // An `ok` of acquire: what did the acquire write?
   const auto writes = std::move(acquiring_[client]);
   acquiring_.erase(client);
@@ -259,7 +261,8 @@ void ExternalWorkload::sent(int64_t client, const std::vector<std::string>& argv
   if (writes.size() < 64) writes.push_back(argv);  // a retry loop's many attempts: the first ones tell
 }
 
-void ExternalWorkload::add_clients(const std::function<std::string(const std::string& client)>& redis) {
+void ExternalWorkload::add_clients(const std::function<std::string(const std::string& client)>& redis,
+                                   const std::function<std::string(const std::string& client)>& zookeeper) {
   for (int i = 1; i <= s_.workload.clients; ++i) {
     const std::string name = "client-" + std::to_string(i);
     live::ExternalClientSpec spec;
@@ -267,6 +270,10 @@ void ExternalWorkload::add_clients(const std::function<std::string(const std::st
     spec.directory = s_.workload.command_dir;
     spec.env = external_environment(s_, name);
     spec.env.push_back("LOCKSTEP_REDIS=" + redis(name));
+    if (zookeeper) {
+      spec.env.push_back("LOCKSTEP_ZOOKEEPER=" + zookeeper(name));
+      spec.env.push_back("LOCKSTEP_ZOOKEEPER_SESSION_MS=" + std::to_string(s_.topology.zookeeper.session_timeout_ms));
+    }
     spec.shifted_clock = moves_clock(s_, name);
     for (const auto& k : s_.clocks) {
       if (k.process != name) continue;

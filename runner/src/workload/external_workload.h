@@ -28,8 +28,10 @@ class ExternalWorkload {
   ExternalWorkload(const ExternalWorkload&) = delete;
   ExternalWorkload& operator=(const ExternalWorkload&) = delete;
 
-  // Registers client-1..N; `redis` gives a client's LOCKSTEP_REDIS (its proxy addresses).
-  void add_clients(const std::function<std::string(const std::string& client)>& redis);
+  // Registers client-1..N; `redis` gives a client's LOCKSTEP_REDIS (its proxy addresses),
+  // `zookeeper` (with an ensemble) its LOCKSTEP_ZOOKEEPER connect string.
+  void add_clients(const std::function<std::string(const std::string& client)>& redis,
+                   const std::function<std::string(const std::string& client)>& zookeeper = nullptr);
   // Client i starts at (i - 1) * start_stagger_ms on the control's timeline.
   void start();
   // The run is over: programs still running are killed and named.

@@ -10,6 +10,7 @@
 #include "lockstep/live/control.h"
 #include "lockstep/live/external_control.h"
 #include "lockstep/live/live_world.h"
+#include "lockstep/live/zk_ensemble.h"
 #include "lockstep/runner/lock_checks.h"
 #include "lockstep/runner/recorder.h"
 #include "lockstep/runner/workload.h"
@@ -106,6 +107,7 @@ class LiveRun {
   std::string run() {
     control_->start();
     if (auto err = start_servers(); !err.empty()) return err;
+    if (auto err = start_zookeeper(); !err.empty()) return err;
     if (auto err = seed_nodes(); !err.empty()) return err;
     if (external_control_ && !external_control_->error().empty()) return external_control_->error();
     control_->start();  // time 0 is when the clients may start, not server boot
@@ -138,6 +140,29 @@ class LiveRun {
     NodeAddress a;
     if (!live::parse_address(*o_.redis, a)) return "--redis expects HOST:PORT, found " + *o_.redis;
     return cluster_.use_server(a, spec);
+  }
+
+  // The topology's ensemble, every link of it through the fault proxy; clients reach it
+  // through links of their own.
+  std::string start_zookeeper() {
+    const ZooKeeperSpec& z = s_.topology.zookeeper;
+    if (z.servers == 0) return "";
+    zk_ = std::make_unique<live::ZkEnsemble>(world_.loop(), cluster_.proxy());
+    live::ZkEnsembleSpec spec;
+    spec.servers = z.servers;
+    spec.tick_ms = z.tick_ms;
+    if (auto err = zk_->start(spec); !err.empty()) return err;
+    world_.zk_connect = [this](int client) { return zk_->connect_string(world_.client_name(client)); };
+    world_.zk_session_timeout = Millis(z.session_timeout_ms);
+    control_->set_zookeeper(zk_.get());
+    return "";
+  }
+
+  // An external client's connect string for the ensemble (its own proxy links), when
+  // the run has one.
+  std::function<std::string(const std::string&)> zookeeper_connect() {
+    if (!zk_) return nullptr;
+    return [this](const std::string& client) { return zk_->connect_string(client); };
   }
 
   // Clients reach the servers through the fault proxy (the observer straight); the
@@ -235,7 +260,7 @@ class LiveRun {
         out += (out.empty() ? "" : ",") + via.text();
       }
       return out;
-    });
+    }, zookeeper_connect());
     // A library that stores the lock under a key of its own: the truth follows that key
     // from now on, and takes in the acquire that showed it as if it had watched it then.
     external_->on_lock_key = [this](const std::string& key, int64_t client,
@@ -330,6 +355,9 @@ class LiveRun {
   // After world_: the cluster's relays and follower run on the world's loop and go first;
   // the clients' connections are closed (stop_all) before the servers go.
   live::Cluster cluster_;
+  // After cluster_: the servers go before the proxy their links run through; the
+  // clients' sessions are closed (stop_all) while they still serve.
+  std::unique_ptr<live::ZkEnsemble> zk_;
   std::unique_ptr<live::Control> control_;
   live::ExternalControl* external_control_ = nullptr;  // control_, when the clients are programs
   Nanos server_faults_over_{0};  // see server_faults_over()
@@ -375,9 +403,27 @@ reports::RunReport make_report(const Scenario& original, const LiveOptions& o, c
 
 }  // namespace
 
+// ZooKeeper's servers measure session timeouts with the JVM's monotonic clock
+// (System.nanoTime), which nothing lockstep can preload moves: a clock fault on zk-N would
+// change nothing it claims to change.
+std::string zookeeper_clock_unplayable(const Scenario& s) {
+  const std::string why =
+      "a clock fault on a ZooKeeper server is not played live: its session timeouts run on the JVM's monotonic "
+      "clock, which lockstep cannot move in a real server";
+  for (const auto& f : s.faults) {
+    if (f.target.rfind("zk-", 0) == 0 && (f.kind == FaultKind::ClockJump || f.kind == FaultKind::ClockDrift))
+      return why + " (" + describe_fault(f) + ")";
+  }
+  for (const auto& k : s.clocks) {
+    if (k.process.rfind("zk-", 0) == 0 && (k.offset_ms != 0 || k.drift_ppm != 0)) return why + " (" + k.process + "'s clock)";
+  }
+  return "";
+}
+
 std::string live_unsupported(const Scenario& s, const LiveOptions& o) {
   if (!s.runs_in(World::Live))
     return "its worlds do not include \"live\"";
+  if (auto why = zookeeper_clock_unplayable(s); !why.empty()) return why;
   if (!s.workload.external()) return unplayable(s, live::live_capabilities(!o.redis));
   return unplayable(s, live::external_capabilities(!o.redis, s.workload.command, s.workload.command_dir));
 }

@@ -13,6 +13,7 @@
 
 #include "lockstep/live/cluster.h"
 #include "lockstep/live/live_world.h"
+#include "lockstep/live/zk_ensemble.h"
 #include "lockstep/world_control.h"
 
 namespace lockstep::live {
@@ -25,6 +26,9 @@ class Control : public WorldControl {
  public:
   // Takes over the world's client-restart hook and the cluster's failover hook.
   Control(LiveWorld& world, Cluster& cluster);
+
+  // The run's ZooKeeper ensemble: zk-N are its servers (pause, crash and restart, links).
+  void set_zookeeper(ZkEnsemble* zk) { zk_ = zk; }
 
   // Time zero of the run.
   void start() { start_ = mono_clock(); }
@@ -56,6 +60,9 @@ class Control : public WorldControl {
   // For siblings that play some processes differently (ExternalControl).
   LiveWorld& world_;
   Cluster& cluster_;
+  ZkEnsemble* zk_ = nullptr;
+  // The ensemble's index of a zk-N process, or -1.
+  int zk_index(const ProcessRef& p) const { return zk_ ? zk_->index_of(p.name) : -1; }
 
  private:
   Capabilities capabilities_;

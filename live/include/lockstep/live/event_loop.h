@@ -16,7 +16,9 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <unordered_map>
+#include <vector>
 
 #include "lockstep/env.h"
 
@@ -24,6 +26,21 @@ struct event_base;
 struct event;
 
 namespace lockstep::live {
+
+// The one door into the loop from other threads (a client library's own threads): work
+// posted here is deferred on the loop's thread in the order it was posted, and dropped
+// once the loop is gone. Whoever posts keeps the inbox alive by its shared_ptr.
+class Inbox {
+ public:
+  void post(std::function<void()> fn);
+
+ private:
+  friend class EventLoop;
+  std::mutex mu_;
+  bool open_ = true;
+  int write_fd_ = -1;
+  std::vector<std::function<void()>> queue_;
+};
 
 // CLOCK_MONOTONIC and CLOCK_REALTIME, as Nanos.
 Nanos mono_clock();
@@ -45,6 +62,7 @@ class EventLoop {
   TimerId after(Nanos d, std::function<void()> fn);
   void cancel(TimerId id);
   void defer(std::function<void()> fn);
+  const std::shared_ptr<Inbox>& inbox() { return inbox_; }
 
   // Runs the loop until done() holds or `limit` has passed. Returns done(). done() is
   // checked between loop turns, and a turn never blocks longer than 10 ms.
@@ -58,6 +76,7 @@ class EventLoop {
   static void on_timer(int, short, void* arg);
   static void on_drain(int, short, void* arg);
   static void on_wake(int, short, void* arg);
+  static void on_inbox(int fd, short, void* arg);
   void drain();
 
   event_base* base_ = nullptr;
@@ -66,6 +85,9 @@ class EventLoop {
   std::deque<std::function<void()>> deferred_;
   TimerId next_id_ = 1;
   std::unordered_map<TimerId, std::unique_ptr<Timer>> timers_;
+  std::shared_ptr<Inbox> inbox_ = std::make_shared<Inbox>();
+  int inbox_read_fd_ = -1;
+  event* inbox_event_ = nullptr;
 };
 
 }  // namespace lockstep::live

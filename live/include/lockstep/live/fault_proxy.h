@@ -72,6 +72,10 @@ class FaultProxy {
     NodeAddress upstream;
     Framing framing = Framing::Resp;
     Nanos lag{0};         // extra delay of what the server sends
+    // A byte stream that is a client's session (ZooKeeper's protocol), not replication:
+    // what the server sent before it closed the connection still arrives, as TCP
+    // delivers it (the server's last word may be that the session expired).
+    bool keep_on_close = false;
   };
 
   FaultProxy(EventLoop& loop, uint64_t seed);
@@ -95,6 +99,13 @@ class FaultProxy {
   void block(const std::string& from, const std::string& to, int delta);
   // A paused server: nothing it sent that is still in a lagged link passes meanwhile.
   void hold_from(const std::string& server, bool on);
+  // +1 stops a process's byte-stream links both ways (nests), -1 lets them go: a stopped
+  // process neither reads nor writes, so a ZooKeeper session's heartbeats stop with it
+  // while its socket stays open.
+  void freeze(const std::string& process, int delta);
+  // Closes every byte-stream link the process opened and drops what they held, as the
+  // kernel closes a killed process's sockets: nothing it had not yet sent arrives.
+  void sever(const std::string& process);
 
   std::function<void(const ProxyMessage&)> on_message;
   // Sees each whole command or reply the moment it reaches the proxy on a client link,
@@ -130,6 +141,7 @@ class FaultProxy {
   std::map<std::string, Nanos> delay_, jitter_;
   std::map<std::pair<std::string, std::string>, int> blocked_;
   std::map<std::string, bool> held_from_;
+  std::map<std::string, int> frozen_;
   std::map<std::string, int> gates_;  // closed gates by process
   std::map<std::string, std::string> source_names_;  // source address -> process
   std::vector<std::unique_ptr<Link>> links_;

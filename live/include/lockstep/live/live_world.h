@@ -130,6 +130,11 @@ class LiveWorld {
   // (the fault proxy); unset: straight to the server.
   std::function<NodeAddress(int client, int node, const NodeAddress& address)> route;
 
+  // The ZooKeeper ensemble, when the run has one: the connect string client `client`
+  // reaches it by (its own proxy links) and the session timeout its sessions ask for.
+  std::function<std::string(int client)> zk_connect;
+  Nanos zk_session_timeout = Millis(10000);
+
   // Used by LiveEnv's connections.
   bool closing() const { return closing_; }
 
@@ -181,6 +186,7 @@ class LiveEnv : public Env {
   int node_count() const override;
   Connection& node(int index) override;
   std::string process_name() const override;
+  ZooKeeper* zookeeper() override;
 
   // Closes every connection; calls in flight fail with an I/O error. After a crash.
   void close_connections();
@@ -192,7 +198,15 @@ class LiveEnv : public Env {
   int client_;
   std::vector<std::unique_ptr<Connection>> connections_;
   std::unique_ptr<Connection> cluster_connection_;
+  std::shared_ptr<ZooKeeper> zookeeper_;
 };
+
+// A client's session with the run's real ZooKeeper ensemble (zk_client.cc).
+std::shared_ptr<ZooKeeper> make_live_zookeeper(LiveWorld& world, int client);
+// Sessions are closed on threads of their own (closing waits for the server): whether
+// any is still closing, and waiting for them all.
+bool zookeeper_closers_running();
+void join_zookeeper_closers();
 
 // Converts a hiredis reply. hiredis 0.14 reports a null array (*-1) as a nil, so live
 // replies never carry Reply::Type::NilArray; is_nil() treats both alike.
