@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -130,6 +131,16 @@ class LiveWorld {
   // (the fault proxy); unset: straight to the server.
   std::function<NodeAddress(int client, int node, const NodeAddress& address)> route;
 
+  // The world's MySQL server (topology.mysql): every client's SQL session connects to it,
+  // through mysql_route when set (the fault proxy).
+  void set_mysql(NodeAddress address) { mysql_ = std::move(address); }
+  bool has_mysql() const { return mysql_.has_value(); }
+  std::optional<NodeAddress> mysql_address(int client) const {
+    if (!mysql_) return std::nullopt;
+    return mysql_route ? mysql_route(client, *mysql_) : *mysql_;
+  }
+  std::function<NodeAddress(int client, const NodeAddress& address)> mysql_route;
+
   // Used by LiveEnv's connections.
   bool closing() const { return closing_; }
 
@@ -163,6 +174,7 @@ class LiveWorld {
   EventLoop loop_;
   bool closing_ = false;
   std::vector<Node> nodes_;
+  std::optional<NodeAddress> mysql_;
   std::vector<ClusterMember> cluster_;
   std::vector<std::unique_ptr<Client>> clients_;
 };
@@ -181,6 +193,8 @@ class LiveEnv : public Env {
   int node_count() const override;
   Connection& node(int index) override;
   std::string process_name() const override;
+  // A session with the world's MySQL server over libmariadb (NoSqlServer without one).
+  std::unique_ptr<SqlSession> sql_session() override;
 
   // Closes every connection; calls in flight fail with an I/O error. After a crash.
   void close_connections();
