@@ -77,6 +77,12 @@ live::ClusterSpec cluster_spec(const Scenario& s) {
     if (!w.node) c.seed.push_back({w.key, w.value});
   }
   c.latency = latency_of(s.network.latency);
+  if (const MysqlSpec& m = s.topology.mysql; m.enabled) {
+    live::MariaDbSettings db;
+    db.wait_timeout_s = m.wait_timeout_s;
+    db.innodb_lock_wait_timeout_s = m.innodb_lock_wait_timeout_s;
+    c.mysql = db;
+  }
   return c;
 }
 
@@ -150,6 +156,14 @@ class LiveRun {
       NodeAddress via;
       live::FaultProxy::LinkSpec link{world_.client_name(client), cluster_.server_name(a), node, a,
                                       live::FaultProxy::Framing::Resp, Nanos(0)};
+      return cluster_.proxy().route(link, via).empty() ? via : a;
+    };
+    // SQL sessions go through the proxy as a byte stream: a cut holds their bytes (TCP
+    // retransmits) and a paused server's answers wait, as on any TCP link.
+    world_.mysql_route = [this](int client, const NodeAddress& a) {
+      NodeAddress via;
+      live::FaultProxy::LinkSpec link{world_.client_name(client), live::Cluster::kMysqlName, -1, a,
+                                      live::FaultProxy::Framing::Bytes, Nanos(0)};
       return cluster_.proxy().route(link, via).empty() ? via : a;
     };
     cluster_.proxy().on_message = [this](const live::ProxyMessage& m) {
