@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "lockstep/live/client_process.h"
+#include "lockstep/live/mariadb_server.h"
 #include "lockstep/live/redis_server.h"
 #include "lockstep/runner/live_runner.h"
 #include "scenario_param_name.h"
@@ -52,6 +53,13 @@ std::string missing(const Scenario& s, bool& skip) {
   }
   if (program == "/usr/bin/python3" && !fs::exists("/usr/lib/python3/dist-packages/redis/lock.py"))
     return "Debian's python3-redis is missing: run scripts/setup";
+  if (s.topology.mysql.enabled) {
+    skip = true;
+    if (live::find_mariadbd().empty()) return "mariadbd is not installed";
+    if (!live::mariadb_client_missing().empty()) return live::mariadb_client_missing();
+    skip = false;
+    if (live::resolve_program("mariadb", ".").empty()) return "the mariadb client is missing: run scripts/setup";
+  }
   return "";
 }
 
@@ -104,11 +112,12 @@ INSTANTIATE_TEST_SUITE_P(Scenarios, ExternalExamples, ::testing::ValuesIn(extern
 
 TEST(ExternalExamples, EveryLibraryAndEveryStoryAreCovered) {
   const auto files = external_scenarios();
-  EXPECT_EQ(files.size(), 11u);
+  EXPECT_EQ(files.size(), 12u);
   for (const char* name : {"node-redlock-stock-demo", "node-redlock-gc-pause", "node-redlock-issue-296-slow-acquire",
                            "redis-py-stock-demo", "redis-py-gc-pause", "redis-py-no-timeout-crash-deadlock",
                            "redis-semaphore-stock-demo", "redis-semaphore-gc-pause", "redis-semaphore-slow-hold",
-                           "redis-semaphore-gc-pause-check-is-acquired", "node-redlock-using-auto-extend"}) {
+                           "redis-semaphore-gc-pause-check-is-acquired", "node-redlock-using-auto-extend",
+                           "mysql-cli-gc-pause"}) {
     EXPECT_TRUE(fs::exists(kSource / "scenarios/external" / (std::string(name) + ".json"))) << name;
   }
 }

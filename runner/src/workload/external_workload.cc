@@ -267,6 +267,7 @@ void ExternalWorkload::add_clients(const std::function<std::string(const std::st
     spec.directory = s_.workload.command_dir;
     spec.env = external_environment(s_, name);
     spec.env.push_back("LOCKSTEP_REDIS=" + redis(name));
+    if (mysql) spec.env.push_back("LOCKSTEP_MYSQL=" + mysql(name));
     spec.shifted_clock = moves_clock(s_, name);
     for (const auto& k : s_.clocks) {
       if (k.process != name) continue;

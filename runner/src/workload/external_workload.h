@@ -30,6 +30,9 @@ class ExternalWorkload {
 
   // Registers client-1..N; `redis` gives a client's LOCKSTEP_REDIS (its proxy addresses).
   void add_clients(const std::function<std::string(const std::string& client)>& redis);
+  // With topology.mysql: the address a client reaches mysql-1 at (LOCKSTEP_MYSQL), set
+  // before add_clients.
+  std::function<std::string(const std::string& client)> mysql;
   // Client i starts at (i - 1) * start_stagger_ms on the control's timeline.
   void start();
   // The run is over: programs still running are killed and named.

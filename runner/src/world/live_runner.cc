@@ -239,6 +239,16 @@ class LiveRun {
       return;
     }
     external_ = std::make_unique<ExternalWorkload>(s_, *external_control_, rec_);
+    if (s_.topology.mysql.enabled) {
+      // mysql-1 through the client's own proxy link, as its Redis nodes.
+      external_->mysql = [this](const std::string& client) {
+        const NodeAddress a = cluster_.mysql()->address();
+        NodeAddress via = a;
+        live::FaultProxy::LinkSpec link{client, live::Cluster::kMysqlName, -1, a, live::FaultProxy::Framing::Bytes, Nanos(0)};
+        if (!cluster_.proxy().route(link, via).empty()) via = a;
+        return via.text();
+      };
+    }
     external_->add_clients([this](const std::string& client) {
       std::string out;
       for (int n = 0; n < world_.node_count(); ++n) {
