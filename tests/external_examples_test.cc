@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "lockstep/live/client_process.h"
+#include "lockstep/live/mariadb_server.h"
 #include "lockstep/live/redis_server.h"
 #include "lockstep/live/zk_ensemble.h"
 #include "lockstep/runner/live_runner.h"
@@ -60,6 +61,13 @@ std::string missing(const Scenario& s, bool& skip) {
     skip = false;
     if (!fs::exists("/usr/lib/python3/dist-packages/kazoo/recipe/lock.py"))
       return "Debian's python3-kazoo is missing: run scripts/setup";
+  }
+  if (s.topology.mysql.enabled) {
+    skip = true;
+    if (live::find_mariadbd().empty()) return "mariadbd is not installed";
+    if (!live::mariadb_client_missing().empty()) return live::mariadb_client_missing();
+    skip = false;
+    if (live::resolve_program("mariadb", ".").empty()) return "the mariadb client is missing: run scripts/setup";
   }
   return "";
 }
@@ -113,12 +121,12 @@ INSTANTIATE_TEST_SUITE_P(Scenarios, ExternalExamples, ::testing::ValuesIn(extern
 
 TEST(ExternalExamples, EveryLibraryAndEveryStoryAreCovered) {
   const auto files = external_scenarios();
-  EXPECT_EQ(files.size(), 13u);
+  EXPECT_EQ(files.size(), 14u);
   for (const char* name : {"node-redlock-stock-demo", "node-redlock-gc-pause", "node-redlock-issue-296-slow-acquire",
                            "redis-py-stock-demo", "redis-py-gc-pause", "redis-py-no-timeout-crash-deadlock",
                            "redis-semaphore-stock-demo", "redis-semaphore-gc-pause", "redis-semaphore-slow-hold",
                            "redis-semaphore-gc-pause-check-is-acquired", "node-redlock-using-auto-extend",
-                           "kazoo-gc-pause", "kazoo-short-pause"}) {
+                           "kazoo-gc-pause", "kazoo-short-pause", "mysql-cli-gc-pause"}) {
     EXPECT_TRUE(fs::exists(kSource / "scenarios/external" / (std::string(name) + ".json"))) << name;
   }
 }

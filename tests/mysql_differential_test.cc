@@ -2,35 +2,27 @@
 // session and in the same order, must get the same answers — rows, affected counts, error
 // numbers, and sessions ending where the real server ends them. Connection ids differ
 // between the two servers, so a cell holding a session's id is compared as that session's
-// name. The MariaDB server runs from a scratch data directory on a Unix socket of its own
-// (no TCP port), with grant tables skipped, and is stopped after each test.
+// name. The MariaDB server is the live world's (live::MariaDbServer), here on a Unix socket
+// of its own (no TCP port), and is stopped after each test.
 #include <gtest/gtest.h>
 
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <chrono>
-#include <filesystem>
 #include <functional>
 #include <map>
 #include <thread>
 
+#include "lockstep/live/mariadb_server.h"
 #include "lockstep/sim/mysql_server.h"
 
 #ifdef LOCKSTEP_HAVE_MARIADB
 #include <mysql.h>
 #endif
 
-extern char** environ;
-
 namespace lockstep::testing {
 namespace {
 
 #ifdef LOCKSTEP_HAVE_MARIADB
 
-namespace fs = std::filesystem;
 using Rows = std::vector<std::vector<SqlValue>>;
 
 // What is compared of one answer.
@@ -99,78 +91,20 @@ class SimServer {
   std::unique_ptr<sim::MysqlServer> server_;
 };
 
-std::string find_mariadbd() {
-  for (const char* dir : {"/usr/sbin", "/usr/local/sbin", "/usr/bin", "/usr/local/bin"}) {
-    for (const char* name : {"mariadbd", "mysqld"}) {
-      const fs::path p = fs::path(dir) / name;
-      if (access(p.c_str(), X_OK) == 0) return p;
-    }
-  }
-  return "";
-}
-
-// A MariaDB server of the test's own, on a socket in a scratch directory.
+// The live world's MariaDB server, on its socket only.
 class MariaDb {
  public:
   // Empty when it runs; else why not.
   std::string start() {
-    const std::string binary = find_mariadbd();
-    if (binary.empty()) return "mariadbd not installed (scripts/setup installs mariadb-server)";
-    // In memory where the machine has a tmpfs: InnoDB writes some 80 MB as it starts, and
-    // on disk that would slow the fsyncs of the live tests running beside this one.
-    std::string tmpl = access("/dev/shm", W_OK) == 0 ? "/dev/shm/lockstep-mariadb-XXXXXX" : "/tmp/lockstep-mariadb-XXXXXX";
-    if (!mkdtemp(tmpl.data())) return "cannot make a scratch directory";
-    dir_ = tmpl.c_str();
-    fs::create_directory(dir_ / "data");
-    socket_ = (dir_ / "sock").string();
-    std::vector<std::string> args = {binary, "--no-defaults", "--datadir=" + (dir_ / "data").string(),
-                                     "--socket=" + socket_, "--skip-networking", "--skip-grant-tables",
-                                     "--innodb-buffer-pool-size=16M", "--innodb-log-file-size=4M",
-                                     "--innodb-undo-tablespaces=0", "--innodb-doublewrite=0",
-                                     "--innodb-flush-log-at-trx-commit=0",
-                                     "--log-error=" + (dir_ / "error.log").string(),
-                                     "--pid-file=" + (dir_ / "mariadbd.pid").string()};
-    if (geteuid() == 0) args.push_back("--user=root");
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    if (posix_spawn(&pid_, binary.c_str(), nullptr, nullptr, argv.data(), environ) != 0) return "cannot start " + binary;
-    // Ready when it answers; a server that dies first says why in its log.
-    for (int i = 0; i < 600; ++i) {
-      if (MYSQL* c = connect(nullptr)) {
-        const bool made = mysql_query(c, "CREATE DATABASE IF NOT EXISTS lockstep") == 0;
-        mysql_close(c);
-        return made ? "" : "cannot create the test database";
-      }
-      int status = 0;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return "mariadbd exited at start; see " + (dir_ / "error.log").string();
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return "mariadbd did not answer within 30 s";
-  }
-
-  ~MariaDb() {
-    if (pid_ > 0) {
-      kill(pid_, SIGTERM);
-      int status = 0;
-      for (int i = 0; i < 200 && waitpid(pid_, &status, WNOHANG) == 0; ++i)
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      if (waitpid(pid_, &status, WNOHANG) == 0) {
-        kill(pid_, SIGKILL);
-        waitpid(pid_, &status, 0);
-      }
-    }
-    std::error_code ec;
-    if (!dir_.empty()) fs::remove_all(dir_, ec);
+    live::MariaDbSettings settings;
+    settings.tcp = false;
+    return server_.start(settings);
   }
 
   MYSQL* connect(const char* db = "lockstep") const {
     MYSQL* c = mysql_init(nullptr);
     if (!c) return nullptr;
-    if (!mysql_real_connect(c, nullptr, "root", nullptr, db, 0, socket_.c_str(), 0)) {
+    if (!mysql_real_connect(c, nullptr, "root", nullptr, db, 0, server_.socket_path().c_str(), 0)) {
       mysql_close(c);
       return nullptr;
     }
@@ -178,9 +112,7 @@ class MariaDb {
   }
 
  private:
-  fs::path dir_;
-  std::string socket_;
-  pid_t pid_ = -1;
+  live::MariaDbServer server_;
 };
 
 // Both servers, and each named session on both.

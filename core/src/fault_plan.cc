@@ -13,7 +13,7 @@ namespace {
 
 constexpr int64_t kMsNs = 1'000'000;
 
-bool on_server(const std::string& name) { return name.rfind("node-", 0) == 0; }
+bool on_server(const std::string& name) { return name.rfind("node-", 0) == 0 || name.rfind("mysql-", 0) == 0; }
 
 std::string ms_text(int64_t ms) { return format_duration(ms * kMsNs); }
 
@@ -414,7 +414,13 @@ FaultSpec sized_fault(FaultKind kind, std::string target, int64_t at_ms, int64_t
   return f;
 }
 
-Capability needed_capability(const FaultSpec& f) { return needed(f.kind, on_server(f.target)); }
+Capability needed_capability(const FaultSpec& f) {
+  // The MySQL server's clock is a capability of its own: a world may move Redis servers'
+  // clocks and not MariaDB's.
+  if (f.target.rfind("mysql-", 0) == 0 && (f.kind == FaultKind::ClockJump || f.kind == FaultKind::ClockDrift))
+    return Capability::ClockMysqlServer;
+  return needed(f.kind, on_server(f.target));
+}
 
 std::string unplayable(const std::vector<FaultSpec>& faults, const Capabilities& caps) {
   for (const auto& f : faults) {

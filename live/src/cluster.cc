@@ -83,6 +83,11 @@ std::string Cluster::start(const ClusterSpec& spec) {
   spec_ = spec;
   proxy_.set_latency(spec.latency);
   if (auto err = start_servers(); !err.empty()) return err;
+  if (spec.mysql) {
+    mysql_ = std::make_unique<MariaDbServer>();
+    if (auto err = mysql_->start(*spec.mysql); !err.empty()) return "mysql-1: " + err;
+    world_.set_mysql(mysql_->address());
+  }
   if (cluster()) {
     if (auto err = form_cluster(); !err.empty()) return err;
   }
@@ -278,6 +283,11 @@ std::string Cluster::start_sentinels() {
 
 // SIGSTOP/SIGCONT, and the replication the server had sent into a lag stops with it.
 void Cluster::pause(const std::string& name, bool paused) {
+  if (mysql_ && name == kMysqlName) {
+    paused ? mysql_->pause() : mysql_->resume();
+    proxy_.hold_from(name, paused);
+    return;
+  }
   RedisServer* sv = server(name);
   if (!sv) return;
   paused ? sv->pause() : sv->resume();
@@ -285,12 +295,14 @@ void Cluster::pause(const std::string& name, bool paused) {
 }
 
 void Cluster::kill(const std::string& name) {
+  if (mysql_ && name == kMysqlName) mysql_->kill();
   if (auto* sv = server(name)) sv->kill();
 }
 
 // Not waited for: clients see refused connections until it listens, as they would after
 // a real restart.
 void Cluster::restart(const std::string& name) {
+  if (mysql_ && name == kMysqlName) mysql_->restart(false);
   if (auto* sv = server(name)) sv->restart(false);
 }
 
@@ -562,6 +574,10 @@ void Cluster::watch_roles() {
 
 void Cluster::finish() {
   collect_sentinel_events();
+  if (mysql_) {
+    mysql_->resume();
+    if (mysql_->running()) mysql_->wait_ready(Millis(5000));
+  }
   if (!farm_) return;
   for (auto& sv : farm_->servers()) pause(sv->config().name, false);
   for (auto& sv : farm_->servers()) {
@@ -573,6 +589,7 @@ nlohmann::json Cluster::servers_json() const {
   nlohmann::json out = nlohmann::json::array();
   if (!farm_) return out;
   for (const auto& sv : farm_->servers()) out.push_back({{"name", sv->config().name}, {"port", sv->address().port}});
+  if (mysql_) out.push_back({{"name", kMysqlName}, {"port", mysql_->address().port}, {"server", "mariadbd"}});
   return out;
 }
 

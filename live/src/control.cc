@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "lockstep/fault_plan.h"
+#include "lockstep/live/mariadb_server.h"
 
 namespace lockstep::live {
 namespace {
@@ -25,7 +26,11 @@ Capabilities live_capabilities(bool own_servers) {
   c.deny(Capability::ClusterPartition,
          "a partition with topology.cluster is not played live: the fault proxy would hold a cut cluster bus's bytes "
          "rather than lose them");
+  c.deny(Capability::ClockMysqlServer,
+         "clock faults on the MySQL server are simulator-only (MariaDB's clock is the machine's; lockstep's clock "
+         "library is not preloaded into mariadbd)");
   if (!own_servers) {
+    c.deny(Capability::MysqlServer, "--redis gives one Redis server and no MySQL server; run it without --redis");
     c.deny(Capability::SeveralServers, "--redis gives one server; run it without --redis");
     c.deny(Capability::ReconfigureServers,
            "a memory limit or a cache writer fills and reconfigures the server, which lockstep does only to servers of "
@@ -42,6 +47,13 @@ Capabilities live_capabilities(bool own_servers) {
       return why.empty() ? why : "a server clock fault cannot be played here: " + why;
     };
     c.allow_if(Capability::ClockJumpServer, probe).allow_if(Capability::ClockDriftServer, probe);
+    c.allow_if(Capability::MysqlServer, [] {
+      if (!mariadb_client_missing().empty()) return "a MySQL server cannot be played live: " + mariadb_client_missing();
+      if (find_mariadbd().empty())
+        return std::string("a MySQL server cannot be played live: mariadbd not found (scripts/setup installs "
+                           "mariadb-server, or set LOCKSTEP_MARIADBD)");
+      return std::string();
+    });
   }
   return c;
 }
@@ -89,6 +101,10 @@ std::optional<ProcessRef> Control::process(std::string_view name) const {
     const int i = zk_ ? zk_->index_of(std::string(name)) : -1;
     if (i < 0) return std::nullopt;
     return ProcessRef{i, std::string(name), true, -1, -1};
+  }
+  if (name == Cluster::kMysqlName) {
+    if (!const_cast<Cluster&>(cluster_).mysql()) return std::nullopt;
+    return ProcessRef{-1, std::string(name), true, -1, -1};
   }
   if (name.rfind("node-", 0) == 0) {
     if (cluster_.own_servers() && !cluster_.server(std::string(name))) return std::nullopt;

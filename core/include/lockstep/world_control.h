@@ -56,6 +56,8 @@ enum class Capability {
   LinkJitter,
   Partition,
   Failover,
+  MysqlServer,             // a MySQL server (topology.mysql)
+  ClockMysqlServer,        // a clock fault or offset on the MySQL server
   kCount,
 };
 

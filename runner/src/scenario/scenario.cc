@@ -657,8 +657,7 @@ void read_checks(const Obj& top, Scenario& s) {
   if (o.find("fairness")) s.check_fairness = o.boolean("fairness", false);
 }
 
-// A lock of another service than Redis needs that service in the topology; MySQL runs
-// in the simulator only for now.
+// A lock of another service than Redis needs that service in the topology.
 void check_services(const Obj& top, const Scenario& s) {
   const bool zookeeper = s.topology.zookeeper.servers > 0, mysql = s.topology.mysql.enabled;
   if (const LockInfo* info = find_lock(s.lock.algorithm); info && info->service != LockService::Redis) {
@@ -670,12 +669,6 @@ void check_services(const Obj& top, const Scenario& s) {
   }
   if (mysql && s.topology.cluster_enabled())
     fail(child(top.at("topology"), "mysql"), "no topology.mysql with topology.cluster", "topology.mysql");
-  if (!mysql) return;  // the live world starts a real ZooKeeper ensemble
-  for (size_t i = 0; i < s.worlds.size(); ++i) {
-    if (s.worlds[i] == World::Live)
-      fail(child(top.at("worlds"), i), "\"sim\" only with topology.mysql (the live world starts no MySQL server yet)",
-           "\"live\"");
-  }
 }
 
 Scenario read_scenario(const json& j, const std::string& file) {

@@ -274,6 +274,7 @@ void ExternalWorkload::add_clients(const std::function<std::string(const std::st
       spec.env.push_back("LOCKSTEP_ZOOKEEPER=" + zookeeper(name));
       spec.env.push_back("LOCKSTEP_ZOOKEEPER_SESSION_MS=" + std::to_string(s_.topology.zookeeper.session_timeout_ms));
     }
+    if (mysql) spec.env.push_back("LOCKSTEP_MYSQL=" + mysql(name));
     spec.shifted_clock = moves_clock(s_, name);
     for (const auto& k : s_.clocks) {
       if (k.process != name) continue;

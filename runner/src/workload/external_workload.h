@@ -32,6 +32,9 @@ class ExternalWorkload {
   // `zookeeper` (with an ensemble) its LOCKSTEP_ZOOKEEPER connect string.
   void add_clients(const std::function<std::string(const std::string& client)>& redis,
                    const std::function<std::string(const std::string& client)>& zookeeper = nullptr);
+  // With topology.mysql: the address a client reaches mysql-1 at (LOCKSTEP_MYSQL), set
+  // before add_clients.
+  std::function<std::string(const std::string& client)> mysql;
   // Client i starts at (i - 1) * start_stagger_ms on the control's timeline.
   void start();
   // The run is over: programs still running are killed and named.

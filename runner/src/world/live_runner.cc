@@ -78,6 +78,12 @@ live::ClusterSpec cluster_spec(const Scenario& s) {
     if (!w.node) c.seed.push_back({w.key, w.value});
   }
   c.latency = latency_of(s.network.latency);
+  if (const MysqlSpec& m = s.topology.mysql; m.enabled) {
+    live::MariaDbSettings db;
+    db.wait_timeout_s = m.wait_timeout_s;
+    db.innodb_lock_wait_timeout_s = m.innodb_lock_wait_timeout_s;
+    c.mysql = db;
+  }
   return c;
 }
 
@@ -177,6 +183,14 @@ class LiveRun {
                                       live::FaultProxy::Framing::Resp, Nanos(0)};
       return cluster_.proxy().route(link, via).empty() ? via : a;
     };
+    // SQL sessions go through the proxy as a byte stream: a cut holds their bytes (TCP
+    // retransmits) and a paused server's answers wait, as on any TCP link.
+    world_.mysql_route = [this](int client, const NodeAddress& a) {
+      NodeAddress via;
+      live::FaultProxy::LinkSpec link{world_.client_name(client), live::Cluster::kMysqlName, -1, a,
+                                      live::FaultProxy::Framing::Bytes, Nanos(0)};
+      return cluster_.proxy().route(link, via).empty() ? via : a;
+    };
     cluster_.proxy().on_message = [this](const live::ProxyMessage& m) {
       if (!m.argv || m.argv->empty() || m.from->rfind("client-", 0) != 0) return;
       const int64_t process = std::atoll(m.from->c_str() + 7);
@@ -250,6 +264,16 @@ class LiveRun {
       return;
     }
     external_ = std::make_unique<ExternalWorkload>(s_, *external_control_, rec_);
+    if (s_.topology.mysql.enabled) {
+      // mysql-1 through the client's own proxy link, as its Redis nodes.
+      external_->mysql = [this](const std::string& client) {
+        const NodeAddress a = cluster_.mysql()->address();
+        NodeAddress via = a;
+        live::FaultProxy::LinkSpec link{client, live::Cluster::kMysqlName, -1, a, live::FaultProxy::Framing::Bytes, Nanos(0)};
+        if (!cluster_.proxy().route(link, via).empty()) via = a;
+        return via.text();
+      };
+    }
     external_->add_clients([this](const std::string& client) {
       std::string out;
       for (int n = 0; n < world_.node_count(); ++n) {

@@ -220,6 +220,7 @@ std::vector<std::pair<Capability, std::string>> needs(const Scenario& s) {
   if (t.sentinels > 0) out.push_back({Capability::Sentinel, "topology.sentinels"});
   if (!memory_config(t).empty()) out.push_back({Capability::ReconfigureServers, "topology.maxmemory_*"});
   if (s.workload.cache.writers > 0) out.push_back({Capability::ReconfigureServers, "workload.cache"});
+  if (t.mysql.enabled) out.push_back({Capability::MysqlServer, "topology.mysql"});
   return out;
 }
 
@@ -228,6 +229,8 @@ std::string unplayable(const Scenario& s, const Capabilities& caps) {
     if (!caps.has(need)) return caps.why_not(need) + " (" + what + ")";
   }
   for (const auto& c : s.clocks) {
+    if (c.process.rfind("mysql-", 0) == 0 && (c.drift_ppm != 0 || c.offset_ms != 0) && !caps.has(Capability::ClockMysqlServer))
+      return caps.why_not(Capability::ClockMysqlServer) + " (" + c.process + "'s clock)";
     const bool server = c.process.rfind("node-", 0) == 0;
     const Capability drift = server ? Capability::ClockDriftServer : Capability::ClockDriftClient;
     const Capability jump = server ? Capability::ClockJumpServer : Capability::ClockJumpClient;

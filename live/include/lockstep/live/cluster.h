@@ -29,6 +29,7 @@
 
 #include "lockstep/live/fault_proxy.h"
 #include "lockstep/live/live_world.h"
+#include "lockstep/live/mariadb_server.h"
 #include "lockstep/live/redis_server.h"
 #include "lockstep/live/sentinel_follower.h"
 
@@ -65,6 +66,8 @@ struct ClusterSpec {
   // Keys written before the clients start (the protected resource): on node-1, or in a
   // cluster on the master of the key's slot.
   std::vector<std::pair<std::string, std::string>> seed;
+  // A MariaDB server as mysql-1 (topology.mysql), with these globals.
+  std::optional<MariaDbSettings> mysql;
 };
 
 class Cluster {
@@ -86,6 +89,9 @@ class Cluster {
   // The name of the server listening at `a` ("node-1" for a user's server).
   std::string server_name(const NodeAddress& a);
   RedisServer* server(const std::string& name) { return farm_ ? farm_->find(name) : nullptr; }
+  // mysql-1, when the spec asked for it and it started.
+  MariaDbServer* mysql() { return mysql_.get(); }
+  static constexpr const char* kMysqlName = "mysql-1";
 
   // Server faults, by the name the server was started under.
   void pause(const std::string& name, bool paused);
@@ -142,6 +148,7 @@ class Cluster {
   LiveWorld& world_;
   ClusterSpec spec_;
   std::unique_ptr<ServerFarm> farm_;
+  std::unique_ptr<MariaDbServer> mysql_;
   FaultProxy proxy_;
   std::unique_ptr<SentinelFollower> follower_;
   std::vector<RedisServer*> masters_;

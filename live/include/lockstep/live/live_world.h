@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -134,6 +135,15 @@ class LiveWorld {
   // reaches it by (its own proxy links) and the session timeout its sessions ask for.
   std::function<std::string(int client)> zk_connect;
   Nanos zk_session_timeout = Millis(10000);
+  // The world's MySQL server (topology.mysql): every client's SQL session connects to it,
+  // through mysql_route when set (the fault proxy).
+  void set_mysql(NodeAddress address) { mysql_ = std::move(address); }
+  bool has_mysql() const { return mysql_.has_value(); }
+  std::optional<NodeAddress> mysql_address(int client) const {
+    if (!mysql_) return std::nullopt;
+    return mysql_route ? mysql_route(client, *mysql_) : *mysql_;
+  }
+  std::function<NodeAddress(int client, const NodeAddress& address)> mysql_route;
 
   // Used by LiveEnv's connections.
   bool closing() const { return closing_; }
@@ -168,6 +178,7 @@ class LiveWorld {
   EventLoop loop_;
   bool closing_ = false;
   std::vector<Node> nodes_;
+  std::optional<NodeAddress> mysql_;
   std::vector<ClusterMember> cluster_;
   std::vector<std::unique_ptr<Client>> clients_;
 };
@@ -187,6 +198,8 @@ class LiveEnv : public Env {
   Connection& node(int index) override;
   std::string process_name() const override;
   ZooKeeper* zookeeper() override;
+  // A session with the world's MySQL server over libmariadb (NoSqlServer without one).
+  std::unique_ptr<SqlSession> sql_session() override;
 
   // Closes every connection; calls in flight fail with an I/O error. After a crash.
   void close_connections();
