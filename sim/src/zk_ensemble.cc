@@ -509,6 +509,7 @@ struct ZkEnsemble::Impl {
     s.lead->epoch = s.epoch;
     s.lead->started_ns = world.now();
     s.lead->next_zxid = s.epoch << 32;
+    notify_all(l);  // the peers that voted for it join at once
   }
 
   // The leader brings a follower to its log (ZooKeeper's DIFF or TRUNC): the follower's
@@ -545,6 +546,7 @@ struct ZkEnsemble::Impl {
     Lead& d = *ls.lead;
     if (static_cast<int>(d.heard.size()) + 1 < quorum()) return;
     d.established = true;
+    if (owner->on_change) owner->on_change({ZkChange::Kind::LeaderElected, "", 0, d.epoch << 32, -1, l});
     commit_through(ls, ls.last_logged());
     d.proposed = ls.tree;
     for (const auto& [session, timeout] : ls.tree.sessions) d.touched[session] = mono(l);

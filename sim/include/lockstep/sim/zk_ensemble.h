@@ -60,14 +60,16 @@ struct ZkOptions {
 };
 
 // What the ensemble's leader committed, for the ground truth: a znode created or deleted
-// (`session` its owner, 0 for a persistent one), or a session expired.
+// (`session` its owner, 0 for a persistent one), or a session expired; or a new leader
+// established (`server` its index, `zxid` its epoch's first, epoch << 32).
 struct ZkChange {
-  enum class Kind { Created, Deleted, SessionExpired };
+  enum class Kind { Created, Deleted, SessionExpired, LeaderElected };
   Kind kind = Kind::Created;
   std::string path;
   int64_t session = 0;
   int64_t zxid = 0;
   int64_t owner_pid = -1;  // the client process of `session`, -1 if unknown
+  int server = -1;         // LeaderElected: the leader's index (0 for zk-1)
 };
 
 class ZkEnsemble {
