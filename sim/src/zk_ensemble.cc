@@ -465,7 +465,9 @@ struct ZkEnsemble::Impl {
   void notify(int from, int to) {
     const Server& s = servers[from];
     const Role role = s.role;
-    const Vote v = role == Role::Looking ? s.vote : Vote{s.epoch, 0, role == Role::Leading ? from : s.leader};
+    const Vote v = role == Role::Looking   ? s.vote
+                   : role == Role::Leading ? Vote{s.lead->epoch, 0, from}
+                                           : Vote{s.epoch, 0, s.leader};
     peer(from, to, [this, from, role, v](Server& r) { on_notification(r, from, role, v); });
   }
 
@@ -503,12 +505,13 @@ struct ZkEnsemble::Impl {
     int64_t epoch = s.epoch;
     for (const auto& [p, v] : s.votes) epoch = std::max(epoch, v.first.epoch);
     s.role = Role::Leading;
-    s.epoch = epoch + 1;
     s.votes.clear();
     s.lead = std::make_unique<Lead>();
-    s.lead->epoch = s.epoch;
+    // Its own epoch (what it votes with) moves on only once it is established, as
+    // ZooKeeper's currentEpoch does: a leader that never got a majority has changed nothing.
+    s.lead->epoch = epoch + 1;
     s.lead->started_ns = world.now();
-    s.lead->next_zxid = s.epoch << 32;
+    s.lead->next_zxid = s.lead->epoch << 32;
     notify_all(l);  // the peers that voted for it join at once
   }
 
@@ -519,7 +522,7 @@ struct ZkEnsemble::Impl {
     const int64_t epoch = ls.lead->epoch;
     const bool established = ls.lead->established;
     peer(l, f, [this, l, f, epoch, established, history = ls.history, committed = ls.applied](Server& fs) {
-      if (fs.role == Role::Leading || (fs.role == Role::Following && fs.epoch > epoch)) return;
+      if (fs.role == Role::Leading || fs.epoch > epoch) return;  // a stale leader
       if (fs.role == Role::Following && fs.leader == l && fs.epoch == epoch) return;  // already synced
       if (fs.role == Role::Following) drop_clients(fs);
       fs.role = Role::Following;
@@ -546,6 +549,7 @@ struct ZkEnsemble::Impl {
     Lead& d = *ls.lead;
     if (static_cast<int>(d.heard.size()) + 1 < quorum()) return;
     d.established = true;
+    ls.epoch = d.epoch;
     if (owner->on_change) owner->on_change({ZkChange::Kind::LeaderElected, "", 0, d.epoch << 32, -1, l});
     commit_through(ls, ls.last_logged());
     d.proposed = ls.tree;
