@@ -239,6 +239,7 @@ TEST(ZooKeeperSim, ALeaderCutOffFromTheMajorityStopsServingWritesAndTheMajorityE
   // After the heal: one leader, the same data everywhere, the stranded write dropped.
   EXPECT_EQ(h.world.zookeeper()->leader(), 2);
   EXPECT_EQ(h.world.zookeeper()->children("/"), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(h.world.zookeeper()->children_on(0, "/"), (std::vector<std::string>{"a", "b"}));
 }
 
 // An election shorter than the session timeout: the session and its ephemeral znode
@@ -265,6 +266,29 @@ TEST(ZooKeeperSim, AnEphemeralZnodeSurvivesAReElectionShorterThanItsSession) {
   EXPECT_EQ(h.zk(0).state(), ZkState::Connected);
   EXPECT_EQ(std::count(states.begin(), states.end(), ZkState::Expired), 0);
   EXPECT_EQ(h.world.zookeeper()->children("/locks"), (std::vector<std::string>{"n-0000000000"}));
+}
+
+// The leader stops (a GC pause) for longer than sync_limit: the followers elect another.
+// Back, the old leader finds it has not heard a majority, steps down and follows the new
+// leader; a write it took before the pause is not lost if a majority logged it, and the
+// ensemble converges on one copy.
+TEST(ZooKeeperSim, APausedLeaderIsReplacedAndFollowsTheNewOneWhenItResumes) {
+  ZkHarness h(1);
+  auto before = slot<ZkCreated>();
+  auto after = slot<ZkCreated>();
+  h.start<ZkCreated>(0, 0, before, [&h](Env&) { return make_node(h.zk(0), "/a"); });
+  h.world.scheduler().at(300 * kMs, [&h] { h.world.pause(h.server(0), 1500 * kMs); });
+  int during = -1;
+  h.world.scheduler().at(1700 * kMs, [&] { during = h.world.zookeeper()->leader(); });
+  h.start<ZkCreated>(0, 400, after, [&h](Env& env) { return create_retrying(h.zk(0), env, "/b"); });
+  h.run_until_ms(5000);
+  ASSERT_TRUE(before->has_value() && after->has_value());
+  EXPECT_EQ(during, 2);  // elected while zk-1 was still paused
+  EXPECT_EQ((*after)->error, ZkError::Ok);
+  EXPECT_EQ(h.world.zookeeper()->leader(), 2);
+  EXPECT_EQ(h.world.zookeeper()->epoch(), 2);
+  EXPECT_EQ(h.world.zookeeper()->children("/"), (std::vector<std::string>{"a", "b"}));
+  for (int n = 0; n < 3; ++n) EXPECT_EQ(h.world.zookeeper()->children_on(n, "/"), (std::vector<std::string>{"a", "b"})) << n;
 }
 
 // Two followers crash: the leader, hearing no majority, steps down, and a lone server

@@ -780,6 +780,13 @@ std::vector<std::string> ZkEnsemble::children(const std::string& path) const {
   return {n->second.children.begin(), n->second.children.end()};
 }
 
+std::vector<std::string> ZkEnsemble::children_on(int index, const std::string& path) const {
+  const auto& nodes = impl_->servers.at(static_cast<size_t>(index)).tree.nodes;
+  auto n = nodes.find(path);
+  if (n == nodes.end()) return {};
+  return {n->second.children.begin(), n->second.children.end()};
+}
+
 int ZkEnsemble::leader() const { return impl_->current_leader(); }
 
 int64_t ZkEnsemble::epoch() const {

@@ -86,6 +86,8 @@ class ZkEnsemble {
   std::shared_ptr<ZooKeeper> make_client(int client_pid);
   // The committed state, as the leader holds it: the children of `path`, sorted.
   std::vector<std::string> children(const std::string& path) const;
+  // The same on server `index`'s own copy (0 for zk-1), which may lag the leader's.
+  std::vector<std::string> children_on(int index, const std::string& path) const;
   // The index (0 for zk-1) of the server leading now, -1 while none is established.
   int leader() const;
   // Its epoch, the high 32 bits of the zxids it hands out; 0 while there is no leader.
