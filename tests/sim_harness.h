@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "lockstep/sim/world.h"
+#include "lockstep/sim/zk_ensemble.h"
 
 namespace lockstep::testing {
 
@@ -50,6 +51,18 @@ struct SimHarness {
   sim::World world;
   std::vector<int> client;
 };
+
+// Which way a cut between a client and the ZooKeeper servers loses messages.
+enum class ZkCut { Requests, Answers, Both };
+
+// Cuts client process `client_pid` off from every server of the world's ZooKeeper
+// ensemble (delta +1) or heals that cut (delta -1).
+inline void cut_from_zookeeper(sim::World& world, int client_pid, int delta, ZkCut which = ZkCut::Both) {
+  for (int server : world.zookeeper()->server_pids()) {
+    if (which != ZkCut::Answers) world.network().block(client_pid, server, delta);
+    if (which != ZkCut::Requests) world.network().block(server, client_pid, delta);
+  }
+}
 
 template <typename T>
 std::shared_ptr<std::optional<T>> slot() {

@@ -124,9 +124,7 @@ TEST(ZooKeeperLock, APauseWithinTheSessionKeepsTheLock) {
 // released, not lost ("not the owner" would say it had expired under its holder).
 TEST(ZooKeeperLock, AReleaseWhoseAnswerIsLostStillReleases) {
   ZkLockHarness h;
-  auto cut_answers = [&h](int delta) {
-    for (int pid : h.world.zookeeper()->server_pids()) h.world.network().block(pid, h.client[0], delta);
-  };
+  auto cut_answers = [&h](int delta) { cut_from_zookeeper(h.world, h.client[0], delta, ZkCut::Answers); };
   auto first = slot<Hold>();
   auto second = slot<Hold>();
   h.start<Hold>(0, 0, first, [&h, cut_answers](Env&) -> Task<Hold> {

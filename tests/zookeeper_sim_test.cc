@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "lockstep/sim/zk_ensemble.h"
 #include "lockstep/zookeeper.h"
 #include "sim_harness.h"
@@ -124,12 +126,7 @@ TEST(ZooKeeperSim, AShortPartitionSuspendsAndResumesTheSession) {
     h.zk(0).on_state = [&states](ZkState s) { states.push_back(s); };
     return make_lock_node(h.zk(0));
   });
-  auto cut = [&h](int delta) {
-    for (int n = 0; n < 3; ++n) {
-      h.world.network().block(h.client[0], h.server(n), delta);
-      h.world.network().block(h.server(n), h.client[0], delta);
-    }
-  };
+  auto cut = [&h](int delta) { cut_from_zookeeper(h.world, h.client[0], delta); };
   int64_t session = 0;
   h.world.scheduler().at(500 * kMs, [&] {
     session = h.zk(0).session_id();
@@ -150,13 +147,176 @@ TEST(ZooKeeperSim, ALongPartitionEndsInExpiry) {
     h.zk(0).on_state = [&states](ZkState s) { states.push_back(s); };
     return make_lock_node(h.zk(0));
   });
-  for (int n = 0; n < 3; ++n) {
-    h.world.scheduler().at(500 * kMs, [&h, n] { h.world.network().block(h.client[0], h.server(n), +1); });
-    h.world.scheduler().at(4000 * kMs, [&h, n] { h.world.network().block(h.client[0], h.server(n), -1); });
-  }
+  h.world.scheduler().at(500 * kMs, [&h] { cut_from_zookeeper(h.world, h.client[0], +1, ZkCut::Requests); });
+  h.world.scheduler().at(4000 * kMs, [&h] { cut_from_zookeeper(h.world, h.client[0], -1, ZkCut::Requests); });
   h.run_until_ms(7000);
   EXPECT_EQ(states, (std::vector<ZkState>{ZkState::Connected, ZkState::Suspended, ZkState::Expired}));
   EXPECT_TRUE(h.world.zookeeper()->children("/locks").empty());
+}
+
+// Retries a create while its answer is lost (a client looking for a serving server), as a
+// caller with a retry policy does; the last answer.
+Task<ZkCreated> create_retrying(ZooKeeper& zk, Env& env, std::string path, ZkCreateMode mode = {}) {
+  ZkCreated c;
+  for (int attempt = 0; attempt < 40; ++attempt) {
+    std::string p = path;
+    std::string empty;
+    c = co_await zk.create(std::move(p), std::move(empty), mode);
+    if (c.error != ZkError::ConnectionLoss) co_return c;
+    co_await env.sleep(100ms);
+  }
+  co_return c;
+}
+
+// The leader crashes: the followers stop hearing it (sync_limit, 500 ms), elect the one
+// with the highest id (their logs are alike) in a new epoch, and writes go on there; what
+// the old leader committed is kept.
+TEST(ZooKeeperSim, ACrashedLeaderIsReplacedAndCommittedZnodesAreKept) {
+  ZkHarness h(1);
+  auto before = slot<ZkCreated>();
+  auto after = slot<ZkCreated>();
+  h.start<ZkCreated>(0, 0, before, [&h](Env&) { return make_node(h.zk(0), "/a"); });
+  h.world.scheduler().at(300 * kMs, [&h] { h.world.crash(h.server(0)); });
+  int during = 0;
+  int elected = -1;
+  h.world.scheduler().at(700 * kMs, [&] { during = h.world.zookeeper()->leader(); });
+  h.world.scheduler().at(1200 * kMs, [&] { elected = h.world.zookeeper()->leader(); });
+  h.start<ZkCreated>(0, 400, after, [&h](Env& env) { return create_retrying(h.zk(0), env, "/b"); });
+  h.run_until_ms(5000);
+  ASSERT_TRUE(before->has_value() && after->has_value());
+  EXPECT_EQ((*before)->error, ZkError::Ok);
+  EXPECT_EQ((*before)->czxid >> 32, 1);
+  EXPECT_EQ(during, -1);  // no leader between the crash and the election
+  EXPECT_EQ(elected, 2);  // zk-3, within a few ticks of the followers giving up
+  EXPECT_EQ((*after)->error, ZkError::Ok);
+  EXPECT_EQ((*after)->czxid >> 32, 2);  // the new epoch
+  EXPECT_EQ(h.world.zookeeper()->epoch(), 2);
+  EXPECT_EQ(h.world.zookeeper()->children("/"), (std::vector<std::string>{"a", "b"}));
+}
+
+// The leader is cut off from both followers. A client that reaches only the old leader has
+// its write taken but never committed (no majority acks it) and is dropped once the old
+// leader steps down; the majority elects a new leader that takes writes. Healed, the old
+// leader follows the new one and its uncommitted write is gone.
+TEST(ZooKeeperSim, ALeaderCutOffFromTheMajorityStopsServingWritesAndTheMajorityElects) {
+  ZkHarness h(2);
+  auto setup = slot<ZkCreated>();
+  auto stranded = slot<ZkCreated>();
+  auto majority = slot<ZkCreated>();
+  std::vector<ZkState> stranded_states;
+  h.start<ZkCreated>(0, 0, setup, [&h, &stranded_states](Env&) {
+    h.zk(0).on_state = [&stranded_states](ZkState s) { stranded_states.push_back(s); };
+    return make_node(h.zk(0), "/a");
+  });
+  auto split = [&h](int delta) {
+    for (int f : {1, 2}) {
+      h.world.network().block(h.server(0), h.server(f), delta);
+      h.world.network().block(h.server(f), h.server(0), delta);
+      // client-1 reaches zk-1 only.
+      h.world.network().block(h.client[0], h.server(f), delta);
+      h.world.network().block(h.server(f), h.client[0], delta);
+    }
+  };
+  h.world.scheduler().at(200 * kMs, [&] { split(+1); });
+  h.start<ZkCreated>(0, 300, stranded, [&h](Env&) { return make_node(h.zk(0), "/stranded"); });
+  h.start<ZkCreated>(1, 300, majority, [&h](Env& env) { return create_retrying(h.zk(1), env, "/b"); });
+  int elected = -1;
+  std::vector<std::string> majority_view;
+  h.world.scheduler().at(1500 * kMs, [&] {
+    elected = h.world.zookeeper()->leader();
+    majority_view = h.world.zookeeper()->children("/");
+  });
+  h.world.scheduler().at(3000 * kMs, [&] { split(-1); });
+  h.run_until_ms(5000);
+  ASSERT_TRUE(stranded->has_value() && majority->has_value());
+  EXPECT_EQ((*stranded)->error, ZkError::ConnectionLoss);
+  EXPECT_EQ(stranded_states.at(0), ZkState::Connected);
+  EXPECT_EQ(stranded_states.at(1), ZkState::Suspended);
+  EXPECT_EQ(elected, 2);
+  EXPECT_EQ((*majority)->error, ZkError::Ok);
+  EXPECT_EQ((*majority)->czxid >> 32, 2);
+  EXPECT_EQ(majority_view, (std::vector<std::string>{"a", "b"}));
+  // After the heal: one leader, the same data everywhere, the stranded write dropped.
+  EXPECT_EQ(h.world.zookeeper()->leader(), 2);
+  EXPECT_EQ(h.world.zookeeper()->children("/"), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(h.world.zookeeper()->children_on(0, "/"), (std::vector<std::string>{"a", "b"}));
+}
+
+// An election shorter than the session timeout: the session and its ephemeral znode
+// survive, since the new leader restarts every session's expiry clock and the client
+// finds a serving server in time.
+TEST(ZooKeeperSim, AnEphemeralZnodeSurvivesAReElectionShorterThanItsSession) {
+  ZkHarness h(1);
+  auto created = slot<ZkCreated>();
+  std::vector<ZkState> states;
+  h.start<ZkCreated>(0, 0, created, [&h, &states](Env&) {
+    h.zk(0).on_state = [&states](ZkState s) { states.push_back(s); };
+    return make_lock_node(h.zk(0));
+  });
+  int64_t session = 0;
+  h.world.scheduler().at(300 * kMs, [&] {
+    session = h.zk(0).session_id();
+    h.world.crash(h.server(0));
+  });
+  h.run_until_ms(4000);
+  ASSERT_TRUE(created->has_value());
+  EXPECT_EQ((*created)->error, ZkError::Ok);
+  EXPECT_EQ(h.world.zookeeper()->leader(), 2);
+  EXPECT_EQ(h.zk(0).session_id(), session);
+  EXPECT_EQ(h.zk(0).state(), ZkState::Connected);
+  EXPECT_EQ(std::count(states.begin(), states.end(), ZkState::Expired), 0);
+  EXPECT_EQ(h.world.zookeeper()->children("/locks"), (std::vector<std::string>{"n-0000000000"}));
+}
+
+// The leader stops (a GC pause) for longer than sync_limit: the followers elect another.
+// Back, the old leader finds it has not heard a majority, steps down and follows the new
+// leader; a write it took before the pause is not lost if a majority logged it, and the
+// ensemble converges on one copy.
+TEST(ZooKeeperSim, APausedLeaderIsReplacedAndFollowsTheNewOneWhenItResumes) {
+  ZkHarness h(1);
+  auto before = slot<ZkCreated>();
+  auto after = slot<ZkCreated>();
+  h.start<ZkCreated>(0, 0, before, [&h](Env&) { return make_node(h.zk(0), "/a"); });
+  h.world.scheduler().at(300 * kMs, [&h] { h.world.pause(h.server(0), 1500 * kMs); });
+  int during = -1;
+  h.world.scheduler().at(1700 * kMs, [&] { during = h.world.zookeeper()->leader(); });
+  h.start<ZkCreated>(0, 400, after, [&h](Env& env) { return create_retrying(h.zk(0), env, "/b"); });
+  h.run_until_ms(5000);
+  ASSERT_TRUE(before->has_value() && after->has_value());
+  EXPECT_EQ(during, 2);  // elected while zk-1 was still paused
+  EXPECT_EQ((*after)->error, ZkError::Ok);
+  EXPECT_EQ(h.world.zookeeper()->leader(), 2);
+  EXPECT_EQ(h.world.zookeeper()->epoch(), 2);
+  EXPECT_EQ(h.world.zookeeper()->children("/"), (std::vector<std::string>{"a", "b"}));
+  for (int n = 0; n < 3; ++n) EXPECT_EQ(h.world.zookeeper()->children_on(n, "/"), (std::vector<std::string>{"a", "b"})) << n;
+}
+
+// Two followers crash: the leader, hearing no majority, steps down, and a lone server
+// never elects itself — writes wait. One follower back, and two servers elect.
+TEST(ZooKeeperSim, AMinorityNeverElects) {
+  ZkHarness h(1);
+  auto before = slot<ZkCreated>();
+  auto during = slot<ZkCreated>();
+  auto after = slot<ZkCreated>();
+  h.start<ZkCreated>(0, 0, before, [&h](Env&) { return make_node(h.zk(0), "/a"); });
+  h.world.scheduler().at(200 * kMs, [&h] {
+    h.world.crash(h.server(1));
+    h.world.crash(h.server(2));
+  });
+  h.start<ZkCreated>(0, 1500, during, [&h](Env&) { return make_node(h.zk(0), "/lost"); });
+  int leader_alone = 0;
+  h.world.scheduler().at(4900 * kMs, [&] { leader_alone = h.world.zookeeper()->leader(); });
+  h.world.scheduler().at(5000 * kMs, [&h] { h.world.restart(h.server(1)); });
+  h.start<ZkCreated>(0, 5000, after, [&h](Env& env) { return create_retrying(h.zk(0), env, "/b"); });
+  h.run_until_ms(9000);
+  ASSERT_TRUE(before->has_value() && during->has_value() && after->has_value());
+  EXPECT_EQ((*before)->error, ZkError::Ok);
+  EXPECT_EQ((*during)->error, ZkError::ConnectionLoss);
+  EXPECT_EQ(leader_alone, -1);
+  EXPECT_GE(h.world.zookeeper()->leader(), 0);
+  EXPECT_EQ(h.world.zookeeper()->epoch(), 2);
+  EXPECT_EQ((*after)->error, ZkError::Ok);
+  EXPECT_EQ(h.world.zookeeper()->children("/"), (std::vector<std::string>{"a", "b"}));
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // lockstep/sim/zk_ensemble.h.
 #include <algorithm>
 #include <cstdio>
+#include <tuple>
 
 #include "zk_internal.h"
 
@@ -104,17 +105,59 @@ struct Watch {
   uint64_t id = 0;
 };
 
+// What a server votes for in an election: ZooKeeper's FastLeaderElection order, the
+// highest accepted epoch, then the highest logged zxid, then the highest server id.
+struct Vote {
+  int64_t epoch = 0;
+  int64_t zxid = 0;
+  int id = -1;
+  auto key() const { return std::tuple(epoch, zxid, id); }
+  bool operator==(const Vote& o) const { return key() == o.key(); }
+};
+
+// A leader's bookkeeping, from its election to its stepping down.
+struct Lead {
+  int64_t epoch = 0;
+  bool established = false;             // a majority synced with it: it serves
+  int64_t started_ns = 0;               // true time it was elected
+  Tree proposed;                        // as the accepted proposals leave it
+  int64_t next_zxid = 0;
+  int64_t next_session = 0;
+  std::map<int64_t, Txn> outstanding;   // proposed, not yet committed
+  std::map<int64_t, std::set<int>> acks;
+  std::map<int64_t, int64_t> touched;   // session -> leader mono ns of its last touch
+  std::set<int64_t> closing;            // sessions whose expiry is proposed
+  std::map<int, int64_t> heard;         // synced follower -> true time of its last word
+};
+
+enum class Role { Looking, Following, Leading };
+
 struct Server {
   int pid = -1;
   int index = 0;
-  Tree tree;
+  Tree tree;                         // the committed state
   int64_t applied = 0;               // last zxid applied
-  std::map<int64_t, Txn> early;      // commits that came before a missing one
+  std::vector<Txn> history;          // logged proposals, zxid order without gaps
   std::map<std::string, std::vector<Watch>> watches;
   std::map<int64_t, ZkClientLink> clients;  // sessions connected here
   uint64_t epoch_seen = 0;           // a crash since: connections and watches are gone
   int64_t leader_heard_ns = 0;       // true time of the leader's last word
+  Role role = Role::Following;
+  int64_t epoch = 1;                 // the epoch it last accepted
+  int leader = 0;                    // following: whom
+  bool up_to_date = true;            // following: synced and told to serve
+  std::unique_ptr<Lead> lead;        // leading
+  Vote vote;                         // looking: its current vote
+  std::map<int, std::pair<Vote, int64_t>> votes;  // looking: each peer's vote, when heard
+
+  int64_t last_logged() const { return history.empty() ? 0 : history.back().zxid; }
 };
+
+// Whether zxid `z` comes right after `prev` in a history: the next counter of the same
+// epoch, or the first of a later one (an epoch's uncommitted tail may have been dropped).
+bool follows(int64_t prev, int64_t z) {
+  return z == prev + 1 || ((z >> 32) > (prev >> 32) && (z & 0xffffffff) == 1);
+}
 
 }  // namespace
 
@@ -124,51 +167,42 @@ struct ZkEnsemble::Impl {
   ZkEnsemble* owner = nullptr;
   std::vector<Server> servers;
   std::vector<int> pids;
-
-  // The leader's own bookkeeping (servers[0]).
-  Tree proposed;                      // as the accepted proposals leave it
-  int64_t next_zxid = kLeaderEpoch;
-  int64_t next_session = 0;
-  std::map<int64_t, Txn> outstanding;  // proposed, not yet committed
-  std::map<int64_t, std::set<int>> acks;
-  std::vector<Txn> log;                // committed, in order
-  std::map<int64_t, int64_t> touched;  // session -> leader mono ns of its last touch
-  std::set<int64_t> closing;           // sessions whose expiry is proposed
   std::map<int64_t, int> session_pid;  // session -> client pid, for the ground truth
+  int64_t recorded = 0;                // the last committed zxid reported to on_change
 
   Impl(World& w, const ZkOptions& o) : world(w), options(o) {}
 
-  Server& leader() { return servers[0]; }
-  int64_t leader_mono() { return world.process(pids[0]).clock.mono_ns(world.now()); }
+  int64_t mono(int index) { return world.process(pids[index]).clock.mono_ns(world.now()); }
   uint64_t epoch_of(int pid) const { return world.process(pid).epoch; }
   int quorum() const { return static_cast<int>(servers.size()) / 2 + 1; }
+  int64_t sync_limit_ns() const { return options.sync_limit_ticks * options.tick_ns; }
 
-  // A server's connections and watches live in its memory; a crash takes them.
+  // A server's connections, watches and role live in its memory; a crash takes them (its
+  // logged history and committed tree are on disk).
   Server& on(int index) {
     Server& s = servers[index];
     if (s.epoch_seen != epoch_of(s.pid)) {
       s.epoch_seen = epoch_of(s.pid);
       s.clients.clear();
       s.watches.clear();
-      s.early.clear();
       s.leader_heard_ns = world.now();
+      look(index);
     }
     return s;
   }
 
-  bool serving(const Server& s) const {
-    return s.index == 0 || world.now() - s.leader_heard_ns < options.sync_limit_ticks * options.tick_ns;
+  bool leading(const Server& s, int64_t epoch) const {
+    return s.role == Role::Leading && s.lead && s.lead->epoch == epoch;
   }
 
-  void to_leader(int from_index, std::function<void(Impl&)> fn) {
-    if (from_index == 0) {
-      fn(*this);
-      return;
-    }
-    zk_send(world, pids[from_index], pids[0], epoch_of(pids[0]), [this, fn = std::move(fn)] {
-      on(0);
-      fn(*this);
-    });
+  bool serving(const Server& s) const {
+    if (s.role == Role::Leading) return s.lead && s.lead->established;
+    return s.role == Role::Following && s.up_to_date && world.now() - s.leader_heard_ns < sync_limit_ns();
+  }
+
+  // Sends `fn` from server `from` to server `to`, run there (as on(to) sees it).
+  void peer(int from, int to, std::function<void(Server&)> fn) {
+    zk_send(world, pids[from], pids[to], epoch_of(pids[to]), [this, to, fn = std::move(fn)] { fn(on(to)); });
   }
 
   void to_client(const Server& s, const ZkClientLink& c, std::function<void(ZkClientCore&)> fn) {
@@ -181,15 +215,41 @@ struct ZkEnsemble::Impl {
     to_client(s, c, [a = std::move(a)](ZkClientCore& core) { core.answer(a); });
   }
 
+  // Closes every connection of a server that stops serving, so that its clients look for
+  // another server.
+  void drop_clients(Server& s) {
+    for (const auto& [session, c] : s.clients) to_client(s, c, [](ZkClientCore& core) { core.closed(false); });
+    s.clients.clear();
+    s.watches.clear();
+  }
+
+  // Runs `fn` on the leader server `from` follows, if it still leads that epoch.
+  void to_leader(int from, std::function<void(Impl&, int)> fn) {
+    const Server& s = servers[from];
+    if (s.role == Role::Leading) {
+      fn(*this, from);
+      return;
+    }
+    if (s.role != Role::Following) return;
+    const int l = s.leader;
+    const int64_t epoch = s.epoch;
+    peer(from, l, [this, l, epoch, fn = std::move(fn)](Server& ls) {
+      if (leading(ls, epoch)) fn(*this, l);
+    });
+  }
+
   // --- the leader ----------------------------------------------------------------------
 
-  void touch(int64_t session) {
-    if (touched.count(session)) touched[session] = leader_mono();
+  void touch(int l, int64_t session) {
+    Lead& d = *servers[l].lead;
+    if (d.touched.count(session)) d.touched[session] = mono(l);
   }
 
   // Checks a write against the proposed state; on success numbers it and proposes it.
-  void propose_write(int origin_server, const ZkClientLink& c, const ZkOp& op) {
-    touch(op.session);
+  void propose_write(int l, int origin_server, const ZkClientLink& c, const ZkOp& op) {
+    Lead& d = *servers[l].lead;
+    if (!d.established) return;  // the client's call times out, as it would on a lost answer
+    touch(l, op.session);
     Txn t;
     t.origin_server = origin_server;
     t.origin = c;
@@ -198,18 +258,19 @@ struct ZkEnsemble::Impl {
     ZkError error = ZkError::Ok;
     if (op.kind == ZkOp::Kind::Connect) {
       t.kind = Txn::Kind::CreateSession;
-      t.session = (kLeaderEpoch >> 8) + ++next_session;
+      // Unique across leaders: the epoch and the leader's index, then a counter.
+      t.session = (d.epoch << 24) + (int64_t{l} << 20) + ++d.next_session;
       t.timeout_ns = std::clamp(op.timeout_ns, 2 * options.tick_ns, 20 * options.tick_ns);
       session_pid[t.session] = c.pid;
-    } else if (!proposed.sessions.count(op.session) || closing.count(op.session)) {
+    } else if (!d.proposed.sessions.count(op.session) || d.closing.count(op.session)) {
       error = ZkError::SessionExpired;
     } else if (op.kind == ZkOp::Kind::Create) {
       t.kind = Txn::Kind::Create;
       t.data = op.data;
       t.ephemeral = op.mode.ephemeral;
       t.path = op.path;
-      auto parent = proposed.nodes.find(parent_of(op.path));
-      if (parent == proposed.nodes.end() || op.path.size() < 2) {
+      auto parent = d.proposed.nodes.find(parent_of(op.path));
+      if (parent == d.proposed.nodes.end() || op.path.size() < 2) {
         error = ZkError::NoNode;
       } else {
         if (op.mode.sequential) {
@@ -217,95 +278,113 @@ struct ZkEnsemble::Impl {
           std::snprintf(seq, sizeof seq, "%010d", parent->second.cversion);
           t.path += seq;
         }
-        if (proposed.nodes.count(t.path)) error = ZkError::NodeExists;
+        if (d.proposed.nodes.count(t.path)) error = ZkError::NodeExists;
       }
     } else {  // Remove
       t.kind = Txn::Kind::Delete;
       t.path = op.path;
-      auto n = proposed.nodes.find(op.path);
-      if (n == proposed.nodes.end() || op.path == "/") error = ZkError::NoNode;
+      auto n = d.proposed.nodes.find(op.path);
+      if (n == d.proposed.nodes.end() || op.path == "/") error = ZkError::NoNode;
       else if (op.version != -1 && op.version != n->second.stat.version) error = ZkError::BadVersion;
       else if (!n->second.children.empty()) error = ZkError::NotEmpty;
     }
     if (error != ZkError::Ok) {
-      answer_from(origin_server, c, ZkAnswer{.xid = op.xid, .error = error});
+      answer_from(l, origin_server, c, ZkAnswer{.xid = op.xid, .error = error});
       return;
     }
-    propose(std::move(t));
+    propose(l, std::move(t));
   }
 
   // The answer of a write refused at the leader, sent back through the client's server.
-  void answer_from(int server, const ZkClientLink& c, ZkAnswer a) {
-    if (server == 0) {
-      reply(leader(), c, std::move(a));
+  void answer_from(int l, int server, const ZkClientLink& c, ZkAnswer a) {
+    if (server == l) {
+      reply(servers[l], c, std::move(a));
       return;
     }
-    zk_send(world, pids[0], pids[server], epoch_of(pids[server]), [this, server, c, a = std::move(a)]() mutable {
-      reply(on(server), c, std::move(a));
-    });
+    peer(l, server, [this, c, a = std::move(a)](Server& s) mutable { reply(s, c, std::move(a)); });
   }
 
-  void propose(Txn t) {
-    t.zxid = ++next_zxid;
-    proposed.apply(t);
-    if (t.kind == Txn::Kind::CreateSession) touched[t.session] = leader_mono();
+  void propose(int l, Txn t) {
+    Server& ls = servers[l];
+    Lead& d = *ls.lead;
+    t.zxid = ++d.next_zxid;
+    d.proposed.apply(t);
+    if (t.kind == Txn::Kind::CreateSession) d.touched[t.session] = mono(l);
     const int64_t zxid = t.zxid;
-    outstanding.emplace(zxid, t);
-    acks[zxid].insert(0);
-    for (size_t i = 1; i < servers.size(); ++i) send_proposal(static_cast<int>(i), zxid);
-    try_commit();
+    ls.history.push_back(t);
+    d.outstanding.emplace(zxid, std::move(t));
+    d.acks[zxid].insert(l);
+    for (const auto& [f, heard] : d.heard) send_proposal(l, f, zxid);
+    try_commit(l);
   }
 
-  void send_proposal(int follower, int64_t zxid) {
-    zk_send(world, pids[0], pids[follower], epoch_of(pids[follower]), [this, follower, zxid] {
-      Server& f = on(follower);
-      f.leader_heard_ns = world.now();
+  void send_proposal(int l, int f, int64_t zxid) {
+    const Txn t = servers[l].lead->outstanding.at(zxid);
+    const int64_t epoch = servers[l].lead->epoch;
+    peer(l, f, [this, l, f, epoch, t](Server& fs) {
+      if (!heard_leader(fs, l, epoch)) return;
+      log(fs, t);
+      if (fs.last_logged() < t.zxid) return;  // a gap: the leader sends it again
       // Logged (and fsynced): acknowledged to the leader.
-      zk_send(world, f.pid, pids[0], epoch_of(pids[0]), [this, follower, zxid] {
-        on(0);
-        if (!outstanding.count(zxid)) return;
-        acks[zxid].insert(follower);
-        try_commit();
+      peer(f, l, [this, l, f, epoch, zxid = t.zxid](Server& ls) {
+        if (!leading(ls, epoch) || !ls.lead->outstanding.count(zxid)) return;
+        ls.lead->acks[zxid].insert(f);
+        try_commit(l);
       });
     });
   }
 
+  // A leader's word to a follower of its epoch: the follower hears it; anyone else ignores it.
+  bool heard_leader(Server& fs, int l, int64_t epoch) {
+    if (fs.role != Role::Following || fs.leader != l || fs.epoch != epoch) return false;
+    fs.leader_heard_ns = world.now();
+    return true;
+  }
+
+  static void log(Server& s, const Txn& t) {
+    if (t.zxid > s.last_logged() && follows(s.last_logged(), t.zxid)) s.history.push_back(t);
+  }
+
   // Commits, in zxid order, every outstanding write a majority has logged.
-  void try_commit() {
-    while (!outstanding.empty()) {
-      auto it = outstanding.begin();
-      if (static_cast<int>(acks[it->first].size()) < quorum()) return;
+  void try_commit(int l) {
+    Lead& d = *servers[l].lead;
+    while (!d.outstanding.empty()) {
+      auto it = d.outstanding.begin();
+      if (static_cast<int>(d.acks[it->first].size()) < quorum()) return;
       Txn t = std::move(it->second);
-      outstanding.erase(it);
-      acks.erase(t.zxid);
-      log.push_back(t);
-      apply_on(0, t);
-      for (size_t i = 1; i < servers.size(); ++i) send_commit(static_cast<int>(i), t);
+      d.outstanding.erase(it);
+      d.acks.erase(t.zxid);
+      apply_on(l, t);
+      for (const auto& [f, heard] : d.heard) send_commit(l, f, t);
     }
   }
 
-  void send_commit(int follower, const Txn& t) {
-    zk_send(world, pids[0], pids[follower], epoch_of(pids[follower]), [this, follower, t] {
-      Server& f = on(follower);
-      f.leader_heard_ns = world.now();
-      if (t.zxid <= f.applied) return;
-      f.early.emplace(t.zxid, t);
-      while (!f.early.empty() && f.early.begin()->first == next_after(f.applied)) {
-        Txn next = std::move(f.early.begin()->second);
-        f.early.erase(f.early.begin());
-        apply_on(follower, next);
-      }
+  void send_commit(int l, int f, const Txn& t) {
+    const int64_t epoch = servers[l].lead->epoch;
+    peer(l, f, [this, l, epoch, t](Server& fs) {
+      if (!heard_leader(fs, l, epoch)) return;
+      log(fs, t);
+      commit_through(fs, t.zxid);
     });
   }
 
-  static int64_t next_after(int64_t zxid) { return zxid == 0 ? kLeaderEpoch + 1 : zxid + 1; }
+  // Applies, in order, what a server logged up to `zxid`.
+  void commit_through(Server& s, int64_t zxid) {
+    for (const auto& t : s.history) {
+      if (t.zxid > zxid) break;
+      if (t.zxid > s.applied) apply_on(s.index, t);
+    }
+  }
 
   // Applies a committed write on one server: its tree, its watches, its client's answer.
   void apply_on(int index, const Txn& t) {
     Server& s = servers[index];
     s.applied = t.zxid;
     const auto effects = s.tree.apply(t);
-    if (index == 0) record(t, effects);
+    if (s.role == Role::Leading && t.zxid > recorded) {
+      recorded = t.zxid;
+      record(t, effects);
+    }
     for (const auto& e : effects) fire(s, e.path, e.event);
     if (t.kind == Txn::Kind::CloseSession) {
       auto c = s.clients.find(t.session);
@@ -354,59 +433,221 @@ struct ZkEnsemble::Impl {
     }
   }
 
+  // --- election ------------------------------------------------------------------------
+  //
+  // As ZooKeeper's FastLeaderElection: a looking server votes for itself and tells every
+  // peer; it adopts any better vote it hears and tells them again; once a majority's
+  // votes (its own included) name the same server, that server leads and the others
+  // follow it. Votes go out again every tick (a lost notification, a peer that starts
+  // looking later), and the decision waits for the next tick, as finalizeWait waits for
+  // a better vote. A server that already follows or leads answers a looking one with its
+  // leader, whom the looking one then joins.
+
+  void look(int index) {
+    Server& s = servers[index];
+    if (s.role == Role::Leading || s.role == Role::Following) drop_clients(s);
+    s.role = Role::Looking;
+    s.lead.reset();
+    s.up_to_date = false;
+    s.vote = Vote{s.epoch, s.last_logged(), index};
+    s.votes.clear();
+    s.votes[index] = {s.vote, world.now()};
+    notify_all(index);
+  }
+
+  void notify_all(int index) {
+    for (size_t p = 0; p < servers.size(); ++p) {
+      if (static_cast<int>(p) != index) notify(index, static_cast<int>(p));
+    }
+  }
+
+  // One notification: a looking server's vote, or the leader a settled server has.
+  void notify(int from, int to) {
+    const Server& s = servers[from];
+    const Role role = s.role;
+    const Vote v = role == Role::Looking   ? s.vote
+                   : role == Role::Leading ? Vote{s.lead->epoch, 0, from}
+                                           : Vote{s.epoch, 0, s.leader};
+    peer(from, to, [this, from, role, v](Server& r) { on_notification(r, from, role, v); });
+  }
+
+  void on_notification(Server& r, int from, Role role, const Vote& v) {
+    if (r.role != Role::Looking) {
+      // Settled: tell the looking peer whom it follows. A follower no longer serving says
+      // nothing (it is about to look itself).
+      if (role == Role::Looking && (r.role == Role::Leading || serving(r))) notify(r.index, from);
+      return;
+    }
+    if (role != Role::Looking) {
+      // An ensemble already has a leader: join it.
+      if (v.epoch >= r.epoch) join(r.index, v.id);
+      return;
+    }
+    r.votes[from] = {v, world.now()};
+    if (v.key() > r.vote.key()) {
+      r.vote = v;
+      r.votes[r.index] = {v, world.now()};
+      notify_all(r.index);
+    }
+  }
+
+  // Asks leader `l` to take this server on (ZooKeeper's FOLLOWERINFO).
+  void join(int index, int l) {
+    if (l == index) return;
+    peer(index, l, [this, index](Server& ls) {
+      if (ls.role == Role::Leading) sync(ls.index, index);
+    });
+  }
+
+  // Election over, with this server as leader: a new epoch, its whole log kept.
+  void become_leader(int l) {
+    Server& s = servers[l];
+    int64_t epoch = s.epoch;
+    for (const auto& [p, v] : s.votes) epoch = std::max(epoch, v.first.epoch);
+    s.role = Role::Leading;
+    s.votes.clear();
+    s.lead = std::make_unique<Lead>();
+    // Its own epoch (what it votes with) moves on only once it is established, as
+    // ZooKeeper's currentEpoch does: a leader that never got a majority has changed nothing.
+    s.lead->epoch = epoch + 1;
+    s.lead->started_ns = world.now();
+    s.lead->next_zxid = s.lead->epoch << 32;
+    notify_all(l);  // the peers that voted for it join at once
+  }
+
+  // The leader brings a follower to its log (ZooKeeper's DIFF or TRUNC): the follower's
+  // proposals the leader lacks are dropped, and it commits what the leader committed.
+  void sync(int l, int f) {
+    const Server& ls = servers[l];
+    const int64_t epoch = ls.lead->epoch;
+    const bool established = ls.lead->established;
+    peer(l, f, [this, l, f, epoch, established, history = ls.history, committed = ls.applied](Server& fs) {
+      if (fs.role == Role::Leading || fs.epoch > epoch) return;  // a stale leader
+      if (fs.role == Role::Following && fs.leader == l && fs.epoch == epoch) return;  // already synced
+      if (fs.role == Role::Following) drop_clients(fs);
+      fs.role = Role::Following;
+      fs.leader = l;
+      fs.epoch = epoch;
+      fs.votes.clear();
+      fs.leader_heard_ns = world.now();
+      fs.history = history;
+      commit_through(fs, committed);
+      fs.up_to_date = established;
+      peer(f, l, [this, l, f, epoch](Server& ls2) {
+        if (!leading(ls2, epoch)) return;
+        ls2.lead->heard[f] = world.now();
+        if (!ls2.lead->established) establish(l);
+        else for (const auto& [zxid, t] : ls2.lead->outstanding) send_proposal(l, f, zxid);
+      });
+    });
+  }
+
+  // Once a majority has synced, the leader commits all it logged (the old epoch's tail
+  // included), restarts every session's expiry clock and serves (ZooKeeper's UPTODATE).
+  void establish(int l) {
+    Server& ls = servers[l];
+    Lead& d = *ls.lead;
+    if (static_cast<int>(d.heard.size()) + 1 < quorum()) return;
+    d.established = true;
+    ls.epoch = d.epoch;
+    if (owner->on_change) owner->on_change({ZkChange::Kind::LeaderElected, "", 0, d.epoch << 32, -1, l});
+    commit_through(ls, ls.last_logged());
+    d.proposed = ls.tree;
+    for (const auto& [session, timeout] : ls.tree.sessions) d.touched[session] = mono(l);
+    const int64_t through = ls.applied;
+    for (const auto& [f, heard] : d.heard) {
+      peer(l, f, [this, l, epoch = d.epoch, through](Server& fs) {
+        if (!heard_leader(fs, l, epoch)) return;
+        commit_through(fs, through);
+        fs.up_to_date = true;
+      });
+    }
+  }
+
+  void looking_tick(int index) {
+    Server& s = servers[index];
+    // Votes older than two ticks are from peers that stopped telling (crashed, cut off).
+    int agree = 0;
+    for (const auto& [p, v] : s.votes) {
+      if (v.first == s.vote && world.now() - v.second <= 2 * options.tick_ns) ++agree;
+    }
+    if (agree >= quorum()) {
+      if (s.vote.id == index) {
+        become_leader(index);
+        return;
+      }
+      join(index, s.vote.id);
+    }
+    s.votes[index] = {s.vote, world.now()};
+    notify_all(index);
+  }
+
   // --- every tick ----------------------------------------------------------------------
 
   void tick(int index) {
     Server& s = on(index);
-    if (index == 0) {
-      leader_tick();
-      return;
-    }
-    if (!serving(s) && !s.clients.empty()) {
-      // Cut off from the leader: like a follower that gives up on it, close every
-      // connection so that clients look for another server.
-      for (const auto& [session, c] : s.clients) to_client(s, c, [](ZkClientCore& core) { core.closed(false); });
-      s.clients.clear();
-      s.watches.clear();
+    switch (s.role) {
+      case Role::Looking: looking_tick(index); return;
+      case Role::Leading: leader_tick(index); return;
+      case Role::Following:
+        // Nothing from the leader for syncLimit: it gives up on it and looks for another.
+        if (world.now() - s.leader_heard_ns >= sync_limit_ns()) look(index);
+        return;
     }
   }
 
-  void leader_tick() {
-    const int64_t now = leader_mono();
+  void leader_tick(int l) {
+    Server& ls = servers[l];
+    Lead& d = *ls.lead;
+    // A leader that has not heard a majority within syncLimit steps down (ZooKeeper's
+    // "not sufficient followers synced"); one not established by then gives up too.
+    int heard = 1;
+    for (const auto& [f, at] : d.heard) {
+      if (world.now() - at < sync_limit_ns()) ++heard;
+    }
+    if (heard < quorum() && world.now() - d.started_ns >= sync_limit_ns()) {
+      look(l);
+      return;
+    }
+    if (d.established) expire_sessions(l);
+    for (const auto& [f, at] : d.heard) {
+      for (const auto& [zxid, t] : d.outstanding) {
+        if (!d.acks[zxid].count(f)) send_proposal(l, f, zxid);
+      }
+      peer(l, f, [this, l, f, epoch = d.epoch](Server& fs) {
+        if (!heard_leader(fs, l, epoch)) return;
+        const int64_t from = fs.applied;
+        // Its answer: alive, and how far it has applied.
+        peer(f, l, [this, l, f, epoch, from](Server& ls2) {
+          if (!leading(ls2, epoch)) return;
+          ls2.lead->heard[f] = world.now();
+          if (from >= ls2.applied) return;
+          // Behind: the commits it missed.
+          for (const auto& t : ls2.history) {
+            if (t.zxid > from && t.zxid <= ls2.applied) send_commit(l, f, t);
+          }
+        });
+      });
+    }
+  }
+
+  void expire_sessions(int l) {
+    Lead& d = *servers[l].lead;
+    const int64_t now = mono(l);
     std::vector<int64_t> expired;
-    for (const auto& [session, last] : touched) {
-      auto timeout = proposed.sessions.find(session);
-      if (timeout != proposed.sessions.end() && !closing.count(session) && now - last >= timeout->second) {
+    for (const auto& [session, last] : d.touched) {
+      auto timeout = d.proposed.sessions.find(session);
+      if (timeout != d.proposed.sessions.end() && !d.closing.count(session) && now - last >= timeout->second) {
         expired.push_back(session);
       }
     }
     for (int64_t session : expired) {
-      closing.insert(session);
-      touched.erase(session);
+      d.closing.insert(session);
+      d.touched.erase(session);
       Txn t;
       t.kind = Txn::Kind::CloseSession;
       t.session = session;
-      propose(std::move(t));
-    }
-    const int64_t committed = log.empty() ? 0 : log.back().zxid;
-    for (size_t i = 1; i < servers.size(); ++i) {
-      const int f = static_cast<int>(i);
-      for (const auto& [zxid, t] : outstanding) {
-        if (!acks[zxid].count(f)) send_proposal(f, zxid);
-      }
-      zk_send(world, pids[0], pids[f], epoch_of(pids[f]), [this, f, committed] {
-        Server& s = on(f);
-        s.leader_heard_ns = world.now();
-        if (s.applied >= committed) return;
-        const int64_t from = s.applied;
-        // Behind: ask for the commits it missed.
-        zk_send(world, s.pid, pids[0], epoch_of(pids[0]), [this, f, from] {
-          on(0);
-          for (const auto& t : log) {
-            if (t.zxid > from) send_commit(f, t);
-          }
-        });
-      });
+      propose(l, std::move(t));
     }
   }
 
@@ -420,6 +661,16 @@ struct ZkEnsemble::Impl {
     });
   }
 
+  // The leader the ensemble has now: the established one of the highest epoch, -1 if none.
+  int current_leader() const {
+    int best = -1;
+    for (const auto& s : servers) {
+      if (s.role != Role::Leading || !s.lead || !s.lead->established || world.process(s.pid).crashed) continue;
+      if (best < 0 || s.epoch > servers[best].epoch) best = s.index;
+    }
+    return best;
+  }
+
   // --- requests ------------------------------------------------------------------------
 
   void handle(int index, const ZkClientLink& c, const ZkOp& op) {
@@ -430,12 +681,12 @@ struct ZkEnsemble::Impl {
     }
     if (op.kind != ZkOp::Kind::Connect || op.session != 0) {
       const int64_t session = op.session;
-      to_leader(index, [session](Impl& e) { e.touch(session); });
+      to_leader(index, [session](Impl& e, int l) { e.touch(l, session); });
     }
     switch (op.kind) {
       case ZkOp::Kind::Connect:
         if (op.session == 0) {
-          to_leader(index, [index, c, op](Impl& e) { e.propose_write(index, c, op); });
+          to_leader(index, [index, c, op](Impl& e, int l) { e.propose_write(l, index, c, op); });
         } else if (s.tree.sessions.count(op.session)) {
           s.clients[op.session] = c;
           reply(s, c, ZkAnswer{.xid = op.xid, .session = op.session, .timeout_ns = s.tree.sessions[op.session]});
@@ -448,7 +699,7 @@ struct ZkEnsemble::Impl {
         return;
       case ZkOp::Kind::Create:
       case ZkOp::Kind::Remove:
-        to_leader(index, [index, c, op](Impl& e) { e.propose_write(index, c, op); });
+        to_leader(index, [index, c, op](Impl& e, int l) { e.propose_write(l, index, c, op); });
         return;
       case ZkOp::Kind::Children: {
         ZkAnswer a{.xid = op.xid};
@@ -495,6 +746,14 @@ ZkEnsemble::ZkEnsemble(World& world, const ZkOptions& options) : impl_(std::make
     s.epoch_seen = world.process(pid).epoch;
     impl_->servers.push_back(std::move(s));
   }
+  // The ensemble starts settled, zk-1 leading epoch 1 with every follower synced.
+  Server& first = impl_->servers[0];
+  first.role = Role::Leading;
+  first.lead = std::make_unique<Lead>();
+  first.lead->epoch = 1;
+  first.lead->established = true;
+  first.lead->next_zxid = kLeaderEpoch;
+  for (int i = 1; i < options.servers; ++i) first.lead->heard[i] = world.now();
   impl_->schedule_ticks();
 }
 
@@ -507,10 +766,32 @@ std::shared_ptr<ZooKeeper> ZkEnsemble::make_client(int client_pid) {
 }
 
 std::vector<std::string> ZkEnsemble::children(const std::string& path) const {
-  const auto& nodes = impl_->servers[0].tree.nodes;
+  // The leader's copy; while there is none, the most advanced server's.
+  int from = impl_->current_leader();
+  if (from < 0) {
+    from = 0;
+    for (const auto& s : impl_->servers) {
+      if (s.applied > impl_->servers[from].applied) from = s.index;
+    }
+  }
+  const auto& nodes = impl_->servers[from].tree.nodes;
   auto n = nodes.find(path);
   if (n == nodes.end()) return {};
   return {n->second.children.begin(), n->second.children.end()};
+}
+
+std::vector<std::string> ZkEnsemble::children_on(int index, const std::string& path) const {
+  const auto& nodes = impl_->servers.at(static_cast<size_t>(index)).tree.nodes;
+  auto n = nodes.find(path);
+  if (n == nodes.end()) return {};
+  return {n->second.children.begin(), n->second.children.end()};
+}
+
+int ZkEnsemble::leader() const { return impl_->current_leader(); }
+
+int64_t ZkEnsemble::epoch() const {
+  const int l = impl_->current_leader();
+  return l < 0 ? 0 : impl_->servers[l].epoch;
 }
 
 }  // namespace lockstep::sim

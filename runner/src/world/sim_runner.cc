@@ -114,7 +114,8 @@ class SimRun {
     }
     for (int i = 1; i <= s_.workload.clients; ++i) {
       std::string name = "client-" + std::to_string(i);
-      world_.add_client(name, i, clock_for(s_, name));
+      const int pid = world_.add_client(name, i, clock_for(s_, name));
+      if (s_.topology.zookeeper.servers > 0) record_session_states(pid, i);
     }
     for (int i = 1; i <= s_.workload.cache.writers; ++i) {
       const std::string name = cache_writer_name(i);
@@ -142,6 +143,9 @@ class SimRun {
       extra.emplace("zxid", c.zxid);
       switch (c.kind) {
         case sim::ZkChange::Kind::SessionExpired: rec_.truth("session-expire", owner, "", nullptr, -1, std::move(extra)); break;
+        case sim::ZkChange::Kind::LeaderElected:
+          rec_.truth("zk-leader", -1, "", world_.process(world_.zookeeper()->server_pids()[c.server]).name, -1, std::move(extra));
+          break;
         case sim::ZkChange::Kind::Created:
           if (c.path.rfind(dir, 0) == 0) rec_.truth("znode-create", owner, c.path, nullptr, -1, std::move(extra));
           break;
@@ -150,6 +154,14 @@ class SimRun {
           break;
       }
     };
+  }
+
+  // A client's session as its library reports it (connected, suspended, expired): what
+  // the holder was told, beside what the leader did.
+  void record_session_states(int pid, int64_t history_id) {
+    ZooKeeper* zk = world_.env(pid).zookeeper();
+    if (!zk) return;
+    zk->on_state = [this, history_id](ZkState s) { rec_.truth("zk-session", history_id, "", to_string(s)); };
   }
 
   // The stage is set before any client starts, as in the seed's demo, and on the masters
