@@ -55,6 +55,15 @@ install(TARGETS lockstep RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS lockstep_clock LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/lockstep)
 install(EXPORT lockstepTargets NAMESPACE lockstep:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/lockstep)
 
+# The live world's MySQL client is optional at build time; an installed lockstep built
+# with it needs it found again by whoever links it.
+if(TARGET PkgConfig::MARIADB)
+  set(LOCKSTEP_WITH_MARIADB 1)
+  set(LOCKSTEP_PC_MARIADB "libmariadb")
+else()
+  set(LOCKSTEP_WITH_MARIADB 0)
+  set(LOCKSTEP_PC_MARIADB "")
+endif()
 configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/lockstepConfig.cmake.in
   ${CMAKE_CURRENT_BINARY_DIR}/lockstepConfig.cmake INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/lockstep)
 write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/lockstepConfigVersion.cmake

@@ -829,6 +829,15 @@ TEST_F(DifferentialSequence, ScriptValuesKeepTheirArgumentObjects) {
       eval("return redis.call('set', 'e', 'q', 'abcdefghijkl')"),
       eval("return redis.call('set', 'e', 'q', 'r')"),
       {"MEMORY", "USAGE", "e"},
+      // A server with no AOF and no replica propagates nothing, so it keeps the arguments
+      // of a PUBLISH and of a write too.
+      eval("return redis.call('publish', 'chan', 'abcdefghijklmnopqrs')"),
+      eval("return redis.call('set', 'p', 'z')"),
+      {"MEMORY", "USAGE", "p"},
+      {"SET", "dw", "v"},
+      eval("return redis.call('del', 'dw', 'abcdefghijklmnopqrs')"),
+      eval("return redis.call('set', 'w', 'z')"),
+      {"MEMORY", "USAGE", "w"},
   });
 }
 

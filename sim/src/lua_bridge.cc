@@ -927,8 +927,11 @@ Reply LuaEngine::redis_call(const Args& argv, std::string& err) {
   node_.script_args = &script_args_;
   const int64_t dirty = node_.dirty;
   Reply r = node_.call(*caller_, *cmd, argv);
-  script_args_.propagated =
-      ((cmd->flags & kWrite) && node_.dirty > dirty) || ((cmd->flags & kMayReplicate) && !node_.cluster);
+  // A server that feeds no AOF and no replica (no propagator here) holds nothing for
+  // them, and keeps even a write's arguments, as redis-server does with appendonly no
+  // and no replication backlog.
+  script_args_.propagated = node_.propagator && (((cmd->flags & kWrite) && node_.dirty > dirty) ||
+                                                 ((cmd->flags & kMayReplicate) && !node_.cluster));
   return r;
 }
 

@@ -160,8 +160,8 @@ struct ScriptArgs {
   uint32_t stored = 0;
   bool rewritten = false;
   std::vector<int> layout;
-  // Replicated (it wrote, or is PUBLISH): the replication stream holds its arguments
-  // until the script ends, so none is kept.
+  // Replicated (it wrote, or is PUBLISH, on a server that feeds an AOF or replicas): the
+  // replication stream holds its arguments until the script ends, so none is kept.
   bool propagated = false;
 };
 using Handler = Reply (*)(NodeCore&, ClientState&, const Args&);
