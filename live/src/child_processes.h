@@ -22,6 +22,11 @@ void forget(pid_t pid_or_group);
 // Every server or sentinel ever started, in order.
 std::vector<pid_t> started_servers();
 
+// A TCP port the kernel says is free on 127.0.0.1 right now (0 if it would not say).
+// Another process may take it before a server binds it: each server's start() says so
+// from its log, or tries again with another.
+int free_loopback_port();
+
 // Marks a descriptor a library opened without O_CLOEXEC (hiredis's sockets) close-on-exec,
 // so that no program lockstep starts inherits it: a client that could reach a server
 // around its fault proxy would make every fault on its link a lie.

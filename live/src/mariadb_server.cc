@@ -28,20 +28,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-int free_loopback_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return 0;
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  int port = 0;
-  socklen_t len = sizeof a;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
-    port = ntohs(a.sin_port);
-  close(fd);
-  return port;
-}
 
 // Connects as root over the socket and runs `sql` if given; true when both worked.
 bool answers(const std::string& socket, const char* sql) {
@@ -109,7 +95,7 @@ std::string MariaDbServer::start(const MariaDbSettings& settings) {
   socket_ = dir_ + "/sock";
   std::string last;
   for (int attempt = 0; attempt < 3; ++attempt) {
-    port_ = settings_.tcp ? free_loopback_port() : 0;
+    port_ = settings_.tcp ? children::free_loopback_port() : 0;
     if (settings_.tcp && port_ == 0) return "cannot find a free port on 127.0.0.1";
     if (auto err = spawn(); !err.empty()) return err;
     if (wait_ready(Millis(30000))) {

@@ -92,21 +92,12 @@ void forget(pid_t pid) {
   }
 }
 
-}  // namespace children
-
-namespace {
-
-namespace fs = std::filesystem;
-
-// A port the kernel says is free on 127.0.0.1 right now. Someone may take it before the
-// server binds it; start() then retries with another.
-int free_port() {
+int free_loopback_port() {
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return 0;
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = 0;
   int port = 0;
   socklen_t len = sizeof a;
   if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
@@ -115,6 +106,13 @@ int free_port() {
   close(fd);
   return port;
 }
+
+}  // namespace children
+
+namespace {
+
+namespace fs = std::filesystem;
+
 
 std::string which(const std::string& name) {
   const char* path = std::getenv("PATH");
@@ -385,10 +383,10 @@ bool RedisServer::wait_ready(Nanos limit) {
 std::string RedisServer::start() {
   std::string last;
   for (int attempt = 0; attempt < 5; ++attempt) {
-    port_ = free_port();
+    port_ = children::free_loopback_port();
     if (port_ == 0) return "cannot find a free port on 127.0.0.1";
     if (config_.cluster()) {
-      bus_port_ = free_port();
+      bus_port_ = children::free_loopback_port();
       if (bus_port_ == 0 || bus_port_ == port_) return "cannot find a free bus port on 127.0.0.1";
     }
     if (auto err = spawn(); !err.empty()) return err;

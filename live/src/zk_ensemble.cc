@@ -23,22 +23,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A port the kernel says is free on 127.0.0.1 right now; a server that loses the race
-// for it says so in its log, and start() reports that.
-int zk_free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return 0;
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  int port = 0;
-  socklen_t len = sizeof a;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
-    port = ntohs(a.sin_port);
-  close(fd);
-  return port;
-}
 
 std::string zk_tail_of(const std::string& file, size_t max_chars) {
   std::ifstream f(file);
@@ -214,6 +198,18 @@ std::string ZkEnsemble::spawn(Server& s) {
 }
 
 std::string ZkEnsemble::start(const ZkEnsembleSpec& spec) {
+  // A kernel-picked port is only free until someone else binds it: another test's server
+  // or any outgoing connection may take it before the JVM does. Such a start is tried
+  // again on fresh ports; any other failure is reported at once.
+  std::string err;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    err = start_once(spec);
+    if (err.find("Address already in use") == std::string::npos) break;
+  }
+  return err;
+}
+
+std::string ZkEnsemble::start_once(const ZkEnsembleSpec& spec) {
   stop_all();
   classpath_ = classpath();
   if (classpath_.empty()) return "ZooKeeper is not installed (/usr/share/java/zookeeper.jar; run scripts/setup)";
@@ -224,9 +220,9 @@ std::string ZkEnsemble::start(const ZkEnsembleSpec& spec) {
     Server s;
     s.name = server_name(i);
     s.myid = spec.servers - i;
-    s.client = {"127.0.0.1", zk_free_port()};
-    s.quorum = {"127.0.0.1", zk_free_port()};
-    s.election = {"127.0.0.1", zk_free_port()};
+    s.client = {"127.0.0.1", children::free_loopback_port()};
+    s.quorum = {"127.0.0.1", children::free_loopback_port()};
+    s.election = {"127.0.0.1", children::free_loopback_port()};
     if (!s.client.port || !s.quorum.port || !s.election.port) {
       stop_all();
       return "cannot find free ports on 127.0.0.1";

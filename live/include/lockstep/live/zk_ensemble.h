@@ -74,6 +74,7 @@ class ZkEnsemble {
     std::string dir, config, log;
     pid_t pid = -1;
   };
+  std::string start_once(const ZkEnsembleSpec& spec);
   std::string write_config(const Server& s, const ZkEnsembleSpec& spec);
   std::string spawn(Server& s);
   void stop_all();
