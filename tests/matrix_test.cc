@@ -199,6 +199,50 @@ TEST(Budgets, DrawAndShrinkInsideTheirBudget) {
   EXPECT_FALSE(fuzz(space, o).finding.has_value()) << "set-px-lua broke within its own assumptions";
 }
 
+// Each claim speaks of its fault alone; together, a pause and a delay on one client eat
+// one lease. A within campaign of pauses and delays on Redisson's watchdog lock found two
+// holders before they shared one budget: a 41 ms delay slowing the acquire, then a pause
+// of all the claim's room.
+TEST(Budgets, PausesAndDelaysOnOneClientShareOneLease) {
+  Scenario s;
+  s.lock.algorithm = "redisson@3.44.0";
+  s.lock.options = {{"kind", "lock"}, {"lockWatchdogTimeout", 200}, {"retryInterval", 10}, {"timeout", 20}};
+  s.topology.nodes = 1;
+  s.workload.hold_ms = 16;
+  FaultSpec delay;
+  delay.kind = FaultKind::Delay;
+  delay.target = "client-1";
+  delay.at_ms = 2;
+  delay.duration_ms = 160;
+  delay.delay_ms = 41;
+  FaultSpec pause;
+  pause.kind = FaultKind::Pause;
+  pause.target = "client-1";
+  pause.at_ms = 59;
+  pause.duration_ms = 101;
+  s.faults = {delay};
+  EXPECT_TRUE(within_assumptions(s));
+  s.faults = {pause};
+  EXPECT_TRUE(within_assumptions(s));
+  s.faults = {delay, pause};
+  EXPECT_FALSE(within_assumptions(s));
+  // On another client the two do not add up.
+  s.faults[1].target = "client-2";
+  EXPECT_TRUE(within_assumptions(s));
+
+  FuzzSpace space;
+  space.locks = {"redisson@3.44.0"};
+  space.fault_kinds = {FaultKind::Pause, FaultKind::Delay};
+  space.budget = Budget::Within;
+  ASSERT_EQ(parse_stop_on("safety", space), "");
+  FuzzOptions o;
+  o.seed = 1;
+  o.runs = 600;
+  o.jobs = 1;
+  const FuzzSummary found = fuzz(space, o);
+  EXPECT_FALSE(found.finding.has_value()) << to_json(found.finding->shrunk).dump();
+}
+
 // Delays add up along a path and count twice in a round trip: a within campaign keeps
 // the latency that the delays and jitters active at any moment add together to half of
 // what the lock claims for a round trip (less room for the network's own), so no

@@ -180,30 +180,46 @@ void set_size(FaultSpec& f, int64_t v) {
 int64_t pause_margin(int64_t bound) { return 20 + bound / 10; }
 
 // The faults cut down to the lock's assumptions, in time order (see Budget::Within).
+//
+// Each claim speaks of its fault alone, so faults that together eat one client's lease
+// share one budget of silence per client: its pauses, the cuts that isolate it, and
+// the time delays add to its acquire and release, each of `rounds` sequential round
+// trips slowed twice. A pause as long as its claim allows, after an acquire slowed by a
+// delay as large as its claim allows, outlives the lease that the two claims each keep.
 std::vector<FaultSpec> fit_within(std::vector<FaultSpec> faults, const std::vector<Assumption>& list,
-                                  int64_t hold_ms) {
+                                  int64_t hold_ms, int rounds) {
   std::vector<size_t> order(faults.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return faults[a].at_ms < faults[b].at_ms; });
   std::vector<bool> keep(faults.size(), false);
-  std::map<std::string, int64_t> pause_left;
+  // Per client: silence taken by its pauses and cuts, and lease taken by delays (the
+  // key "" holds delays on servers, which slow every client).
+  std::map<std::string, int64_t> silent, slowed;
+  std::map<std::string, int64_t> silence_room;  // per client: the smallest room a kept silence claimed
   std::vector<std::string> nodes_down;
   std::vector<std::pair<int64_t, int64_t>> slowing;  // kept delays and jitters: added ms, until
+  const auto room_of = [&](const std::string& who) {
+    auto it = silence_room.find(who);
+    if (it == silence_room.end()) return Assumption::kAny;
+    return it->second - silent[who] - slowed[who] - slowed[""];
+  };
   for (size_t i : order) {
     FaultSpec& f = faults[i];
     const Assumption* a = covering(list, f);
     if (!a) continue;
     if (f.kind == FaultKind::Pause || f.kind == FaultKind::Partition) {
-      // Silence adds up: a client's pauses together, and its cuts together (a session
-      // that hears nothing between two cuts counts both), stay inside the bound.
+      // A client's pauses together, and its cuts together (a session that hears nothing
+      // between two cuts counts both), stay inside the bound.
       const std::string who =
-          f.kind == FaultKind::Pause ? f.target : "cut:" + (f.groups.empty() || f.groups[0].empty() ? "" : f.groups[0][0]);
+          f.kind == FaultKind::Pause ? f.target : (f.groups.empty() || f.groups[0].empty() ? "" : f.groups[0][0]);
       if (a->max != Assumption::kAny) {
-        auto [it, fresh] =
-            pause_left.try_emplace(who, a->max - (a->work_counts ? hold_ms : 0) - pause_margin(a->max));
-        if (it->second <= 0) continue;
-        f.duration_ms = std::min(f.duration_ms, it->second);
-        it->second -= f.duration_ms;
+        const int64_t room = a->max - (a->work_counts ? hold_ms : 0) - pause_margin(a->max);
+        auto [it, fresh] = silence_room.try_emplace(who, room);
+        if (!fresh) it->second = std::min(it->second, room);
+        const int64_t left = room_of(who);
+        if (left <= 0) continue;
+        f.duration_ms = std::min(f.duration_ms, left);
+        silent[who] += f.duration_ms;
       }
     } else if (f.kind == FaultKind::Crash && on_node(f)) {
       if (std::find(nodes_down.begin(), nodes_down.end(), f.target) == nodes_down.end()) {
@@ -219,10 +235,18 @@ std::vector<FaultSpec> fit_within(std::vector<FaultSpec> faults, const std::vect
       int64_t used = 0;
       for (const auto& k : slowing)
         if (k.second > f.at_ms) used += k.first;
-      const int64_t left = (a->max - pause_margin(a->max) / 4) / 2 - used;
+      int64_t left = (a->max - pause_margin(a->max) / 4) / 2 - used;
+      // And what it adds to an acquire and a release comes out of the silence left to
+      // every client it slows.
+      const std::string who = on_node(f) ? "" : f.target;
+      for (const auto& [client, room] : silence_room) {
+        if (!who.empty() && client != who) continue;
+        left = std::min(left, room_of(client) / (2 * rounds));
+      }
       if (left <= 0) continue;
       if (size_of(f) > left) set_size(f, left);
       slowing.emplace_back(size_of(f), f.at_ms + f.duration_ms);
+      slowed[who] += 2 * rounds * size_of(f);
     } else if (a->max != Assumption::kAny) {
       if (a->max <= 0) continue;
       if (size_of(f) > a->max) set_size(f, a->max);
@@ -235,13 +259,14 @@ std::vector<FaultSpec> fit_within(std::vector<FaultSpec> faults, const std::vect
   return kept;
 }
 
-bool faults_within(const std::vector<FaultSpec>& faults, const std::vector<Assumption>& list, int64_t hold_ms) {
-  return fit_within(faults, list, hold_ms) == faults;
+bool faults_within(const std::vector<FaultSpec>& faults, const std::vector<Assumption>& list, int64_t hold_ms,
+                   int rounds) {
+  return fit_within(faults, list, hold_ms, rounds) == faults;
 }
 
 // Pushes the first fault that can be past the lock's assumptions (see Budget::Beyond).
-void push_beyond(std::vector<FaultSpec>& faults, const std::vector<Assumption>& list, int64_t hold_ms) {
-  if (!faults_within(faults, list, hold_ms)) return;
+void push_beyond(std::vector<FaultSpec>& faults, const std::vector<Assumption>& list, int64_t hold_ms, int rounds) {
+  if (!faults_within(faults, list, hold_ms, rounds)) return;
   for (auto& f : faults) {
     const Assumption* a = covering(list, f);
     if (!a) return;  // unreachable: a fault no assumption covers is beyond already
@@ -257,14 +282,18 @@ void push_beyond(std::vector<FaultSpec>& faults, const std::vector<Assumption>& 
   }
 }
 
+// The round trips of one acquire and one release that a delay may slow one after
+// another: a lock over several masters may ask them in turn.
+int rounds_of(const Scenario& s) { return 2 * std::max(1, s.topology.nodes); }
+
 // The budget applied to a built scenario's faults.
 void hold_to_budget(const FuzzSpace& sp, Scenario& s) {
   if (sp.budget == Budget::Any) return;
   const auto list = assumptions_of(s);
   if (sp.budget == Budget::Within) {
-    s.faults = fit_within(std::move(s.faults), list, s.workload.hold_ms);
+    s.faults = fit_within(std::move(s.faults), list, s.workload.hold_ms, rounds_of(s));
   } else {
-    push_beyond(s.faults, list, s.workload.hold_ms);
+    push_beyond(s.faults, list, s.workload.hold_ms, rounds_of(s));
   }
 }
 
@@ -548,7 +577,9 @@ const char* to_string(Budget b) {
   return "any";
 }
 
-bool within_assumptions(const Scenario& s) { return faults_within(s.faults, assumptions_of(s), s.workload.hold_ms); }
+bool within_assumptions(const Scenario& s) {
+  return faults_within(s.faults, assumptions_of(s), s.workload.hold_ms, rounds_of(s));
+}
 
 std::string parse_stop_on(const std::string& list, FuzzSpace& space) {
   space.properties.clear();
