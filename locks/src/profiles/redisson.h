@@ -17,7 +17,13 @@ namespace lockstep::profiles::redisson {
 // Recipe: lockstep's own terms — nothing resent, the unlock without a latch, the fair
 // lock's older scripts (a queued waiter is told the time left to its own give-up time),
 // and what no profile models (the fencing token, the read-write lock, WAIT for replicas).
-enum class Version { Recipe, V3_23, V3_43, V3_44 };
+// V2_3 (2.3.0): the MultiLock/RedLock before #624, every lock tried at once with the
+// caller's own wait and lease; its watchdog PEXPIREs the key without asking whose it is.
+enum class Version { Recipe, V3_23, V3_43, V3_44, V2_3 };
+
+// Before 3.24.0 (#4871) every command is resent after a response timeout and the unlock
+// has no latch.
+inline bool resends_all(Version v) { return v == Version::V2_3 || v == Version::V3_23; }
 
 enum class Kind {
   Lock,    // RLock

@@ -10,6 +10,15 @@
 // every lock and starts over after a refusal; RedLock needs N/2+1 and gives up when too
 // many failed. What is left of the wait is checked on the wall clock after every lock;
 // there is no validity or drift check.
+//
+// 2.3.0, before #624 (fixed in 2.2.25 and 2.4.0, commit 7eaf465): tryLock(waitTime,
+// leaseTime) sends every lock's tryLockAsync(waitTime, leaseTime) at once and waits for
+// all of them; MultiLock needs every lock, RedLock N/2+1, and fewer are unlocked. Each
+// lock waits on its own for the whole wait and gets the caller's lease: two callers that
+// split the locks between them each wait for the other's, whose lease ends before the
+// wait does, so each takes the other's locks after its own first ones have expired, and
+// both return true. unlock() sends every unlock at once; MultiLock throws the first
+// failure, RedLock none.
 #include <algorithm>
 
 #include "redisson.h"
@@ -133,10 +142,66 @@ class Multi : public ProfileLock {
   std::vector<std::unique_ptr<RLock>> locks_;
 };
 
+// 2.3.0's RedissonMultiLock/RedissonRedLock: every lock at once (see the top of the file).
+class AllAtOnce : public ProfileLock {
+ public:
+  AllAtOnce(Env& env, const std::string& key, const std::string& uuid, Config c, int64_t lease_ms, bool redlock)
+      : lease_ms_(lease_ms), redlock_(redlock), token_(uuid) {
+    for (int i = 0; i < env.node_count(); ++i) {
+      const std::string owner = (i == 0 ? uuid : random_hex(env, 16)) + ":" + kThreadId;
+      locks_.push_back(std::make_unique<RLock>(env, i, key, owner, c));
+    }
+  }
+
+  Task<AcquireOutcome> acquire(Nanos wait) override {
+    const int64_t wait_ms = to_ms(wait);
+    std::vector<Task<AcquireOutcome>> tries;
+    for (auto& l : locks_) {
+      l->set_note(on_background_extend);
+      // tryLock() without arguments is one attempt each; otherwise the caller's wait and lease.
+      tries.push_back(wait_ms <= 0 && lease_ms_ <= 0 ? l->try_lock(0, -1) : l->try_lock(wait_ms, lease_ms_));
+    }
+    std::vector<AcquireOutcome> outcomes = co_await when_all(std::move(tries));
+    std::vector<int> locked;
+    bool failed = false;  // an exception, rethrown when too few were taken
+    for (size_t i = 0; i < outcomes.size(); ++i) {
+      if (outcomes[i] == AcquireOutcome::Acquired) locked.push_back(static_cast<int>(i));
+      failed = failed || outcomes[i] == AcquireOutcome::Unknown;
+    }
+    const int n = static_cast<int>(locks_.size());
+    const int needed = redlock_ ? n / 2 + 1 : n;
+    if (static_cast<int>(locked.size()) >= needed) co_return AcquireOutcome::Acquired;
+    std::vector<Task<ReleaseOutcome>> unlocks;
+    for (int j : locked) unlocks.push_back(locks_[j]->unlock());
+    std::vector<ReleaseOutcome> ignored = co_await when_all(std::move(unlocks));
+    co_return failed ? AcquireOutcome::Unknown : AcquireOutcome::NotAcquired;
+  }
+
+  Task<ReleaseOutcome> release() override {
+    std::vector<Task<ReleaseOutcome>> unlocks;
+    for (auto& l : locks_) unlocks.push_back(l->unlock());
+    std::vector<ReleaseOutcome> outcomes = co_await when_all(std::move(unlocks));
+    if (redlock_) co_return ReleaseOutcome::Released;
+    for (ReleaseOutcome o : outcomes) {
+      if (o != ReleaseOutcome::Released) co_return o;
+    }
+    co_return ReleaseOutcome::Released;
+  }
+
+  const std::string& token() const override { return token_; }
+
+ private:
+  int64_t lease_ms_;
+  bool redlock_;
+  std::string token_;
+  std::vector<std::unique_ptr<RLock>> locks_;
+};
+
 }  // namespace
 
 std::unique_ptr<ProfileLock> make_multi(Env& env, const std::string& key, const std::string& uuid, Config config,
                                         int64_t lease_ms, bool redlock) {
+  if (config.version == Version::V2_3) return std::make_unique<AllAtOnce>(env, key, uuid, config, lease_ms, redlock);
   return std::make_unique<Multi>(env, key, uuid, config, lease_ms, redlock);
 }
 
@@ -146,7 +211,8 @@ std::unique_ptr<ProfileLock> make_redisson(const ProfileInfo& info, Env& env, co
                                            const nlohmann::json& options) {
   ProfileOptions o(info, options);
   redisson::Config c;
-  c.version = info.version == "3.23.0"   ? redisson::Version::V3_23
+  c.version = info.version == "2.3.0"    ? redisson::Version::V2_3
+              : info.version == "3.23.0" ? redisson::Version::V3_23
               : info.version == "3.43.0" ? redisson::Version::V3_43
                                          : redisson::Version::V3_44;
   c.timeout = Millis(o.integer("timeout"));

@@ -67,12 +67,15 @@ std::string prefix_name(const std::string& prefix, const std::string& name) {
 Task<void> run_watchdog(std::shared_ptr<RLock::Watchdog> d) {
   constexpr int kRenewalsMax = 1'000'000;
   const bool batched = d->c.version == Version::V3_44;
+  // 2.3.0's renewal is expireAsync: a plain PEXPIRE of the key, whoever holds it.
+  const bool plain = d->c.version == Version::V2_3;
   for (int i = 0; i < kRenewalsMax; ++i) {
     co_await d->env.sleep(Millis(std::max<int64_t>(d->lease_ms / 3, 1)));
     if (d->stopped) co_return;
     d->tell(true);
     const std::string lease = ms_string(d->lease_ms);
     Argv renew = batched ? make_argv("EVAL", script("redisson_renew_batch"), "1", d->key, lease, d->field)
+                 : plain ? make_argv("PEXPIRE", d->key, lease)
                          : make_argv("EVAL", script("reentrant_renew"), "1", d->key, lease, d->field);
     Reply r = co_await execute(d->env, d->node, std::move(renew), d->c, true);
     if (d->stopped) {
@@ -125,7 +128,7 @@ RLock::~RLock() {
 
 Task<Reply> RLock::try_acquire(int64_t wait_ms, int64_t lease_ms) {
   const std::string lease = ms_string(lease_ms > 0 ? lease_ms : c_.watchdog_ms);
-  const bool resend = c_.version == Version::V3_23;
+  const bool resend = resends_all(c_.version);
   const bool recipe = c_.version == Version::Recipe;
   Argv a;
   switch (c_.kind) {
@@ -194,7 +197,7 @@ Task<AcquireOutcome> RLock::granted(int64_t lease_ms) {
 
 void RLock::after_acquire(int64_t lease_ms) {
   if (lease_ms > 0) {
-    if (c_.version == Version::V3_23) internal_lease_ms_ = lease_ms;  // final from 3.24 on
+    if (resends_all(c_.version)) internal_lease_ms_ = lease_ms;  // final from 3.24 on
     return;
   }
   if (renew_holds_++ > 0) return;  // the ExpirationEntry already renews for this thread
@@ -246,7 +249,7 @@ Argv RLock::unlock_argv() {
       return make_argv("EVAL", script("fair_unlock"), "4", key_, queue_, timeouts_, channel_, "0", lease, owner_,
                        ms_string(wall_ms(env_)));
     default:
-      if (c_.version == Version::Recipe || c_.version == Version::V3_23)
+      if (c_.version == Version::Recipe || resends_all(c_.version))
         return make_argv("EVAL", script("reentrant_unlock"), "2", key_, channel_, "0", lease, owner_);
   }
   const std::string latch = prefix_name("redisson_unlock_latch", key_) + ":" + random_hex(env_, 16);
@@ -265,7 +268,7 @@ Task<ReleaseOutcome> RLock::unlock() {
   const bool latched = (c_.version == Version::V3_43 || c_.version == Version::V3_44) &&
                        (c_.kind == Kind::Lock || c_.kind == Kind::Fair);
   const std::string latch = latched ? argv[3 + (c_.kind == Kind::Fair ? 4 : 2)] : "";
-  Reply r = co_await execute(env_, node_, std::move(argv), c_, c_.version == Version::V3_23);
+  Reply r = co_await execute(env_, node_, std::move(argv), c_, resends_all(c_.version));
   // cancelExpirationRenewal(threadId) runs whatever the outcome.
   if (renew_holds_ > 0 && --renew_holds_ == 0 && dog_) {
     dog_->stopped = true;
