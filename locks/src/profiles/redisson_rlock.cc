@@ -8,6 +8,9 @@
 // System.currentTimeMillis(), the wall clock. leaseTime <= 0 takes lockWatchdogTimeout
 // and starts the watchdog, which renews every third of it while the owner field exists.
 //
+// 2.3.0 and 3.11.x: as 3.23.0, and a leaseTime other than -1 is used as given, so a
+// negative one (3.11.0's MultiLock with wait -1, #2172) PEXPIREs the new key away at
+// once; 2.3.0's watchdog renews with a plain PEXPIRE of the key.
 // 3.23.0: acquire and unlock are resent after a response timeout, and the unlock script
 // has no latch, so a resent unlock counts down a reentrant hold twice (#4871).
 // 3.43.0: the unlock keeps a latch key per request and neither acquire nor unlock is
@@ -127,7 +130,7 @@ RLock::~RLock() {
 }
 
 Task<Reply> RLock::try_acquire(int64_t wait_ms, int64_t lease_ms) {
-  const std::string lease = ms_string(lease_ms > 0 ? lease_ms : c_.watchdog_ms);
+  const std::string lease = ms_string(explicit_lease(c_.version, lease_ms) ? lease_ms : c_.watchdog_ms);
   const bool resend = resends_all(c_.version);
   const bool recipe = c_.version == Version::Recipe;
   Argv a;
@@ -196,7 +199,7 @@ Task<AcquireOutcome> RLock::granted(int64_t lease_ms) {
 }
 
 void RLock::after_acquire(int64_t lease_ms) {
-  if (lease_ms > 0) {
+  if (explicit_lease(c_.version, lease_ms)) {
     if (resends_all(c_.version)) internal_lease_ms_ = lease_ms;  // final from 3.24 on
     return;
   }

@@ -89,6 +89,14 @@ std::vector<ProfileOption> redisson_options(bool fair, int64_t timeout_ms = 3000
   };
 }
 
+// tryLock's waitTime given in the options instead of the workload's wait: -1, "do not
+// wait", is a value the workload's wait cannot take.
+std::vector<ProfileOption> with_wait_time(std::vector<ProfileOption> o) {
+  o.push_back({"waitTime", T::NumberOrNull, nullptr, -1, kBig, {}, false, 1,
+               "the tryLock(waitTime, leaseTime) argument (ms); -1: no wait; null: the workload's wait_ms"});
+  return o;
+}
+
 // What each library's lock lets its user do, and how it is built, by library: the same
 // for every version the table has of it.
 void describe_library(LockInfo& l) {
@@ -200,6 +208,14 @@ std::vector<LockInfo> build_table() {
       "with the whole wait and the caller's lease, so two callers that split the locks each take the other's once "
       "its lease ends; every command resent after a response timeout",
       redisson_options(false, 1000, 1000), "lockWatchdogTimeout", true, false);
+  add("redisson", "3.11.0",
+      "Redisson RLock/MultiLock/RedLock before #2172 (fixed in 3.11.1): with leaseTime set and waitTime -1 the "
+      "MultiLock takes each lock with a lease of 2 x -1 ms, which deletes the key at once: every caller gets it",
+      with_wait_time(redisson_options(false)), "lockWatchdogTimeout", true, false);
+  add("redisson", "3.11.1",
+      "Redisson 3.11.0 with #2172 fixed: with waitTime -1 the MultiLock takes each lock with the lease asked for and "
+      "gives up after a refusal",
+      with_wait_time(redisson_options(false)), "lockWatchdogTimeout", true, false);
   add("redisson", "3.23.0",
       "Redisson RLock/MultiLock/RedLock: unlock without the latch, resent after a response timeout (#4871); "
       "watchdog stops after a renewal error",
