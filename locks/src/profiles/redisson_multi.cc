@@ -79,7 +79,7 @@ class Multi : public ProfileLock {
     // PEXPIREs each key away as soon as the script sets it (#2172; 3.11.1 takes leaseTime).
     if (leased && version_ == Version::V3_11_0) new_lease = wait_ms * 2;
     int64_t time = wall_ms(env_);
-    int64_t remain = no_wait && (!v3_11 || wait_ms == -1) ? -1 : wait_ms;
+    int64_t remain = no_wait ? -1 : wait_ms;
     const int64_t lock_wait = redlock_ ? std::max<int64_t>(remain / n, 1) : remain;
     const int failed_limit_start = failed_locks_limit();
     int failed_limit = failed_limit_start;
