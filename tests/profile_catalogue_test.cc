@@ -56,6 +56,8 @@ const std::vector<Pair>& pairs() {
       {"redisson-3.43.0-fair-lock-skewed-clock-jumps-the-queue.json", "redisson-3.43.0-fair-lock-skew-within-wait.json"},
       {"redisson-3.43.0-fair-lock-sustained-contention-drops-live-waiters.json",
        "redisson-3.43.0-fair-lock-wait-covers-the-contention.json"},
+      {"redisson-2.3.0-multilock-split-holds-twice.json", "redisson-3.23.0-multilock-takes-locks-in-turn.json"},
+      {"redisson-3.11.0-multilock-no-wait-lease-deletes-keys.json", "redisson-3.11.1-multilock-no-wait-keeps-lease.json"},
       {"redlock-py-1.0.8-wall-clock-jump-accepts-expired-lock.json",
        "redis-plus-plus-1.3.15-steady-clock-refuses-expired-lock.json"},
       {"redis-plus-plus-1.3.15-validity-from-first-attempt.json", "redis-plus-plus-1.3.15-one-attempt-per-call.json"},

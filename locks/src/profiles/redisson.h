@@ -8,6 +8,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "common.h"
@@ -17,7 +18,25 @@ namespace lockstep::profiles::redisson {
 // Recipe: lockstep's own terms — nothing resent, the unlock without a latch, the fair
 // lock's older scripts (a queued waiter is told the time left to its own give-up time),
 // and what no profile models (the fencing token, the read-write lock, WAIT for replicas).
-enum class Version { Recipe, V3_23, V3_43, V3_44 };
+// V2_3 (2.3.0): the MultiLock/RedLock before #624, every lock tried at once with the
+// caller's own wait and lease; its watchdog PEXPIREs the key without asking whose it is.
+// V3_11_0 (3.11.0): the MultiLock's lease while acquiring is 2 x waitTime even when the
+// wait is -1 (#2172); V3_11_1 (3.11.1) takes the lease asked for then.
+enum class Version { Recipe, V3_23, V3_43, V3_44, V2_3, V3_11_0, V3_11_1 };
+
+// Before 3.24.0 (#4871) every command is resent after a response timeout and the unlock
+// has no latch.
+inline bool resends_all(Version v) {
+  return v == Version::V2_3 || v == Version::V3_11_0 || v == Version::V3_11_1 || v == Version::V3_23;
+}
+
+// Up to 3.11 a leaseTime other than -1 is used as given (RedissonLock.tryAcquireAsync:
+// `leaseTime != -1`), so 0 or a negative lease PEXPIREs the new key away at once; later
+// versions keep the watchdog for any leaseTime <= 0.
+inline bool lease_as_given(Version v) {
+  return v == Version::V2_3 || v == Version::V3_11_0 || v == Version::V3_11_1;
+}
+inline bool explicit_lease(Version v, int64_t lease_ms) { return lease_as_given(v) ? lease_ms != -1 : lease_ms > 0; }
 
 enum class Kind {
   Lock,    // RLock
@@ -99,7 +118,8 @@ class RLock {
 };
 
 // The Redisson profile for `kind` multilock / redlock: built in redisson_multi.cc.
+// `wait_ms`, when set, replaces the workload's wait as tryLock's waitTime (-1: none).
 std::unique_ptr<ProfileLock> make_multi(Env& env, const std::string& key, const std::string& uuid, Config config,
-                                        int64_t lease_ms, bool redlock);
+                                        int64_t lease_ms, bool redlock, std::optional<int64_t> wait_ms);
 
 }  // namespace lockstep::profiles::redisson

@@ -8,6 +8,9 @@
 // System.currentTimeMillis(), the wall clock. leaseTime <= 0 takes lockWatchdogTimeout
 // and starts the watchdog, which renews every third of it while the owner field exists.
 //
+// 2.3.0 and 3.11.x: as 3.23.0, and a leaseTime other than -1 is used as given, so a
+// negative one (3.11.0's MultiLock with wait -1, #2172) PEXPIREs the new key away at
+// once; 2.3.0's watchdog renews with a plain PEXPIRE of the key.
 // 3.23.0: acquire and unlock are resent after a response timeout, and the unlock script
 // has no latch, so a resent unlock counts down a reentrant hold twice (#4871).
 // 3.43.0: the unlock keeps a latch key per request and neither acquire nor unlock is
@@ -67,12 +70,15 @@ std::string prefix_name(const std::string& prefix, const std::string& name) {
 Task<void> run_watchdog(std::shared_ptr<RLock::Watchdog> d) {
   constexpr int kRenewalsMax = 1'000'000;
   const bool batched = d->c.version == Version::V3_44;
+  // 2.3.0's renewal is expireAsync: a plain PEXPIRE of the key, whoever holds it.
+  const bool plain = d->c.version == Version::V2_3;
   for (int i = 0; i < kRenewalsMax; ++i) {
     co_await d->env.sleep(Millis(std::max<int64_t>(d->lease_ms / 3, 1)));
     if (d->stopped) co_return;
     d->tell(true);
     const std::string lease = ms_string(d->lease_ms);
     Argv renew = batched ? make_argv("EVAL", script("redisson_renew_batch"), "1", d->key, lease, d->field)
+                 : plain ? make_argv("PEXPIRE", d->key, lease)
                          : make_argv("EVAL", script("reentrant_renew"), "1", d->key, lease, d->field);
     Reply r = co_await execute(d->env, d->node, std::move(renew), d->c, true);
     if (d->stopped) {
@@ -124,8 +130,8 @@ RLock::~RLock() {
 }
 
 Task<Reply> RLock::try_acquire(int64_t wait_ms, int64_t lease_ms) {
-  const std::string lease = ms_string(lease_ms > 0 ? lease_ms : c_.watchdog_ms);
-  const bool resend = c_.version == Version::V3_23;
+  const std::string lease = ms_string(explicit_lease(c_.version, lease_ms) ? lease_ms : c_.watchdog_ms);
+  const bool resend = resends_all(c_.version);
   const bool recipe = c_.version == Version::Recipe;
   Argv a;
   switch (c_.kind) {
@@ -193,8 +199,8 @@ Task<AcquireOutcome> RLock::granted(int64_t lease_ms) {
 }
 
 void RLock::after_acquire(int64_t lease_ms) {
-  if (lease_ms > 0) {
-    if (c_.version == Version::V3_23) internal_lease_ms_ = lease_ms;  // final from 3.24 on
+  if (explicit_lease(c_.version, lease_ms)) {
+    if (resends_all(c_.version)) internal_lease_ms_ = lease_ms;  // final from 3.24 on
     return;
   }
   if (renew_holds_++ > 0) return;  // the ExpirationEntry already renews for this thread
@@ -246,7 +252,7 @@ Argv RLock::unlock_argv() {
       return make_argv("EVAL", script("fair_unlock"), "4", key_, queue_, timeouts_, channel_, "0", lease, owner_,
                        ms_string(wall_ms(env_)));
     default:
-      if (c_.version == Version::Recipe || c_.version == Version::V3_23)
+      if (c_.version == Version::Recipe || resends_all(c_.version))
         return make_argv("EVAL", script("reentrant_unlock"), "2", key_, channel_, "0", lease, owner_);
   }
   const std::string latch = prefix_name("redisson_unlock_latch", key_) + ":" + random_hex(env_, 16);
@@ -265,7 +271,7 @@ Task<ReleaseOutcome> RLock::unlock() {
   const bool latched = (c_.version == Version::V3_43 || c_.version == Version::V3_44) &&
                        (c_.kind == Kind::Lock || c_.kind == Kind::Fair);
   const std::string latch = latched ? argv[3 + (c_.kind == Kind::Fair ? 4 : 2)] : "";
-  Reply r = co_await execute(env_, node_, std::move(argv), c_, c_.version == Version::V3_23);
+  Reply r = co_await execute(env_, node_, std::move(argv), c_, resends_all(c_.version));
   // cancelExpirationRenewal(threadId) runs whatever the outcome.
   if (renew_holds_ > 0 && --renew_holds_ == 0 && dog_) {
     dog_->stopped = true;

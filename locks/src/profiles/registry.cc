@@ -74,7 +74,8 @@ std::vector<ProfileOption> node_redlock_options(bool v5) {
   return o;
 }
 
-std::vector<ProfileOption> redisson_options(bool fair) {
+// Config's timeout and retryInterval defaults were 1000 ms each up to 2.x.
+std::vector<ProfileOption> redisson_options(bool fair, int64_t timeout_ms = 3000, int64_t retry_interval_ms = 1500) {
   std::vector<std::string> kinds = {"lock", "multilock", "redlock"};
   if (fair) kinds.insert(kinds.begin() + 1, "fair");
   return {
@@ -82,10 +83,18 @@ std::vector<ProfileOption> redisson_options(bool fair) {
              "lock: RLock; fair: RFairLock; multilock/redlock: RedissonMultiLock/RedissonRedLock over every node"),
       millis("lockWatchdogTimeout", 30000, 1, "Config: the watchdog's lease (ms), renewed every third of it"),
       integer("leaseTime", -1, -1, kBig, "the tryLock(waitTime, leaseTime) argument (ms); -1: watchdog"),
-      millis("timeout", 3000, 1, "Config: how long a command waits for its reply (ms)"),
+      millis("timeout", timeout_ms, 1, "Config: how long a command waits for its reply (ms)"),
       integer("retryAttempts", 3, 0, 1000, "Config: resends of a command after a timeout"),
-      millis("retryInterval", 1500, 0, "Config: ms before a resend"),
+      millis("retryInterval", retry_interval_ms, 0, "Config: ms before a resend"),
   };
+}
+
+// tryLock's waitTime given in the options instead of the workload's wait: -1, "do not
+// wait", is a value the workload's wait cannot take.
+std::vector<ProfileOption> with_wait_time(std::vector<ProfileOption> o) {
+  o.push_back({"waitTime", T::NumberOrNull, nullptr, -1, kBig, {}, false, 1,
+               "the tryLock(waitTime, leaseTime) argument (ms); -1: no wait; null: the workload's wait_ms"});
+  return o;
 }
 
 // What each library's lock lets its user do, and how it is built, by library: the same
@@ -194,6 +203,19 @@ std::vector<LockInfo> build_table() {
                                       "redmutex: the application passed the callback the README shows, and "
                                       "stops its work when told"))},
       "ttl", false, true);
+  add("redisson", "2.3.0",
+      "Redisson RLock/MultiLock/RedLock before #624 (fixed in 2.4.0): MultiLock/RedLock try every lock at once, each "
+      "with the whole wait and the caller's lease, so two callers that split the locks each take the other's once "
+      "its lease ends; every command resent after a response timeout",
+      redisson_options(false, 1000, 1000), "lockWatchdogTimeout", true, false);
+  add("redisson", "3.11.0",
+      "Redisson RLock/MultiLock/RedLock before #2172 (fixed in 3.11.1): with leaseTime set and waitTime -1 the "
+      "MultiLock takes each lock with a lease of 2 x -1 ms, which deletes the key at once: every caller gets it",
+      with_wait_time(redisson_options(false)), "lockWatchdogTimeout", true, false);
+  add("redisson", "3.11.1",
+      "Redisson 3.11.0 with #2172 fixed: with waitTime -1 the MultiLock takes each lock with the lease asked for and "
+      "gives up after a refusal",
+      with_wait_time(redisson_options(false)), "lockWatchdogTimeout", true, false);
   add("redisson", "3.23.0",
       "Redisson RLock/MultiLock/RedLock: unlock without the latch, resent after a response timeout (#4871); "
       "watchdog stops after a renewal error",
