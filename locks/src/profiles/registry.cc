@@ -165,6 +165,19 @@ std::vector<LockInfo> build_table() {
       "node-redlock main at afe5cf9 (unreleased): 5.0.0-beta.2 with the start of the successful attempt (#169 "
       "fix, PR #274/#276)",
       node_redlock_options(true), "duration", false, true);
+  add("redis-py", "2.10.6",
+      "redis-py 2.x Lock: `with lock:` runs its body when acquire gives up (#621); the Lock class sends SETNX "
+      "then PEXPIRE (#554, #818); wall-clock blocking_timeout; no TTL unless timeout is set",
+      {seconds("timeout", nullptr, "max life of the lock in seconds; null: no TTL (the default)"),
+       seconds("sleep", 0.1, "seconds between tries while blocking"),
+       boolean("blocking", true, "retry until blocking_timeout (the workload's wait) instead of trying once"),
+       choice("usage", {"with", "acquire"},
+              "with: `with lock:` (__enter__ forces blocking so the caller need not check); acquire: the "
+              "client calls acquire() and checks its result"),
+       choice("class", {"LuaLock", "Lock"},
+              "LuaLock: what redis.lock() returns on a server with EVAL (one acquire script); Lock: the class "
+              "built by hand, SETNX then PEXPIRE")},
+      "timeout", false, false);
   add("redis-py", "5.0.0",
       "redis-py Lock: one server, SET NX [PX], monotonic blocking_timeout; no TTL unless timeout is set",
       {seconds("timeout", nullptr, "max life of the lock in seconds; null: no TTL (the default)"),
