@@ -60,6 +60,8 @@ const std::vector<Pair>& pairs() {
        "redis-plus-plus-1.3.15-steady-clock-refuses-expired-lock.json"},
       {"redis-plus-plus-1.3.15-validity-from-first-attempt.json", "redis-plus-plus-1.3.15-one-attempt-per-call.json"},
       {"redis-py-5.0.0-no-timeout-crash-deadlock.json", "redis-py-5.0.0-timeout-crash-recovers.json"},
+      {"redis-py-2.10.6-with-runs-body-without-lock.json", "redis-py-5.0.0-with-raises-when-not-acquired.json"},
+      {"redis-py-2.10.6-lock-class-crash-between-setnx-and-pexpire.json", "redis-py-5.0.0-crash-after-set-recovers.json"},
   };
   return kPairs;
 }
