@@ -186,6 +186,14 @@ std::vector<LockInfo> build_table() {
        choice("kind", {"extend", "reacquire"},
               "the client's extension call: extend(timeout) adds to the TTL, reacquire() resets it")},
       "timeout", false, false);
+  add("redlock-py", "1.0.2",
+      "Python RedLock before PR #3: validity = ttl - (elapsed - drift), the drift added, so an attempt slower "
+      "than the ttl counts; errors count as no; wall clock",
+      {millis("ttl", 1000, 1, "the lock(resource, ttl) argument (ms; README example 1000)"),
+       integer("retry_count", 3, 0, 1e6, "attempts (0 means the default 3: `retry_count or 3`)"),
+       seconds("retry_delay", 0.2, "seconds between attempts (0 means the default 0.2)"),
+       number("clock_drift_factor", 0.01, 0, 1, "drift: ttl*factor+2 ms, added to the validity")},
+      "ttl", false, true);
   add("redlock-py", "1.0.8",
       "Python RedLock: sequential SET NX PX, validity from time.time() (wall clock), 3 tries 0.2 s apart",
       {millis("ttl", 1000, 1, "the lock(resource, ttl) argument (ms; README example 1000)"),
