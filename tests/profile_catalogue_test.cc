@@ -58,6 +58,7 @@ const std::vector<Pair>& pairs() {
        "redisson-3.43.0-fair-lock-wait-covers-the-contention.json"},
       {"redlock-py-1.0.8-wall-clock-jump-accepts-expired-lock.json",
        "redis-plus-plus-1.3.15-steady-clock-refuses-expired-lock.json"},
+      {"redlock-py-1.0.2-drift-added-accepts-late-lock.json", "redlock-py-1.0.8-drift-subtracted-refuses-late-lock.json"},
       {"redis-plus-plus-1.3.15-validity-from-first-attempt.json", "redis-plus-plus-1.3.15-one-attempt-per-call.json"},
       {"redis-py-5.0.0-no-timeout-crash-deadlock.json", "redis-py-5.0.0-timeout-crash-recovers.json"},
       {"redis-py-2.10.6-with-runs-body-without-lock.json", "redis-py-5.0.0-with-raises-when-not-acquired.json"},
