@@ -283,7 +283,9 @@ TEST(Budgets, DelaysActiveTogetherStayWithinHalfTheRoundTripClaim) {
 // (#169; fixed at afe5cf9); Redisson 3.43.0's watchdog stops for good after one failed
 // renewal (#2515, #3194; 3.44.0 reschedules it, #6303); 3.23.0 resends a lock command
 // after a response timeout (#4871; 3.44.0 resends neither and has the watchdog fix);
-// redsync 4.0.3's Extend reports a lost lock as extended (PR #61; 4.17.0 does not).
+// redsync 4.0.3's Extend reports a lost lock as extended (PR #61; 4.17.0 does not);
+// redis-py 2.10.6's `with lock:` runs its body after acquire gave up under plain
+// contention (#621; 3.0.0 raises).
 // Redisson 2.3.0's MultiLock tries every lock at once with the caller's lease (#624,
 // fixed in 2.4.0): a little jitter splits the locks between two callers, who each take
 // the other's once its lease ends (3.23.0 has the fix but its jitter cell is #4871's).
@@ -298,6 +300,7 @@ TEST(Matrix, DefaultBudgetsSeparateEachBuggyVersionFromItsFix) {
       {"redisson@3.23.0", "redisson@3.44.0", "delay"},
       {"redisson@2.3.0", "redisson@3.44.0", "jitter"},
       {"redsync@4.0.3", "redsync@4.17.0", "pause"},
+      {"redis-py@2.10.6", "redis-py@5.0.0", "none"},
   };
   for (const auto& p : pairs) {
     MatrixOptions o;

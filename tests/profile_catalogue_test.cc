@@ -63,8 +63,11 @@ const std::vector<Pair>& pairs() {
       {"redisson-3.11.0-multilock-no-wait-lease-deletes-keys.json", "redisson-3.11.1-multilock-no-wait-keeps-lease.json"},
       {"redlock-py-1.0.8-wall-clock-jump-accepts-expired-lock.json",
        "redis-plus-plus-1.3.15-steady-clock-refuses-expired-lock.json"},
+      {"redlock-py-1.0.2-drift-added-accepts-late-lock.json", "redlock-py-1.0.8-drift-subtracted-refuses-late-lock.json"},
       {"redis-plus-plus-1.3.15-validity-from-first-attempt.json", "redis-plus-plus-1.3.15-one-attempt-per-call.json"},
       {"redis-py-5.0.0-no-timeout-crash-deadlock.json", "redis-py-5.0.0-timeout-crash-recovers.json"},
+      {"redis-py-2.10.6-with-runs-body-without-lock.json", "redis-py-5.0.0-with-raises-when-not-acquired.json"},
+      {"redis-py-2.10.6-lock-class-crash-between-setnx-and-pexpire.json", "redis-py-5.0.0-crash-after-set-recovers.json"},
   };
   return kPairs;
 }

@@ -293,13 +293,16 @@ TEST(ZooKeeperLiveStart, AFailedStartSaysWhy) {
 // Faults on the ensemble's servers, played on the real JVMs: a follower stopped (SIGSTOP)
 // and another killed and started again while two clients take turns with the lock. A
 // majority serves throughout, so the lock stays safe and every client gets its turns.
+// The margins are for a loaded machine and a sanitized client: the pause (1.5 s) is
+// shorter than the followers' sync limit (5 ticks, 2.5 s), sessions outlast a slow
+// JVM threefold, and each attempt may wait 25 s for turns that take 0.2 s.
 TEST(ZooKeeperLiveFaults, FollowersPausedAndRestartedKeepTheLockSafe) {
   if (live::ZkEnsemble::classpath().empty()) GTEST_SKIP() << "ZooKeeper is not installed (scripts/setup installs it)";
   auto r = runner::parse_scenario(R"({
-    "seed": 5, "duration_ms": 30000, "worlds": ["sim", "live"],
-    "topology": {"nodes": 1, "zookeeper": {"servers": 3, "tick_ms": 200, "session_timeout_ms": 2000}},
-    "lock": {"algorithm": "zookeeper", "lease_ms": 2000, "retry": {"count_max": 100, "delay_ms": 20, "jitter_ms": 10}},
-    "workload": {"clients": 2, "attempts_per_client": 8, "initial_stock": 20, "hold_ms": 200, "wait_ms": 8000, "start_stagger_ms": 100},
+    "seed": 5, "duration_ms": 45000, "worlds": ["sim", "live"],
+    "topology": {"nodes": 1, "zookeeper": {"servers": 3, "tick_ms": 500, "session_timeout_ms": 6000}},
+    "lock": {"algorithm": "zookeeper", "lease_ms": 6000, "retry": {"count_max": 100, "delay_ms": 20, "jitter_ms": 10}},
+    "workload": {"clients": 2, "attempts_per_client": 8, "initial_stock": 20, "hold_ms": 200, "wait_ms": 25000, "start_stagger_ms": 100},
     "faults": [{"kind": "pause", "target": "zk-3", "at_ms": 300, "duration_ms": 1500},
                {"kind": "crash", "target": "zk-2", "at_ms": 2500, "restart_after_ms": 1000}],
     "expect": {"violations": []}})", "zk-followers");

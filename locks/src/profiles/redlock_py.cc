@@ -10,6 +10,14 @@
 // script everywhere, sleeps retry_delay and tries again, retry_count times (0 means 3).
 // unlock swallows every error, so a release always looks done. No socket timeout is
 // set, so a stopped server stops the client with it.
+//
+// 1.0.2, the release before PR #3 ("Fix logic when calculating validity", 1.0.4), computed
+// validity = ttl - (elapsed - drift), drift = ttl*0.01 + 2 as a float: the drift was
+// added, not subtracted, so an attempt that took up to ttl + drift ms — its first key
+// already expired — counted as held. It read datetime.utcnow() (the wall clock too), and
+// lock_instance swallowed every exception as a "no" (no MultipleRedlockException yet).
+// Its quorum, len(self.servers)//2+1 before PR #6, is the same number: a server was
+// added to that list when its client object was built, which never connects.
 #include "common.h"
 #include "lockstep/scripts.h"
 
@@ -26,6 +34,7 @@ class RedlockPy : public ProfileLock {
     const double delay_s = o.number("retry_delay") != 0 ? o.number("retry_delay") : 0.2;
     retry_delay_ = Nanos(static_cast<int64_t>(delay_s * 1e9));
     drift_factor_ = o.number("clock_drift_factor");
+    drift_added_ = info.version == "1.0.2";
   }
 
   Task<AcquireOutcome> acquire(Nanos) override {
@@ -34,6 +43,7 @@ class RedlockPy : public ProfileLock {
     const int quorum = env_.node_count() / 2 + 1;
     for (int64_t retry = 0; retry < retry_count_; ++retry) {
       int n = 0, errors = 0;
+      const Nanos start_wall = env_.now_wall();
       const int64_t start = wall_ms(env_);
       for (int i = 0; i < env_.node_count(); ++i) {
         Argv set = make_argv("SET", key_, value, "NX", "PX", ms_string(ttl_ms_));
@@ -43,7 +53,15 @@ class RedlockPy : public ProfileLock {
       }
       const int64_t elapsed = wall_ms(env_) - start;
       const int64_t validity = ttl_ms_ - elapsed - drift;
-      if (validity > 0 && n >= quorum) {
+      if (drift_added_) {
+        // timedelta arithmetic in microseconds, the drift on the wrong side.
+        const double elapsed_us = static_cast<double>((env_.now_wall() - start_wall).count()) / 1000.0;
+        const double drift_f = static_cast<double>(ttl_ms_) * drift_factor_ + 2;
+        if (ttl_ms_ - (elapsed_us / 1000.0 - drift_f) > 0 && n >= quorum) {
+          value_ = value;
+          co_return AcquireOutcome::Acquired;  // errors were already counted as "no"
+        }
+      } else if (validity > 0 && n >= quorum) {
         // MultipleRedlockException: the caller cannot tell that a majority holds its value.
         if (errors > 0) co_return AcquireOutcome::Unknown;
         value_ = value;
@@ -75,6 +93,7 @@ class RedlockPy : public ProfileLock {
   int64_t retry_count_ = 3;
   Nanos retry_delay_ = 200ms;
   double drift_factor_ = 0.01;
+  bool drift_added_ = false;  // 1.0.2
   std::string value_;
 };
 

@@ -174,6 +174,19 @@ std::vector<LockInfo> build_table() {
       "node-redlock main at afe5cf9 (unreleased): 5.0.0-beta.2 with the start of the successful attempt (#169 "
       "fix, PR #274/#276)",
       node_redlock_options(true), "duration", false, true);
+  add("redis-py", "2.10.6",
+      "redis-py 2.x Lock: `with lock:` runs its body when acquire gives up (#621); the Lock class sends SETNX "
+      "then PEXPIRE (#554, #818); wall-clock blocking_timeout; no TTL unless timeout is set",
+      {seconds("timeout", nullptr, "max life of the lock in seconds; null: no TTL (the default)"),
+       seconds("sleep", 0.1, "seconds between tries while blocking"),
+       boolean("blocking", true, "retry until blocking_timeout (the workload's wait) instead of trying once"),
+       choice("usage", {"with", "acquire"},
+              "with: `with lock:` (__enter__ forces blocking so the caller need not check); acquire: the "
+              "client calls acquire() and checks its result"),
+       choice("class", {"LuaLock", "Lock"},
+              "LuaLock: what redis.lock() returns on a server with EVAL (one acquire script); Lock: the class "
+              "built by hand, SETNX then PEXPIRE")},
+      "timeout", false, false);
   add("redis-py", "5.0.0",
       "redis-py Lock: one server, SET NX [PX], monotonic blocking_timeout; no TTL unless timeout is set",
       {seconds("timeout", nullptr, "max life of the lock in seconds; null: no TTL (the default)"),
@@ -182,6 +195,14 @@ std::vector<LockInfo> build_table() {
        choice("kind", {"extend", "reacquire"},
               "the client's extension call: extend(timeout) adds to the TTL, reacquire() resets it")},
       "timeout", false, false);
+  add("redlock-py", "1.0.2",
+      "Python RedLock before PR #3: validity = ttl - (elapsed - drift), the drift added, so an attempt slower "
+      "than the ttl counts; errors count as no; wall clock",
+      {millis("ttl", 1000, 1, "the lock(resource, ttl) argument (ms; README example 1000)"),
+       integer("retry_count", 3, 0, 1e6, "attempts (0 means the default 3: `retry_count or 3`)"),
+       seconds("retry_delay", 0.2, "seconds between attempts (0 means the default 0.2)"),
+       number("clock_drift_factor", 0.01, 0, 1, "drift: ttl*factor+2 ms, added to the validity")},
+      "ttl", false, true);
   add("redlock-py", "1.0.8",
       "Python RedLock: sequential SET NX PX, validity from time.time() (wall clock), 3 tries 0.2 s apart",
       {millis("ttl", 1000, 1, "the lock(resource, ttl) argument (ms; README example 1000)"),
