@@ -240,6 +240,8 @@ TEST(Budgets, DelaysActiveTogetherStayWithinHalfTheRoundTripClaim) {
 // renewal (#2515, #3194; 3.44.0 reschedules it, #6303); 3.23.0 resends a lock command
 // after a response timeout (#4871; 3.44.0 resends neither and has the watchdog fix);
 // redsync 4.0.3's Extend reports a lost lock as extended (PR #61; 4.17.0 does not).
+// redsync 4.12.0's failed touch on one crashed master deletes the lock on every master
+// while Extend reports success (PR #151, fixed in 4.12.1).
 TEST(Matrix, DefaultBudgetsSeparateEachBuggyVersionFromItsFix) {
   struct Pair {
     std::string buggy, fixed, fault;
@@ -250,6 +252,7 @@ TEST(Matrix, DefaultBudgetsSeparateEachBuggyVersionFromItsFix) {
       {"redisson@3.43.0", "redisson@3.44.0", "jitter"},
       {"redisson@3.23.0", "redisson@3.44.0", "delay"},
       {"redsync@4.0.3", "redsync@4.17.0", "pause"},
+      {"redsync@4.12.0", "redsync@4.17.0", "crash"},
   };
   for (const auto& p : pairs) {
     MatrixOptions o;
