@@ -139,8 +139,10 @@ class Redsync : public ProfileLock {
 
   // 4.12.0's touch: the goroutine of a pool whose EVAL failed first releases the lock on
   // every pool (deadline expiry*timeoutFactor), then reports its failure, while the other
-  // pools' touches count as usual. The round waits for every goroutine, so the release
-  // is done before Extend answers (with failFast the release would finish after it).
+  // pools' touches count as usual, and a touch that comes after that release finds no
+  // key. Without failFast, Extend waits for every goroutine, so it answers once the lock
+  // is gone; with failFast it would answer at a quorum of touches and the release would
+  // finish after it, which this round does not model (it waits for every pool).
   Task<std::shared_ptr<Round>> touch_releasing_on_error(const Argv& touch) {
     std::vector<Task<Reply>> calls;
     for (int i = 0; i < env_.node_count(); ++i) calls.push_back(touch_one(i, touch));
