@@ -51,6 +51,8 @@ struct Pair {
 const std::vector<Pair>& pairs() {
   static const std::vector<Pair> kPairs = {
       {"redsync-4.0.3-extend-hides-lost-lock.json", "redsync-4.17.0-extend-reports-lost-lock.json"},
+      {"redsync-4.3.0-slow-extend-reported-valid.json", "redsync-4.17.0-slow-extend-refused.json"},
+      {"redsync-4.12.0-touch-error-releases-lock.json", "redsync-4.17.0-touch-error-keeps-lock.json"},
       {"node-redlock-5.0.0-beta.2-using-expired-at-birth.json", "node-redlock-afe5cf9-using-keeps-lock.json"},
       {"node-redlock-5.0.0-beta.2-slow-acquire-not-checked.json", "node-redlock-4.2.0-slow-acquire-refused.json"},
       {"redisson-3.43.0-watchdog-dies-after-renewal-error.json", "redisson-3.44.0-watchdog-survives-renewal-error.json"},

@@ -106,7 +106,9 @@ std::vector<A> library_assumptions(const LockInfo& info, const LockSetup& s) {
   // Lockstep's workloads extend by hand every third of the lease when the library has the call.
   if (lock_extends(info, s.options)) renewed_pauses(list, lease, lease / 3, "the client extending every third");
   if (lib == "redsync") {
-    const int64_t timeout = info.version == "4.0.3" ? 0 : std::llround(lease * o.number("timeoutFactor"));
+    // Before 4.5.0 (4.0.3, 4.3.0) an acquire round has no deadline of its own.
+    const bool deadline = info.version != "4.0.3" && info.version != "4.3.0";
+    const int64_t timeout = deadline ? std::llround(lease * o.number("timeoutFactor")) : 0;
     small_delays(list, lease, timeout, "its per-attempt deadline expiry*timeoutFactor");
     majority(list, nodes, lease);
     drift(list, o.number("driftFactor"), std::llround(lease * o.number("driftFactor")), false);

@@ -37,16 +37,19 @@ ProfileOption only_for(std::vector<std::string> kinds, ProfileOption o) {
   return o;
 }
 
-std::vector<ProfileOption> redsync_options(bool v4_17) {
+// 4.0.3 waits a fixed 500 ms between tries (4.3.0 has the random delay); the deadline
+// and the options after it came in 4.5.0, 4.10.0 and 4.12.0.
+std::vector<ProfileOption> redsync_options(const std::string& version) {
+  const bool v4_12 = version == "4.12.0" || version == "4.17.0";
   std::vector<ProfileOption> o = {
       millis("expiry", 8000, 1, "WithExpiry: how long the lock key lives (ms)"),
       integer("tries", 32, 1, 1e6, "WithTries: acquire attempts"),
-      v4_17 ? ProfileOption{"retryDelay", T::NumberOrNull, nullptr, 0, kBig, {}, true, 1,
+      version != "4.0.3" ? ProfileOption{"retryDelay", T::NumberOrNull, nullptr, 0, kBig, {}, true, 1,
                             "WithRetryDelay (ms); null: the default delayFunc, rand.Intn(200)+50 ms per retry"}
             : millis("retryDelay", 500, 0, "WithRetryDelay (ms); the default delayFunc waits 500 ms"),
       number("driftFactor", 0.01, 0, 1, "WithDriftFactor: subtracted from the validity as expiry*factor"),
   };
-  if (v4_17) {
+  if (v4_12) {
     o.push_back(number("timeoutFactor", 0.05, 0, 1, "WithTimeoutFactor: per-attempt deadline expiry*factor"));
     o.push_back(boolean("failFast", false, "WithFailFast: decide a round at quorum instead of waiting for all"));
     o.push_back(boolean("setNXOnExtend", false, "WithSetNXOnExtend: Extend re-SETs a key that has gone"));
@@ -158,11 +161,19 @@ std::vector<LockInfo> build_table() {
   add("redsync", "4.0.3",
       "Go RedLock (go-redis adapter): parallel SET NX, monotonic validity; Extend and Unlock report success "
       "whatever the reply (int vs int64, PR #61)",
-      redsync_options(false), "expiry", false, true);
+      redsync_options("4.0.3"), "expiry", false, true);
+  add("redsync", "4.3.0",
+      "Go RedLock (go-redis adapter): 4.0.3 with int64 replies (PR #61); Extend counts a quorum of touches as "
+      "success however long they took and leaves until unchanged (PR #71)",
+      redsync_options("4.3.0"), "expiry", false, true);
+  add("redsync", "4.12.0",
+      "Go RedLock (go-redis adapter): 4.17.0's code, but a touch error on one pool releases the lock on every "
+      "pool while Extend still counts the other touches (fixed in 4.12.1, PR #151)",
+      redsync_options("4.12.0"), "expiry", false, true);
   add("redsync", "4.17.0",
       "Go RedLock (go-redis adapter): parallel SET NX with a per-attempt deadline, monotonic validity; Extend "
       "checks its quorum and validity",
-      redsync_options(true), "expiry", false, true);
+      redsync_options("4.17.0"), "expiry", false, true);
   add("node-redlock", "4.2.0",
       "Node RedLock: parallel Lua lock script, Date.now() validity checked per attempt; unlock between attempts",
       node_redlock_options(false), "ttl", false, true);
