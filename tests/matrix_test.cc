@@ -319,6 +319,19 @@ TEST(Matrix, DefaultBudgetsSeparateEachBuggyVersionFromItsFix) {
   }
 }
 
+// redis-plus-plus's unlock fixes (#563 in 1.3.13, #659 at fc67c2e) stop RedMutex::unlock
+// from throwing, which under std::lock_guard kills the application; they change nothing
+// on the servers, so they are no pair above. The crash cell stays a bug on every version:
+// one master's error escapes the watcher's extension (caught by no version), the watcher
+// gives up, and the holder works on without a lease.
+TEST(Matrix, RedisPlusPlusUnlockFixesLeaveTheWatchersCrashBug) {
+  MatrixOptions o;
+  o.profiles = {"redis-plus-plus@1.3.12", "redis-plus-plus@1.3.15", "redis-plus-plus@fc67c2e"};
+  o.faults = {"crash"};
+  const auto cells = run_matrix(o);
+  for (const auto& p : o.profiles) EXPECT_STREQ(cell(cells, p, "crash").verdict(), cell_verdict::kBug) << p;
+}
+
 // redsync 4.0.3's Extend reports a lost lock as held (PR #61): no fault within its
 // assumptions makes an extension fail, but beyond them (delays past its budget) its
 // Extend says "extended" for a key gone from the masters. Losing the lease there is the

@@ -1,9 +1,10 @@
 // scenarios/profiles/: every library bug beside its fix. The catalogue test runs each
 // file in the simulator and checks its expected verdict; here, that the files pair up
 // as promised (same faults and seed, the buggy one broken, the fixed one safe), that
-// each cites where its behaviour comes from, the two pairs whose difference is not a
-// property violation (the fair lock's order, redis-plus-plus refusing a lock it won),
-// and that the pairs marked for both worlds keep their verdicts against real servers.
+// each cites where its behaviour comes from, the pairs whose difference is not a
+// property violation (the fair lock's order, redis-plus-plus refusing a lock it won,
+// redis-plus-plus's unlock throwing), and that the pairs marked for both worlds keep
+// their verdicts against real servers.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -67,6 +68,9 @@ const std::vector<Pair>& pairs() {
        "redis-plus-plus-1.3.15-steady-clock-refuses-expired-lock.json"},
       {"redlock-py-1.0.2-drift-added-accepts-late-lock.json", "redlock-py-1.0.8-drift-subtracted-refuses-late-lock.json"},
       {"redis-plus-plus-1.3.15-validity-from-first-attempt.json", "redis-plus-plus-1.3.15-one-attempt-per-call.json"},
+      {"redis-plus-plus-1.3.12-unlock-error-rethrown.json", "redis-plus-plus-1.3.15-unlock-error-swallowed.json"},
+      {"redis-plus-plus-1.3.15-unlock-after-watcher-reset-throws.json",
+       "redis-plus-plus-fc67c2e-unlock-after-watcher-reset-returns.json"},
       {"redis-py-5.0.0-no-timeout-crash-deadlock.json", "redis-py-5.0.0-timeout-crash-recovers.json"},
       {"redis-py-2.10.6-with-runs-body-without-lock.json", "redis-py-5.0.0-with-raises-when-not-acquired.json"},
       {"redis-py-2.10.6-lock-class-crash-between-setnx-and-pexpire.json", "redis-py-5.0.0-crash-after-set-recovers.json"},
@@ -176,6 +180,25 @@ TEST(ProfileCatalogue, RedisPlusPlusRefusesALockItWonWhenValidityCountsFromTheFi
   const Scenario fix = load_profile("redis-plus-plus-1.3.15-one-attempt-per-call.json");
   EXPECT_GE(refused_after_winning(run_in_sim(bug).history, bug.topology.nodes), 1);
   EXPECT_EQ(refused_after_winning(run_in_sim(fix).history, fix.topology.nodes), 0);
+}
+
+// What client-1's release returned (its first one).
+std::string first_release(const checker::History& h) {
+  for (const auto& e : h.events)
+    if (e.f == "release" && e.process == 1 && e.type != checker::EventType::Invoke && e.value.is_string())
+      return e.value.get<std::string>();
+  return "";
+}
+
+// redis-plus-plus's two unlock fixes change what RedMutex::unlock tells its caller (an
+// exception, which under std::lock_guard kills the application, or a normal return),
+// not what is left on the servers: the difference is the release's outcome.
+TEST(ProfileCatalogue, RedisPlusPlusUnlockFixesReturnWhereTheOlderVersionsThrew) {
+  const auto outcome = [](const char* file) { return first_release(run_in_sim(load_profile(file)).history); };
+  EXPECT_EQ(outcome("redis-plus-plus-1.3.12-unlock-error-rethrown.json"), "unknown");
+  EXPECT_EQ(outcome("redis-plus-plus-1.3.15-unlock-error-swallowed.json"), "released");
+  EXPECT_EQ(outcome("redis-plus-plus-1.3.15-unlock-after-watcher-reset-throws.json"), "not-owner");
+  EXPECT_EQ(outcome("redis-plus-plus-fc67c2e-unlock-after-watcher-reset-returns.json"), "released");
 }
 
 std::vector<std::string> live_pairs() {

@@ -129,7 +129,10 @@ std::vector<A> library_assumptions(const LockInfo& info, const LockSetup& s) {
     small_delays(list, lease, 0, "");
     if (o.choice("kind") == "redmutex") renewed_pauses(list, lease, lease / 2, "RedMutex's watcher every ttl/2");
     majority(list, nodes, lease);
-    drift(list, o.number("clock_drift_factor"), std::llround(lease * o.number("clock_drift_factor")) + 2, false);
+    // 1.3.12 truncates the drift to whole ms; later versions keep it in double.
+    const double allowance = lease * o.number("clock_drift_factor");
+    drift(list, o.number("clock_drift_factor"),
+          (info.version == "1.3.12" ? static_cast<int64_t>(allowance) : std::llround(allowance)) + 2, false);
   } else if (lib == "redis-py") {
     if (lease <= 0) {
       // No TTL: nothing expires, so nothing a pause or a slow link does breaks exclusion,

@@ -1,5 +1,7 @@
-// redis-plus-plus 1.3.15 (sewenew/redis-plus-plus, src/sw/redis++/patterns/redlock.{h,cpp}),
-// the Lua-script version (RedLockMutex over RedLockMutexVessel).
+// redis-plus-plus (sewenew/redis-plus-plus, src/sw/redis++/patterns/redlock.{h,cpp}),
+// the Lua-script version (RedLockMutex over RedLockMutexVessel), at 1.3.15 and the two
+// versions around its unlock fixes: 1.3.12 (before #563) and fc67c2e (PR #660, #659's
+// fix, untagged). Each difference is a branch below naming its upstream change.
 //
 // RedLockMutexVessel::lock: startTime = steady_clock::now() once, before the first
 // attempt; per attempt `SET resource value PX ttl NX` on each instance in turn; then
@@ -9,7 +11,9 @@
 // time_remaining > 0 and a quorum answered OK; otherwise unlock everywhere and sleep
 // U(0, retry_delay) before the next of retry_count attempts. Per-instance errors are not
 // caught: a refused or timed-out command throws out of lock() and leaves the keys set so
-// far (code obs.). No socket timeout is set by default.
+// far (code obs.). No socket timeout is set by default. RedLockMutexVessel::unlock runs
+// the compare-and-delete script on one instance after another, so an error there leaves
+// the later instances' keys to expire.
 //
 // kind "redlock": that lock() per acquire, extend_lock by hand. Its pre-check is built
 // from a fresh LockInfo and always passes; a failed extension unlocks everywhere.
@@ -18,8 +22,19 @@
 // after unlocking; an exception: at once), calls auto_extend_err_callback if one was
 // given, and resets the mutex — the holder's work goes on unless the callback stops it,
 // which the README says it is for. The user's reaction to the callback comes after the
-// reset: an unlock() the user makes waits on the mutex the watcher holds meanwhile. Unlocking a reset mutex throws "RedMutex is
-// not locked" (#659; fixed after 1.3.15); unlock swallows errors otherwise (#563).
+// reset: an unlock() the user makes waits on the mutex the watcher holds meanwhile.
+//
+// RedMutex::unlock is normally called by the destructor of std::lock_guard, where an
+// exception it throws is std::terminate: the application dies. Two throws were removed:
+// - an unlock that met an error reset the mutex and rethrew it up to 1.3.12; 1.3.13
+//   swallows it (#563, commit 202b36b). The keys left on the later instances are the same
+//   either way: the fix keeps the process alive, it does not unlock more.
+// - unlocking a mutex the watcher has reset throws "RedMutex is not locked" up to 1.3.15;
+//   fc67c2e returns quietly (#659, PR #660). The holder is then told nothing at all that
+//   the watcher lost its lock, unless it passed the callback.
+// lockstep reports the exception as the release's outcome (unknown: the error left the
+// lock in an unknown state; not-owner: "not locked"); the run goes on where the
+// application would have died.
 #include "common.h"
 #include "lockstep/scripts.h"
 
@@ -37,6 +52,10 @@ class RedisPlusPlus : public ProfileLock {
     retry_delay_ms_ = o.integer("retry_delay");
     drift_factor_ = o.number("clock_drift_factor");
     callback_ = o.boolean("auto_extend_err_callback");
+    // 1.3.12: the drift is int(ttl*factor)+2 whole ms (1.3.13 counts it in double, #591).
+    whole_ms_drift_ = info.version == "1.3.12";
+    unlock_rethrows_ = info.version == "1.3.12";           // #563, fixed in 1.3.13
+    unlock_quiet_when_reset_ = info.version == "fc67c2e";  // #659, fixed by PR #660
   }
 
   ~RedisPlusPlus() override { stop_watching(); }
@@ -67,12 +86,17 @@ class RedisPlusPlus : public ProfileLock {
   Task<ReleaseOutcome> release() override {
     if (redmutex_) {
       co_await stop_watching_and_wait();
-      if (value_.empty()) co_return ReleaseOutcome::NotOwner;  // "RedMutex is not locked" (#659)
-      co_await unlock_all(value_, /*stop_at_error=*/false);  // errors swallowed (#563)
-      value_.clear();
+      if (value_.empty()) {
+        // "RedMutex is not locked" up to 1.3.15; fc67c2e returns (#659).
+        co_return unlock_quiet_when_reset_ ? ReleaseOutcome::Released : ReleaseOutcome::NotOwner;
+      }
+      const bool unlocked = co_await unlock_all(value_);
+      value_.clear();  // _reset() either way
+      // Up to 1.3.12 the error is rethrown; from 1.3.13 it is swallowed (#563).
+      if (!unlocked && unlock_rethrows_) co_return ReleaseOutcome::Unknown;
       co_return ReleaseOutcome::Released;
     }
-    const bool unlocked = co_await unlock_all(value_, true);
+    const bool unlocked = co_await unlock_all(value_);
     co_return unlocked ? ReleaseOutcome::Released : ReleaseOutcome::Unknown;
   }
 
@@ -85,18 +109,19 @@ class RedisPlusPlus : public ProfileLock {
  private:
   int quorum() const { return env_.node_count() / 2 + 1; }
   Nanos drift() const {
+    if (whole_ms_drift_) return Millis(static_cast<int64_t>(static_cast<double>(ttl_ms_) * drift_factor_) + 2);
     return Nanos(static_cast<int64_t>(static_cast<double>(ttl_ms_) * 1e6 * drift_factor_)) + 2ms;
   }
   // duration_cast to milliseconds truncates toward zero.
   static int64_t whole_ms(Nanos d) { return to_ms(d); }
 
   // RedLockMutexVessel::unlock: the compare-and-delete script on each instance; an error
-  // ends it (and is rethrown) unless the caller swallows errors.
-  Task<bool> unlock_all(const std::string& value, bool stop_at_error) {
+  // ends it (false: thrown to the caller).
+  Task<bool> unlock_all(const std::string& value) {
     for (int i = 0; i < env_.node_count(); ++i) {
       Argv del = make_argv("EVAL", script("unlock_if_owner"), "1", key_, value);
       Reply r = co_await env_.node(i).call(std::move(del), kNoTimeout);
-      if ((r.is_unknown() || r.is_error()) && stop_at_error) co_return false;
+      if (r.is_unknown() || r.is_error()) co_return false;
     }
     co_return true;
   }
@@ -113,12 +138,12 @@ class RedisPlusPlus : public ProfileLock {
       }
       const int64_t remaining = whole_ms(start + Millis(ttl_ms_) - env_.now_mono() - drift());
       if (remaining <= 0) {
-        const bool unlocked = co_await unlock_all(value, true);
+        const bool unlocked = co_await unlock_all(value);
         if (!unlocked) co_return AcquireOutcome::Unknown;
         break;  // "should not retry after the TTL expiration"
       }
       if (locked >= quorum()) co_return AcquireOutcome::Acquired;
-      const bool unlocked = co_await unlock_all(value, true);
+      const bool unlocked = co_await unlock_all(value);
       if (!unlocked) co_return AcquireOutcome::Unknown;
       if (i != retry_count_ - 1) co_await env_.sleep(Millis(random_between(env_, 0, retry_delay_ms_)));
     }
@@ -138,7 +163,7 @@ class RedisPlusPlus : public ProfileLock {
     }
     const int64_t remaining = whole_ms(start + Millis(ttl_ms_) - env_.now_mono() - drift());
     if (locked >= quorum() && remaining > 0) co_return ExtendOutcome::Extended;
-    co_await unlock_all(value, true);
+    co_await unlock_all(value);
     co_return ExtendOutcome::NotExtended;
   }
 
@@ -203,6 +228,9 @@ class RedisPlusPlus : public ProfileLock {
   int64_t retry_delay_ms_ = 200;
   double drift_factor_ = 0.01;
   bool callback_ = false;
+  bool whole_ms_drift_ = false;
+  bool unlock_rethrows_ = false;
+  bool unlock_quiet_when_reset_ = false;
   bool aborted_ = false;
   std::string value_;
   std::shared_ptr<Watch> watch_;

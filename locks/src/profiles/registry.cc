@@ -221,20 +221,32 @@ std::vector<LockInfo> build_table() {
        seconds("retry_delay", 0.2, "seconds between attempts (0 means the default 0.2)"),
        number("clock_drift_factor", 0.01, 0, 1, "drift: int(ttl*factor)+2 ms")},
       "ttl", false, true);
+  // redis-plus-plus's options, the same at every version below.
+  const auto redis_plus_plus_options = [] {
+    return std::vector<ProfileOption>{
+        choice("kind", {"redmutex", "redlock"},
+               "redmutex: RedMutex (lock(), watcher); redlock: RedLockMutexVessel::lock with retries, "
+               "extend_lock by hand"),
+        millis("ttl", 3000, 1, "lock TTL (ms; RedMutexOptions default 3 s)"),
+        only_for({"redlock"}, integer("retry_count", 3, 1, 1e6, "redlock: attempts per lock() call")),
+        only_for({"redlock"}, millis("retry_delay", 200, 0, "redlock: a retry waits U(0, retry_delay) ms")),
+        number("clock_drift_factor", 0.01, 0, 1, "drift: ttl*factor + 2 ms"),
+        only_for({"redmutex"}, boolean("auto_extend_err_callback", false,
+                                       "redmutex: the application passed the callback the README shows, and "
+                                       "stops its work when told"))};
+  };
+  add("redis-plus-plus", "1.3.12",
+      "C++ RedLock (Lua version), 1.3.15 before #563's fix: RedMutex::unlock rethrows an instance's error "
+      "(std::terminate under std::lock_guard); drift in whole ms",
+      redis_plus_plus_options(), "ttl", false, true);
   add("redis-plus-plus", "1.3.15",
       "C++ RedLock (Lua version): sequential SET NX PX, steady_clock validity from the first attempt; RedMutex's "
       "watcher extends every ttl/2",
-      {choice("kind", {"redmutex", "redlock"},
-              "redmutex: RedMutex (lock(), watcher); redlock: RedLockMutexVessel::lock with retries, "
-              "extend_lock by hand"),
-       millis("ttl", 3000, 1, "lock TTL (ms; RedMutexOptions default 3 s)"),
-       only_for({"redlock"}, integer("retry_count", 3, 1, 1e6, "redlock: attempts per lock() call")),
-       only_for({"redlock"}, millis("retry_delay", 200, 0, "redlock: a retry waits U(0, retry_delay) ms")),
-       number("clock_drift_factor", 0.01, 0, 1, "drift: ttl*factor + 2 ms"),
-       only_for({"redmutex"}, boolean("auto_extend_err_callback", false,
-                                      "redmutex: the application passed the callback the README shows, and "
-                                      "stops its work when told"))},
-      "ttl", false, true);
+      redis_plus_plus_options(), "ttl", false, true);
+  add("redis-plus-plus", "fc67c2e",
+      "redis-plus-plus master at fc67c2e (untagged): 1.3.15 whose RedMutex::unlock returns quietly on a mutex the "
+      "watcher reset (#659 fix, PR #660)",
+      redis_plus_plus_options(), "ttl", false, true);
   add("redisson", "2.3.0",
       "Redisson RLock/MultiLock/RedLock before #624 (fixed in 2.4.0): MultiLock/RedLock try every lock at once, each "
       "with the whole wait and the caller's lease, so two callers that split the locks each take the other's once "
