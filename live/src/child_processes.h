@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <sys/types.h>
 
+#include <string>
 #include <vector>
 
 namespace lockstep::live::children {
@@ -26,6 +27,9 @@ std::vector<pid_t> started_servers();
 // Another process may take it before a server binds it: each server's start() says so
 // from its log, or tries again with another.
 int free_loopback_port();
+// Whether a server's start-up error or log says another process bound its port first:
+// the one failure worth starting again on fresh ports.
+bool lost_port_race(const std::string& why);
 
 // Marks a descriptor a library opened without O_CLOEXEC (hiredis's sockets) close-on-exec,
 // so that no program lockstep starts inherits it: a client that could reach a server

@@ -28,7 +28,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-
 // Connects as root over the socket and runs `sql` if given; true when both worked.
 bool answers(const std::string& socket, const char* sql) {
 #ifdef LOCKSTEP_HAVE_MARIADB
@@ -104,8 +103,7 @@ std::string MariaDbServer::start(const MariaDbSettings& settings) {
     }
     last = log_tail();
     kill();
-    // Only a lost race for the port is worth another try.
-    if (last.find("already in use") == std::string::npos) break;
+    if (!children::lost_port_race(last)) break;
   }
   return "mariadbd did not start: " + (last.empty() ? std::string("no answer") : last);
 }

@@ -107,12 +107,13 @@ int free_loopback_port() {
   return port;
 }
 
+bool lost_port_race(const std::string& why) { return why.find("already in use") != std::string::npos; }
+
 }  // namespace children
 
 namespace {
 
 namespace fs = std::filesystem;
-
 
 std::string which(const std::string& name) {
   const char* path = std::getenv("PATH");
@@ -393,8 +394,7 @@ std::string RedisServer::start() {
     if (wait_ready(Millis(5000))) return "";
     kill();
     last = tail_of(log_file());
-    // Only a lost race for the port is worth another try.
-    if (last.find("Address already in use") == std::string::npos) break;
+    if (!children::lost_port_race(last)) break;
   }
   return config_.name + " did not start: " + (last.empty() ? "no answer to PING" : last);
 }

@@ -23,7 +23,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-
 std::string zk_tail_of(const std::string& file, size_t max_chars) {
   std::ifstream f(file);
   std::string all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
@@ -204,7 +203,7 @@ std::string ZkEnsemble::start(const ZkEnsembleSpec& spec) {
   std::string err;
   for (int attempt = 0; attempt < 5; ++attempt) {
     err = start_once(spec);
-    if (err.find("Address already in use") == std::string::npos) break;
+    if (!children::lost_port_race(err)) break;
   }
   return err;
 }
