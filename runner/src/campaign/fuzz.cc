@@ -361,7 +361,8 @@ Scenario build(const FuzzSpace& sp, const std::string& algorithm, int clients, i
 // becomes a 1 s watchdog with a 100 ms timeout), and counts keep their defaults. A
 // library whose default is no lease at all (redis-py's timeout=None) draws that default
 // too, and so do a few settings users commonly change (node-redlock's retryCount -1,
-// "retry forever", which using() invites; Redisson's explicit leaseTime). Libraries with
+// "retry forever", which using() invites; Redisson's explicit leaseTime, and its waitTime
+// -1 where the version has that option). Libraries with
 // an extend call extend every third of the lease; those that renew (an extend call, a
 // watchdog, using(), RedMutex) may work longer than the lease.
 
@@ -408,6 +409,8 @@ nlohmann::json options_for(const ProfileInfo& p, const std::string& kind, int64_
   }
   if (!library_default && p.library == "node-redlock") out["retryCount"] = -1;
   if (!library_default && p.library == "redisson") out["leaseTime"] = lease_ms;
+  // tryLock(-1, leaseTime), "now or never", where a version documents -1 as no wait.
+  if (!library_default && find_option(p, "waitTime")) out["waitTime"] = -1;
   return out;
 }
 
