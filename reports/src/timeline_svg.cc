@@ -10,6 +10,7 @@
 #include <map>
 
 #include "lockstep/reports/text.h"
+#include "lockstep/text.h"
 
 namespace lockstep::reports {
 namespace {
@@ -45,12 +46,6 @@ std::string title_of(const std::string& t) { return t.empty() ? "" : "<title>" +
 // "c3": the owner's colour; "t3": its light tint, for what a client merely believed.
 std::string colour_class(int64_t owner, const char* prefix = "c") {
   return owner < 0 ? std::string(prefix) + "x" : prefix + std::to_string((owner - 1 + kPalette * 1000) % kPalette);
-}
-
-std::string joined(const std::vector<std::string>& v) {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
-  return out;
 }
 
 struct LaneBox {
@@ -230,7 +225,7 @@ class Svg {
 
   void faults() {
     for (const auto& f : t_.faults) {
-      const std::string title = f.label + " " + (f.lanes.empty() ? "(whole world)" : "on " + joined(f.lanes)) + " [" +
+      const std::string title = f.label + " " + (f.lanes.empty() ? "(whole world)" : "on " + join(f.lanes)) + " [" +
                                 checker::format_seconds(f.begin_ns) + ", " + checker::format_seconds(f.end_ns) + "]" +
                                 (f.sentence.empty() ? "" : "\n" + f.sentence);
       const std::vector<std::string> all = f.lanes.empty() ? std::vector<std::string>{""} : f.lanes;
@@ -243,7 +238,7 @@ class Svg {
       out_ += "<line class=\"fault-span\"" + times(f.begin_ns, f.end_ns) + " data-w=\"3\" x1=\"" + num(x(f.begin_ns)) +
               "\" y1=\"" + std::to_string(y + 2) + "\" x2=\"" + num(std::max(x(f.end_ns), x(f.begin_ns) + 3)) +
               "\" y2=\"" + std::to_string(y + 2) + "\"/>\n";
-      row_label(fault_labels_, f.begin_ns, y - 2, "fault-label", f.label + (f.lanes.empty() ? "" : " · " + joined(f.lanes)));
+      row_label(fault_labels_, f.begin_ns, y - 2, "fault-label", f.label + (f.lanes.empty() ? "" : " · " + join(f.lanes)));
     }
   }
 

@@ -8,26 +8,21 @@
 #include "lockstep/runner/fuzz.h"
 #include "lockstep/runner/live_runner.h"
 #include "lockstep/runner/sim_runner.h"
+#include "lockstep/text.h"
 
 namespace lockstep::runner {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string joined(const std::vector<std::string>& v) {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
-  return out;
-}
-
 std::string claim_problem(const std::string& algorithm, const Claim& claim, const ClaimOptions& o) {
   if (!is_algorithm(algorithm))
-    return "unknown algorithm \"" + algorithm + "\" (one of " + joined(algorithm_names()) +
+    return "unknown algorithm \"" + algorithm + "\" (one of " + join(algorithm_names()) +
            "; a lock of your own needs register_algorithm first)";
   const auto& props = property_names();
   for (const auto& p : claim.keeps) {
     if (std::find(props.begin(), props.end(), p) == props.end())
-      return "unknown property \"" + p + "\" (one of " + joined(props) + ")";
+      return "unknown property \"" + p + "\" (one of " + join(props) + ")";
   }
   if (o.runs == 0) return "runs must be at least 1";
   if (o.clients_max < 2) return "clients_max must be at least 2 (one client cannot contend)";
