@@ -415,10 +415,11 @@ FaultSpec sized_fault(FaultKind kind, std::string target, int64_t at_ms, int64_t
 }
 
 Capability needed_capability(const FaultSpec& f) {
-  // The MySQL server's clock is a capability of its own: a world may move Redis servers'
-  // clocks and not MariaDB's.
-  if (f.target.rfind("mysql-", 0) == 0 && (f.kind == FaultKind::ClockJump || f.kind == FaultKind::ClockDrift))
-    return Capability::ClockMysqlServer;
+  // The MySQL and ZooKeeper servers' clocks are capabilities of their own: a world may move
+  // Redis servers' clocks and not MariaDB's or the JVM's.
+  const bool clock = f.kind == FaultKind::ClockJump || f.kind == FaultKind::ClockDrift;
+  if (clock && f.target.rfind("mysql-", 0) == 0) return Capability::ClockMysqlServer;
+  if (clock && f.target.rfind("zk-", 0) == 0) return Capability::ClockZooKeeperServer;
   return needed(f.kind, on_server(f.target));
 }
 

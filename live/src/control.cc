@@ -29,6 +29,9 @@ Capabilities live_capabilities(bool own_servers) {
   c.deny(Capability::ClockMysqlServer,
          "clock faults on the MySQL server are simulator-only (MariaDB's clock is the machine's; lockstep's clock "
          "library is not preloaded into mariadbd)");
+  c.deny(Capability::ClockZooKeeperServer,
+         "a clock fault on a ZooKeeper server is not played live: its session timeouts run on the JVM's monotonic "
+         "clock, which lockstep cannot move in a real server");
   if (!own_servers) {
     c.deny(Capability::MysqlServer, "--redis gives one Redis server and no MySQL server; run it without --redis");
     c.deny(Capability::SeveralServers, "--redis gives one server; run it without --redis");

@@ -58,6 +58,7 @@ enum class Capability {
   Failover,
   MysqlServer,             // a MySQL server (topology.mysql)
   ClockMysqlServer,        // a clock fault or offset on the MySQL server
+  ClockZooKeeperServer,    // a clock fault or offset on a ZooKeeper server
   kCount,
 };
 

@@ -428,27 +428,9 @@ reports::RunReport make_report(const Scenario& original, const LiveOptions& o, c
 
 }  // namespace
 
-// ZooKeeper's servers measure session timeouts with the JVM's monotonic clock
-// (System.nanoTime), which nothing lockstep can preload moves: a clock fault on zk-N would
-// change nothing it claims to change.
-std::string zookeeper_clock_unplayable(const Scenario& s) {
-  const std::string why =
-      "a clock fault on a ZooKeeper server is not played live: its session timeouts run on the JVM's monotonic "
-      "clock, which lockstep cannot move in a real server";
-  for (const auto& f : s.faults) {
-    if (f.target.rfind("zk-", 0) == 0 && (f.kind == FaultKind::ClockJump || f.kind == FaultKind::ClockDrift))
-      return why + " (" + describe_fault(f) + ")";
-  }
-  for (const auto& k : s.clocks) {
-    if (k.process.rfind("zk-", 0) == 0 && (k.offset_ms != 0 || k.drift_ppm != 0)) return why + " (" + k.process + "'s clock)";
-  }
-  return "";
-}
-
 std::string live_unsupported(const Scenario& s, const LiveOptions& o) {
   if (!s.runs_in(World::Live))
     return "its worlds do not include \"live\"";
-  if (auto why = zookeeper_clock_unplayable(s); !why.empty()) return why;
   if (!s.workload.external()) return unplayable(s, live::live_capabilities(!o.redis));
   return unplayable(s, live::external_capabilities(!o.redis, s.workload.command, s.workload.command_dir));
 }

@@ -229,8 +229,12 @@ std::string unplayable(const Scenario& s, const Capabilities& caps) {
     if (!caps.has(need)) return caps.why_not(need) + " (" + what + ")";
   }
   for (const auto& c : s.clocks) {
-    if (c.process.rfind("mysql-", 0) == 0 && (c.drift_ppm != 0 || c.offset_ms != 0) && !caps.has(Capability::ClockMysqlServer))
-      return caps.why_not(Capability::ClockMysqlServer) + " (" + c.process + "'s clock)";
+    const bool moved = c.drift_ppm != 0 || c.offset_ms != 0;
+    for (const auto& [prefix, cap] : {std::pair{"mysql-", Capability::ClockMysqlServer},
+                                      std::pair{"zk-", Capability::ClockZooKeeperServer}}) {
+      if (moved && c.process.rfind(prefix, 0) == 0 && !caps.has(cap))
+        return caps.why_not(cap) + " (" + c.process + "'s clock)";
+    }
     const bool server = c.process.rfind("node-", 0) == 0;
     const Capability drift = server ? Capability::ClockDriftServer : Capability::ClockDriftClient;
     const Capability jump = server ? Capability::ClockJumpServer : Capability::ClockJumpClient;
