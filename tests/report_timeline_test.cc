@@ -184,6 +184,12 @@ TEST(ReportFaults, AFaultOnAnEventIsPlacedWhenItStruckWithItsSentence) {
             std::string::npos)
       << "the excerpt says the fault in words";
   EXPECT_EQ(fault_rows(r).at(0).at, "on an event");
+  // A record this version cannot read (a report.json from elsewhere) keeps its row, key by key.
+  r.faults = nlohmann::json::array({{{"kind", "meteor"}, {"target", "node-1"}, {"at_ms", 5}}});
+  const auto unread = fault_rows(r, h);
+  ASSERT_EQ(unread.size(), 1u);
+  EXPECT_EQ(unread[0].kind, "meteor");
+  EXPECT_EQ(unread[0].details, "at_ms 5, target \"node-1\"");
 }
 
 TEST(ReportLinearizability, TheFindingIsDrawnWithItsCauseAndExcerpted) {

@@ -4,6 +4,7 @@
 #include "lockstep/fault_plan.h"
 #include "lockstep/reports/text.h"
 #include "lockstep/reports/writers.h"
+#include "lockstep/text.h"
 
 namespace lockstep::reports {
 namespace {
@@ -23,12 +24,6 @@ std::string latency_text(const json& l) {
     return ms(l, "ms") + ", " + l.value("tail_probability", json(0)).dump() + " chance of +" + ms(l, "tail_ms");
   }
   return "constant " + ms(l, "ms");
-}
-
-std::string join_names(const json& list) {
-  std::string out;
-  for (const auto& x : list) out += (out.empty() ? "" : ",") + (x.is_string() ? x.get<std::string>() : x.dump());
-  return out;
 }
 
 }  // namespace
@@ -122,16 +117,20 @@ std::vector<FaultRow> fault_rows(const RunReport& r) { return fault_rows(r, chec
 
 namespace {
 
+std::string duration_text(int64_t ms) { return format_duration(ms * 1'000'000); }
+
 // When a fault struck, for the faults table: a timed fault at its time, one waiting on an
-// event at the time(s) the history recorded it striking.
-std::string struck_at(const json& f, const checker::History& h) {
-  if (!f.contains("on")) return ms(f, "at_ms");
+// event at the time(s) the history recorded it striking (truth records carry the fault's
+// own record, so the two are matched as records).
+std::string struck_at(const json& record, const FaultSpec& f, const checker::History& h) {
+  if (!f.on) return duration_text(f.at_ms);
   std::string at;
   bool unfired = false;
   for (const auto& e : h.events) {
     if (e.type != checker::EventType::Truth || !e.value.is_object()) continue;
-    const bool same = e.value.value("kind", json()) == f.value("kind", json()) &&
-                      e.value.value("target", json()) == f.value("target", json()) && e.value.value("on", json()) == f["on"];
+    const bool same = e.value.value("kind", json()) == record["kind"] &&
+                      e.value.value("target", json()) == record.value("target", json()) &&
+                      e.value.value("on", json()) == record["on"];
     if (same && e.f == checker::truth::kFaultStart) at += (at.empty() ? "" : ", ") + checker::format_seconds(e.time_ns);
     if (same && e.f == checker::truth::kFaultUnfired) unfired = true;
   }
@@ -141,31 +140,36 @@ std::string struck_at(const json& f, const checker::History& h) {
 
 }  // namespace
 
+// Each fault as the run recorded it (fault_record), read back as a FaultSpec like every
+// other reader of fault records; a record this version cannot read (a report.json from
+// elsewhere) is shown key by key rather than dropped.
 std::vector<FaultRow> fault_rows(const RunReport& r, const checker::History& h) {
   std::vector<FaultRow> rows;
   if (!r.faults.is_array()) return rows;
   for (const auto& f : r.faults) {
     FaultRow row;
-    row.kind = f.value("kind", std::string("?"));
-    if (f.contains("target") && f["target"].is_string()) row.target = f["target"].get<std::string>();
-    if (f.contains("groups") && f["groups"].is_array() && f["groups"].size() == 2) {
-      row.target = join_names(f["groups"][0]) + (f.value("one_way", false) ? " → " : " | ") + join_names(f["groups"][1]);
-    }
-    row.at = struck_at(f, h);
-    row.duration = ms(f, "duration_ms");
-    if (const auto spec = fault_from_record(f)) {
-      // What the kind and duration columns do not already say, in words.
-      const std::string label = fault_label(*spec);
-      if (label != row.kind && spec->kind != FaultKind::Pause && spec->kind != FaultKind::Partition) row.details = label;
-      if (spec->on) row.details += (row.details.empty() ? "" : "; ") + describe_when(*spec);
-    } else {
-      for (auto it = f.begin(); it != f.end(); ++it) {
-        static const char* kShown[] = {"kind", "target", "groups", "at_ms", "duration_ms", "one_way"};
-        bool shown = false;
-        for (const char* k : kShown) shown = shown || it.key() == k;
-        if (!shown) row.details += (row.details.empty() ? "" : ", ") + it.key() + " " + it.value().dump();
+    const auto spec = fault_from_record(f);
+    if (!spec) {
+      row.kind = f.is_object() && f.contains("kind") ? (f["kind"].is_string() ? f["kind"].get<std::string>() : f["kind"].dump()) : "?";
+      if (f.is_object()) {
+        for (auto it = f.begin(); it != f.end(); ++it) {
+          if (it.key() != "kind") row.details += (row.details.empty() ? "" : ", ") + it.key() + " " + it.value().dump();
+        }
       }
+      rows.push_back(std::move(row));
+      continue;
     }
+    row.kind = to_string(spec->kind);
+    row.target = spec->target;
+    if (spec->groups.size() == 2) {
+      row.target = join(spec->groups[0], ",") + (spec->one_way ? " → " : " | ") + join(spec->groups[1], ",");
+    }
+    row.at = struck_at(f, *spec, h);
+    if (spec->duration_ms != 0) row.duration = duration_text(spec->duration_ms);
+    // What the kind and duration columns do not already say, in words.
+    const std::string label = fault_label(*spec);
+    if (label != row.kind && spec->kind != FaultKind::Pause && spec->kind != FaultKind::Partition) row.details = label;
+    if (spec->on) row.details += (row.details.empty() ? "" : "; ") + describe_when(*spec);
     rows.push_back(std::move(row));
   }
   return rows;
