@@ -414,12 +414,16 @@ FaultSpec sized_fault(FaultKind kind, std::string target, int64_t at_ms, int64_t
   return f;
 }
 
-Capability needed_capability(const FaultSpec& f) {
+Capability clock_capability(const std::string& process, FaultKind kind) {
   // The MySQL and ZooKeeper servers' clocks are capabilities of their own: a world may move
   // Redis servers' clocks and not MariaDB's or the JVM's.
-  const bool clock = f.kind == FaultKind::ClockJump || f.kind == FaultKind::ClockDrift;
-  if (clock && f.target.rfind("mysql-", 0) == 0) return Capability::ClockMysqlServer;
-  if (clock && f.target.rfind("zk-", 0) == 0) return Capability::ClockZooKeeperServer;
+  if (process.rfind("mysql-", 0) == 0) return Capability::ClockMysqlServer;
+  if (process.rfind("zk-", 0) == 0) return Capability::ClockZooKeeperServer;
+  return needed(kind, on_server(process));
+}
+
+Capability needed_capability(const FaultSpec& f) {
+  if (f.kind == FaultKind::ClockJump || f.kind == FaultKind::ClockDrift) return clock_capability(f.target, f.kind);
   return needed(f.kind, on_server(f.target));
 }
 

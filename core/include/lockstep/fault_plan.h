@@ -127,6 +127,9 @@ FaultSpec sized_fault(FaultKind kind, std::string target, int64_t at_ms, int64_t
 
 // What a world must be able to do to play this fault.
 Capability needed_capability(const FaultSpec& f);
+// What a world must be able to do to move `process`'s clock (kind ClockJump or
+// ClockDrift), by a fault or by a scenario's clock offset.
+Capability clock_capability(const std::string& process, FaultKind kind);
 
 // Why `world` cannot play these faults ("" if it can): the first fault needing a
 // capability the world lacks, with the world's reason.

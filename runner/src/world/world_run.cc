@@ -229,17 +229,11 @@ std::string unplayable(const Scenario& s, const Capabilities& caps) {
     if (!caps.has(need)) return caps.why_not(need) + " (" + what + ")";
   }
   for (const auto& c : s.clocks) {
-    const bool moved = c.drift_ppm != 0 || c.offset_ms != 0;
-    for (const auto& [prefix, cap] : {std::pair{"mysql-", Capability::ClockMysqlServer},
-                                      std::pair{"zk-", Capability::ClockZooKeeperServer}}) {
-      if (moved && c.process.rfind(prefix, 0) == 0 && !caps.has(cap))
-        return caps.why_not(cap) + " (" + c.process + "'s clock)";
+    for (const auto& [moved, kind] : {std::pair{c.drift_ppm != 0, FaultKind::ClockDrift},
+                                      std::pair{c.offset_ms != 0, FaultKind::ClockJump}}) {
+      const Capability need = clock_capability(c.process, kind);
+      if (moved && !caps.has(need)) return caps.why_not(need) + " (" + c.process + "'s clock)";
     }
-    const bool server = c.process.rfind("node-", 0) == 0;
-    const Capability drift = server ? Capability::ClockDriftServer : Capability::ClockDriftClient;
-    const Capability jump = server ? Capability::ClockJumpServer : Capability::ClockJumpClient;
-    if (c.drift_ppm != 0 && !caps.has(drift)) return caps.why_not(drift) + " (" + c.process + "'s clock)";
-    if (c.offset_ms != 0 && !caps.has(jump)) return caps.why_not(jump) + " (" + c.process + "'s clock)";
   }
   return lockstep::unplayable(s.faults, caps);
 }
