@@ -99,6 +99,37 @@ TEST(ExternalClient, ADocOnlyClientIsBrokenByAPauseLongerThanTheLease) {
   EXPECT_TRUE(o.report.as_expected());
 }
 
+// A program slow to reach its first acquire (client-1 sleeps 2 s first) still holds the
+// lock first with start_after_hold: client-2 starts only once client-1 reports its `ok`.
+// Without it, the same stagger of 0 starts both together and client-2 acquires first.
+TEST(ExternalClient, StartAfterHoldKeepsTheStartOrderWhateverTheStartUpTakes) {
+  SKIP_WITHOUT_REDIS();
+  const auto first_ok_of_acquire = [](const RunOutcome& o) {
+    return find(o, [](const checker::Event& e) { return e.f == "acquire" && e.type == checker::EventType::Ok; });
+  };
+  const auto first_event_of = [](const RunOutcome& o, int64_t process) {
+    return find(o, [process](const checker::Event& e) { return e.process == process && e.f == "acquire"; });
+  };
+  for (const bool after_hold : {false, true}) {
+    Scenario s = scenario(shell_scenario(R"("clients": 2, "initial_stock": 5, "hold_ms": 10, "wait_ms": 8000)", "[]",
+                                         "[]", 20000, R"({"lease_ms": 5000})"));
+    s.workload.command = {"bash", "-c", R"(if [ "$LOCKSTEP_CLIENT" = client-1 ]; then sleep 2; fi; exec bash shell_stock.sh)"};
+    s.workload.start_after_hold = after_hold;
+    const RunOutcome o = run_live(s);
+    ASSERT_TRUE(client_errors(o).empty()) << client_errors(o)[0];
+    EXPECT_EQ(o.report.verdict, "safe") << o.history_jsonl;
+    const auto* ok = first_ok_of_acquire(o);
+    const auto* second = first_event_of(o, 2);
+    ASSERT_TRUE(ok && second) << o.history_jsonl;
+    if (after_hold) {
+      EXPECT_EQ(ok->process, 1) << o.history_jsonl;
+      EXPECT_GT(second->time_ns, ok->time_ns) << "client-2 started before client-1 held the lock\n" << o.history_jsonl;
+    } else {
+      EXPECT_EQ(ok->process, 2) << "a 2 s head start should let client-2 acquire first\n" << o.history_jsonl;
+    }
+  }
+}
+
 // The crash lands before the write leaves the proxy: the server never sees it, and the
 // stock is untouched however fast the client is.
 TEST(ExternalClient, ACrashOnSendsLandsBeforeTheCommandReachesTheServer) {

@@ -325,6 +325,8 @@ std::vector<Bad> bad_table() {
       {"cluster_external", "$.topology",
        "no topology.cluster with an external workload (its programs reach each node by address, not as cluster clients)",
        "topology.cluster"},
+      {"start_after_hold_builtin", "$.workload.start_after_hold",
+       "false (only an external workload's programs start after a hold)", "true"},
       {"cluster_with_sentinels", "$.topology.sentinels",
        "0 or nothing with topology.cluster (cluster nodes detect failures themselves: node_timeout_ms)", "3"},
   };

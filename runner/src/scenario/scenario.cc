@@ -448,6 +448,10 @@ WorkloadSpec read_workload(const Obj& top, const LockSpec& lock, const std::stri
   w.hold_ms = o.integer("hold_ms", 0, kMaxMs, w.hold_ms);
   w.wait_ms = o.integer("wait_ms", 0, kMaxMs, w.wait_ms);
   w.start_stagger_ms = o.integer("start_stagger_ms", 0, kMaxMs, w.start_stagger_ms);
+  w.start_after_hold = o.boolean("start_after_hold", w.start_after_hold);
+  // The built-in workloads start on time in both worlds; only a program's start-up is slow.
+  if (w.start_after_hold && !w.external())
+    fail(o.at("start_after_hold"), "false (only an external workload's programs start after a hold)", "true");
   w.stock_key = o.string("stock_key", w.stock_key);
   w.fencing = o.boolean("fencing", w.fencing);
   // A fencing store without tokens would check nothing: the run would look fenced and
@@ -811,7 +815,7 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& scenario_ke
       {"$.lock.retry", {"count_max", "delay_ms", "jitter_ms"}},
       {"$.workload",
        {"kind", "clients", "initial_stock", "attempts_per_client", "hold_ms", "wait_ms", "start_stagger_ms",
-         "stock_key", "fencing", "readers", "extend_every_ms", "reentrant_hold_ms", "command", "cache", "cache_aside"}},
+         "start_after_hold", "stock_key", "fencing", "readers", "extend_every_ms", "reentrant_hold_ms", "command", "cache", "cache_aside"}},
       {"$.workload.cache",
        {"writers", "node", "keys", "value_bytes", "ttl_fraction", "ttl_ms", "rate_per_s", "start_ms", "writes"}},
       {"$.workload.cache_aside",

@@ -86,6 +86,7 @@ J workload_json(const WorkloadSpec& w) {
   j["hold_ms"] = w.hold_ms;
   j["wait_ms"] = w.wait_ms;
   j["start_stagger_ms"] = w.start_stagger_ms;
+  if (w.start_after_hold) j["start_after_hold"] = true;
   j["stock_key"] = w.stock_key;
   // An external program runs its own lock: the built-in workload's knobs are not its.
   if (w.external()) return j;

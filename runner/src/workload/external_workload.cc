@@ -119,9 +119,11 @@ ExternalWorkload::ExternalWorkload(const Scenario& s, live::ExternalControl& con
     const size_t before = report(client).problems().size();
     report(client).exited(incarnation, status, quote_stderr(tail));
     if (report(client).problems().size() > before && !tail.empty()) stderr_[name] = tail;
+    let_next_start(client);
   };
   control_.on_start_failed = [this](int64_t client, int incarnation, const std::string& why) {
     report(client).start_failed(incarnation, why);
+    let_next_start(client);
   };
 }
 
@@ -161,6 +163,7 @@ void ExternalWorkload::line_read(int64_t client, int incarnation, std::string_vi
     unannounced_.erase(u);
   }
   check_outcome(client, line, r, problems_before);
+  if (!held && r.holding()) let_next_start(client);
   if (!was_acquiring && r.acquiring()) acquiring_[client].clear();
   if (!was_acquiring || held || !r.holding()) return;
   // A lock held in the ZooKeeper ensemble writes no Redis key: there is none to learn.
@@ -287,14 +290,33 @@ void ExternalWorkload::add_clients(const std::function<std::string(const std::st
 }
 
 void ExternalWorkload::start() {
-  for (int i = 1; i <= s_.workload.clients; ++i) {
-    control_.at(Millis((i - 1) * s_.workload.start_stagger_ms), [this, i] {
-      if (auto why = control_.start("client-" + std::to_string(i)); !why.empty()) report(i).start_failed(1, why);
-    });
+  if (s_.workload.start_after_hold) {
+    start_at(1, Nanos(0));
+    return;
   }
+  for (int i = 1; i <= s_.workload.clients; ++i) start_at(i, Millis((i - 1) * s_.workload.start_stagger_ms));
+}
+
+void ExternalWorkload::start_at(int64_t client, Nanos t) {
+  scheduled_ = std::max(scheduled_, client);
+  control_.at(t, [this, client] {
+    if (auto why = control_.start("client-" + std::to_string(client)); !why.empty()) {
+      report(client).start_failed(1, why);
+      let_next_start(client);
+    }
+  });
+}
+
+void ExternalWorkload::let_next_start(int64_t client) {
+  if (!s_.workload.start_after_hold || client != scheduled_ || client >= s_.workload.clients) return;
+  start_at(client + 1, control_.now() + Millis(s_.workload.start_stagger_ms));
 }
 
 void ExternalWorkload::stop() {
+  if (s_.workload.start_after_hold && scheduled_ < s_.workload.clients) {
+    late_[scheduled_ + 1] = "client-" + std::to_string(scheduled_ + 1) + " never started: workload.start_after_hold waits for client-" +
+                            std::to_string(scheduled_) + " to hold the lock or end, and it did neither before the run's end";
+  }
   for (const auto& name : control_.kill_running()) {
     ClientReport& r = report(std::stoll(name.substr(7)));
     const size_t before = r.problems().size();

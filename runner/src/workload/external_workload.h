@@ -35,7 +35,8 @@ class ExternalWorkload {
   // With topology.mysql: the address a client reaches mysql-1 at (LOCKSTEP_MYSQL), set
   // before add_clients.
   std::function<std::string(const std::string& client)> mysql;
-  // Client i starts at (i - 1) * start_stagger_ms on the control's timeline.
+  // Client i starts at (i - 1) * start_stagger_ms on the control's timeline, or with
+  // workload.start_after_hold start_stagger_ms after client i-1 first holds or ends.
   void start();
   // The run is over: programs still running are killed and named.
   void stop();
@@ -75,6 +76,11 @@ class ExternalWorkload {
   const Scenario& s_;
   live::ExternalControl& control_;
   Recorder& rec_;
+  void start_at(int64_t client, Nanos t);
+  // start_after_hold: the last client scheduled has held the lock, or will never: the next
+  // one may start.
+  void let_next_start(int64_t client);
+  int64_t scheduled_ = 0;  // the highest client whose start is scheduled
   std::map<int64_t, std::unique_ptr<ClientReport>> reports_;
   void line_read(int64_t client, int incarnation, std::string_view line, bool overlong);
 

@@ -218,6 +218,10 @@ struct WorkloadSpec {
   // file's folder (the current folder for `lockstep live --client`).
   std::vector<std::string> command = {};
   std::string command_dir = "";
+  // Client i starts start_stagger_ms after client i-1 first holds the lock (or its program
+  // ends), instead of at (i-1) * start_stagger_ms: programs whose start-up or first
+  // connection is slow on a loaded machine still take the lock in their order.
+  bool start_after_hold = false;
   CacheSpec cache = {};
   CacheAsideSpec cache_aside = {};
   bool external() const { return kind == "external"; }
