@@ -287,6 +287,14 @@ TEST(MysqlLiveDifferential, LockTableStatementsAnswerAsMariaDb) {
   d.expect_same("b", take_over, {"bob", "2000", "k", "500"});   // not expired at 500
   d.expect_same("b", take_over, {"bob", "3000", "k", "1500"});  // expired: taken over
   d.expect_same("a", select, {"k"});
+  // A read-first takeover's write: by name alone, whatever the row holds.
+  const std::string by_name = "UPDATE locks SET owner = ?, expires_at = ?, version = version + 1 WHERE name = ?";
+  d.expect_same("a", by_name, {"carol", "4000", "k"});
+  d.expect_same("a", by_name, {"carol", "4000", "missing"});  // no row: 0 affected
+  d.expect_same("a", by_name, {"carol", "later", "k"});       // 1366
+  d.expect_same("a", select, {"k"});
+  d.expect_same("b", take_over, {"bob", "3000", "k", "5000"});  // carol's expired too
+  d.expect_same("a", select, {"k"});
   d.expect_same("a", "UPDATE locks SET expires_at = ? WHERE name = ? AND owner = ?", {"9000", "k", "alice"});
   d.expect_same("b", "UPDATE locks SET expires_at = ? WHERE name = ? AND owner = ?", {"9000", "k", "bob"});
   d.expect_same("a", "DELETE FROM locks WHERE name = ? AND owner = ?", {"k", "alice"});

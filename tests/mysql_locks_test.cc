@@ -21,6 +21,9 @@ struct Hold {
 struct MysqlLocks : SimHarness {
   MysqlLocks() : SimHarness(2, 0, 1) { server = world.add_mysql("mysql", sim::Clock()); }
   explicit MysqlLocks(const sim::WorldOptions& o) : SimHarness(o, 2) { server = world.add_mysql("mysql", sim::Clock()); }
+  MysqlLocks(int clients, int64_t latency_ms) : SimHarness(clients, 0, latency_ms) {
+    server = world.add_mysql("mysql", sim::Clock());
+  }
 
   static std::unique_ptr<Lock> make(const std::string& name, Env& env, const LockParams& p) {
     for (auto& info : mysql_locks()) {
@@ -165,6 +168,50 @@ TEST(MysqlTableRecipe, TheFencedTableHandsOutRisingVersions) {
   EXPECT_EQ((*b)->token, 2);
   EXPECT_LT((*b)->acquired_ms, (*a)->released_ms);
   EXPECT_EQ((*c)->token, 3);  // after a release the row stays, its version goes on rising
+}
+
+// A holder crashes with its row in place; two waiters poll it back to back (no pause between
+// attempts, 100 ms each way), so each one's read lands while the other's write is on the
+// wire. Judging the expiry in the client between a SELECT and an UPDATE by name lets both
+// take the row over; the same steps in a transaction, the row read FOR UPDATE, let one.
+std::pair<Hold, Hold> read_first_race(int64_t transaction) {
+  MysqlLocks h(3, 100);
+  LockParams p = params({{"read_first", 1}, {"transaction", transaction}}, 1s);
+  p.retry.delay = Nanos(0);
+  p.retry.jitter = Nanos(0);
+  auto a = h.hold(0, "mysql-table", p, 0, 1000, 60'000);
+  h.world.scheduler().at(600 * kMs, [&h] { h.world.crash(h.client[0]); });
+  auto b = h.hold(1, "mysql-table", p, 100, 10'000, 1000);
+  auto c = h.hold(2, "mysql-table", p, 150, 10'000, 1000);
+  h.run_until_ms(30'000);
+  EXPECT_FALSE(*a) << "client-1 crashed while it held the lock";
+  EXPECT_TRUE(*b && *c);
+  if (!*b || !*c) return {};
+  // Neither got in before client-1's row expired (1 s after it was written).
+  EXPECT_GT(std::min((*b)->acquired_ms, (*c)->acquired_ms), 1000);
+  return {**b, **c};
+}
+
+bool overlap(const Hold& x, const Hold& y) { return x.acquired_ms < y.released_ms && y.acquired_ms < x.released_ms; }
+
+TEST(MysqlTableRecipe, ReadingTheRowBeforeWritingItLetsTwoWaitersTakeItOver) {
+  const auto [b, c] = read_first_race(0);
+  EXPECT_EQ(b.acquired, AcquireOutcome::Acquired);
+  EXPECT_EQ(c.acquired, AcquireOutcome::Acquired);
+  EXPECT_TRUE(overlap(b, c)) << "b held [" << b.acquired_ms << ", " << b.released_ms << "], c [" << c.acquired_ms
+                             << ", " << c.released_ms << "]";
+  // The one whose write landed first lost the row to the other's write, unknowing.
+  EXPECT_EQ(b.released == ReleaseOutcome::NotOwner, c.released == ReleaseOutcome::Released);
+}
+
+TEST(MysqlTableRecipe, AReadFirstTakeoverInATransactionLetsOneWaiterIn) {
+  const auto [b, c] = read_first_race(1);
+  EXPECT_EQ(b.acquired, AcquireOutcome::Acquired);
+  EXPECT_EQ(c.acquired, AcquireOutcome::Acquired);  // later: after the first one's release
+  EXPECT_FALSE(overlap(b, c)) << "b held [" << b.acquired_ms << ", " << b.released_ms << "], c [" << c.acquired_ms
+                              << ", " << c.released_ms << "]";
+  EXPECT_EQ(b.released, ReleaseOutcome::Released);
+  EXPECT_EQ(c.released, ReleaseOutcome::Released);
 }
 
 // Two runs of a contended table lock under random latency and a pause: the same seed gives

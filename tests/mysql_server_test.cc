@@ -70,6 +70,10 @@ TEST(MysqlStatements, RecognisedByShapeWhateverTheSpacingAndCase) {
   ASSERT_TRUE(u);
   EXPECT_EQ(u->kind, sim::MysqlServer::Kind::UpdateTakeOver);
   EXPECT_EQ(u->table, "lock_rows");
+  auto by_name = sim::MysqlServer::recognise("UPDATE locks SET owner = ?, expires_at = ?, version = version + 1 WHERE name = ?");
+  ASSERT_TRUE(by_name);
+  EXPECT_EQ(by_name->kind, sim::MysqlServer::Kind::UpdateOwner);
+  EXPECT_EQ(by_name->param_count, 3u);
   EXPECT_FALSE(sim::MysqlServer::recognise("SELECT GET_LOCK(?, ?) FROM dual"));
   EXPECT_FALSE(sim::MysqlServer::recognise("DELETE FROM locks WHERE name = ?"));
 }

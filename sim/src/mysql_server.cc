@@ -132,6 +132,7 @@ void MysqlServer::run(Session& s) {
     case Kind::Select:
     case Kind::SelectForUpdate:
     case Kind::UpdateTakeOver:
+    case Kind::UpdateOwner:
     case Kind::UpdateExtend:
     case Kind::Delete:
       if (!tables_.count(s.statement.table)) {
@@ -354,7 +355,9 @@ void MysqlServer::run_row_statement(Session& s) {
   const auto& p = s.params;
   const Kind kind = s.statement.kind;
   // The key is the name parameter: first but in the two UPDATEs and the DELETE's shape.
-  const SqlValue& name = kind == Kind::UpdateTakeOver ? p[2] : kind == Kind::UpdateExtend ? p[1] : p[0];
+  const SqlValue& name = kind == Kind::UpdateTakeOver || kind == Kind::UpdateOwner ? p[2]
+                         : kind == Kind::UpdateExtend                               ? p[1]
+                                                                                    : p[0];
   auto row_of = [](const std::optional<Row>& r) {
     if (!r) return SqlResult::ok_rows({});
     return SqlResult::ok_rows({{r->owner, r->expires_at ? SqlValue(std::to_string(*r->expires_at)) : SqlValue{},
@@ -397,6 +400,14 @@ void MysqlServer::run_row_statement(Session& s) {
       const bool expired = current && current->expires_at && p[3] &&
                            static_cast<double>(*current->expires_at) < lenient_number(*p[3]);
       if (!expired) return finish(s, SqlResult::ok_affected(0));
+      Row row{p[0], std::nullopt, current->version + 1};
+      if (!bigint(p[1], "expires_at", row.expires_at)) return;
+      write_row(s, key, row);
+      return finish(s, SqlResult::ok_affected(1));
+    }
+    case Kind::UpdateOwner: {
+      // Whatever the row holds: the caller checked its expiry itself (a read before).
+      if (!current) return finish(s, SqlResult::ok_affected(0));
       Row row{p[0], std::nullopt, current->version + 1};
       if (!bigint(p[1], "expires_at", row.expires_at)) return;
       write_row(s, key, row);

@@ -94,6 +94,7 @@ constexpr Shape kShapes[] = {
     {"select owner,expires_at,version from %t where name=?", K::Select},
     {"select owner,expires_at,version from %t where name=? for update", K::SelectForUpdate},
     {"update %t set owner=?,expires_at=?,version=version+1 where name=? and expires_at<?", K::UpdateTakeOver},
+    {"update %t set owner=?,expires_at=?,version=version+1 where name=?", K::UpdateOwner},
     {"update %t set expires_at=? where name=? and owner=?", K::UpdateExtend},
     {"delete from %t where name=? and owner=?", K::Delete},
 };

@@ -143,12 +143,16 @@ class ForUpdateLock : public SqlLock {
 class TableLock : public SqlLock {
  public:
   TableLock(Env& env, const LockParams& p, bool fenced)
-      : SqlLock(env, p, random_uuid(env)), fenced_(fenced), take_over_(option_or(p, "take_over", 1) != 0) {}
+      : SqlLock(env, p, random_uuid(env)),
+        fenced_(fenced),
+        take_over_(option_or(p, "take_over", 1) != 0),
+        read_first_(option_or(p, "read_first", 0) != 0),
+        transaction_(option_or(p, "transaction", 0) != 0) {}
 
   Task<AcquireOutcome> acquire(Nanos wait) override {
     SqlResult t = co_await session_.run(kTableDdl, {});
     if (t.status == SqlResult::Status::Timeout) co_return AcquireOutcome::Unknown;
-    co_return co_await acquire_with_retries(env_, params_.retry, wait, [this] { return try_once(); });
+    co_return co_await acquire_with_retries(env_, params_.retry, wait, [this] { return attempt(); });
   }
 
   Task<ReleaseOutcome> release() override {
@@ -167,6 +171,63 @@ class TableLock : public SqlLock {
   int64_t fencing_token() const override { return fenced_ ? version_ : -1; }
 
  private:
+  // One attempt, in a transaction of its own with `transaction`: the row is then read FOR
+  // UPDATE, so a read-first takeover's check and write are one step nobody can split.
+  Task<AcquireOutcome> attempt() {
+    if (!transaction_) co_return co_await steps();
+    SqlResult b = co_await session_.run("BEGIN", {});
+    if (!b.ok()) co_return b.status == SqlResult::Status::Timeout ? AcquireOutcome::Unknown : AcquireOutcome::NotAcquired;
+    const AcquireOutcome o = co_await steps();
+    if (o != AcquireOutcome::Acquired) {
+      // A session that ended took the transaction with it; otherwise nothing is kept.
+      SqlResult r = co_await session_.run("ROLLBACK", {});
+      co_return o == AcquireOutcome::Unknown || r.status == SqlResult::Status::Timeout ? AcquireOutcome::Unknown : o;
+    }
+    SqlResult c = co_await session_.run("COMMIT", {});
+    if (c.ok()) co_return AcquireOutcome::Acquired;
+    // No answer: the commit may have landed. An error: the session ended and rolled it back.
+    co_return c.status == SqlResult::Status::Timeout ? AcquireOutcome::Unknown : AcquireOutcome::NotAcquired;
+  }
+
+  Task<AcquireOutcome> steps() {
+    if (read_first_) return read_then_write();
+    return try_once();
+  }
+
+  // A hand-made lock's takeover: read the row, judge its expiry here, then write it by name.
+  // Without a transaction two waiters can both read the expired row before either writes,
+  // and both hold.
+  Task<AcquireOutcome> read_then_write() {
+    const std::string read = std::string("SELECT owner, expires_at, version FROM lockstep_locks WHERE name = ?") +
+                             (transaction_ ? " FOR UPDATE" : "");
+    const Nanos server_wait = std::chrono::seconds(option_or(params_, "lock_wait_timeout_s", 50));
+    SqlResult row = co_await session_.run(read, sql_args(params_.key), transaction_ ? server_wait : Nanos(0));
+    if (row.status == SqlResult::Status::Timeout) co_return AcquireOutcome::Unknown;
+    if (!row.ok()) co_return AcquireOutcome::NotAcquired;
+    const int64_t now_ms = to_ms(env_.now_wall());
+    const std::string expires = std::to_string(now_ms + to_ms(params_.lease));
+    if (row.rows.empty()) {
+      SqlResult ins = co_await session_.run("INSERT INTO lockstep_locks (name, owner, expires_at, version) VALUES (?, ?, ?, ?)",
+                                            sql_args(params_.key, token_, expires, "1"));
+      if (ins.status == SqlResult::Status::Timeout) co_return AcquireOutcome::Unknown;
+      if (!ins.ok()) co_return AcquireOutcome::NotAcquired;
+      version_ = 1;
+      co_return AcquireOutcome::Acquired;
+    }
+    const SqlValue& expires_at = row.rows[0][1];
+    const bool expired = expires_at && std::stoll(*expires_at) < now_ms;
+    if (!expired || !take_over_ || !row.rows[0][2]) co_return AcquireOutcome::NotAcquired;
+    SqlResult up = co_await session_.run(
+        "UPDATE lockstep_locks SET owner = ?, expires_at = ?, version = version + 1 WHERE name = ?",
+        sql_args(token_, expires, params_.key));
+    if (up.status == SqlResult::Status::Timeout) co_return AcquireOutcome::Unknown;
+    if (!up.ok() || up.affected_rows != 1) co_return AcquireOutcome::NotAcquired;
+    // The version this write made, as far as this client can tell: without a transaction
+    // another takeover may have written in between, and the token is then a shared one.
+    version_ = std::stoll(*row.rows[0][2]) + 1;
+    co_return AcquireOutcome::Acquired;
+  }
+
   Task<AcquireOutcome> try_once() {
     const int64_t now_ms = to_ms(env_.now_wall());
     const std::string expires = std::to_string(now_ms + to_ms(params_.lease));
@@ -196,6 +257,8 @@ class TableLock : public SqlLock {
 
   bool fenced_;
   bool take_over_;
+  bool read_first_;
+  bool transaction_;
   int64_t version_ = -1;
 };
 
@@ -248,6 +311,11 @@ std::vector<LockInfo> mysql_locks() {
   auto table_options = [] {
     auto o = session_options();
     o.push_back(integer_option("take_over", 1, 0, 1, "take over a row whose expiry passed with a conditional UPDATE (1) or only wait for its DELETE (0)"));
+    o.push_back(integer_option("read_first", 0, 0, 1,
+                               "1: SELECT the row, judge its expiry in the client, then UPDATE it by name (a hand-made "
+                               "lock's read-modify-write); 0: one conditional UPDATE"));
+    o.push_back(integer_option("transaction", 0, 0, 1,
+                               "1: each attempt in a transaction (BEGIN, the row read FOR UPDATE, COMMIT); 0: autocommit"));
     return o;
   };
   LockInfo table{"mysql-table",

@@ -8,7 +8,9 @@
 //  mysql-table       A row per lock with an owner and an expiry: INSERT (a unique key says
 //                    who was first), take over an expired row with a conditional UPDATE,
 //                    DELETE only your own row. The expiry is the holder's wall clock plus
-//                    the lease, so it has the SETNX lease's races, in SQL.
+//                    the lease, so it has the SETNX lease's races, in SQL. Options choose
+//                    a hand-made lock's steps: read the row and judge its expiry in the
+//                    client (read_first), each attempt in a transaction (transaction).
 //  mysql-table-fenced  The same table, never deleting the row (release expires it), so the
 //                    row's version rises with every hold: a fencing token.
 #pragma once

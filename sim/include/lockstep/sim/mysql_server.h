@@ -91,7 +91,7 @@ class MysqlServer {
   enum class Kind {
     GetLock, ReleaseLock, IsUsedLock, IsFreeLock, ReleaseAllLocks, ConnectionId, SelectOne,
     Begin, Commit, Rollback, SetWaitTimeout, SetLockWaitTimeout,
-    CreateTable, Insert, Select, SelectForUpdate, UpdateTakeOver, UpdateExtend, Delete,
+    CreateTable, Insert, Select, SelectForUpdate, UpdateTakeOver, UpdateOwner, UpdateExtend, Delete,
   };
   struct Statement {
     Kind kind;
