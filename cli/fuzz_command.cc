@@ -263,7 +263,7 @@ int fuzz(const FuzzArgs& a) {
                 static_cast<unsigned long long>(s.runs), f.shrunk.faults.size(), f.shrink_steps);
     for (const auto& fault : f.shrunk.faults) std::printf("  fault: %s\n", describe_fault(fault).c_str());
     for (const auto& v : outcome.report.violations) {
-      std::printf("  %s [%s]: %s\n", v.property.c_str(), checker::to_string(v.severity), v.explanation.c_str());
+      std::printf("  %s [%s]: %s\n", checker::to_string(v.property), checker::to_string(v.severity), v.explanation.c_str());
     }
     std::printf("counterexample: %s\nreplay: %s\n", example.c_str(), replay.c_str());
   }

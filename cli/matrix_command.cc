@@ -243,8 +243,10 @@ int merge(const MatrixArgs& a) {
     const bool broken = r.verdict == reports::matrix_verdict::kBug || r.verdict == reports::matrix_verdict::kBroken;
     c.verdict = broken ? reports::verdict::kViolation : reports::verdict::kSafe;
     for (const auto& p : broken ? r.properties : std::vector<std::string>{}) {
-      checker::Violation v{p, r.story, {}, 0, 1};
-      if (auto prop = checker::property_named(p)) v.severity = checker::property_info(*prop).severity;
+      const auto prop = checker::property_named(p);
+      if (!prop) continue;  // the matrix's cells come from lockstep's own checks: every name is known
+      checker::Violation v{*prop, r.story, {}, 0, 1};
+      v.severity = checker::property_info(*prop).severity;
       c.violations.push_back(std::move(v));
     }
     c.replay = r.replay;

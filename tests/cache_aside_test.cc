@@ -26,7 +26,7 @@ std::string error_path(const std::string& text) {
 
 const checker::Violation* find(const reports::RunReport& r, const std::string& property) {
   for (const auto& v : r.violations)
-    if (v.property == property) return &v;
+    if (checker::to_string(v.property) == property) return &v;
   return nullptr;
 }
 
@@ -90,7 +90,7 @@ TEST(CacheAside, CheckerCountsTheTtlFromTheDatabasesLastWrite) {
   EXPECT_TRUE(checker::check_stale_cache(history(500, 1600)).empty());
   auto v = checker::check_stale_cache(history(500, 1000));
   ASSERT_EQ(v.size(), 1u);
-  EXPECT_EQ(v[0].property, "stale-cache");
+  EXPECT_EQ(v[0].property, checker::Property::StaleCache);
   EXPECT_EQ(v[0].processes, (std::vector<int64_t>{2, 1}));
   EXPECT_NE(v[0].explanation.find("client-2 put it there"), std::string::npos) << v[0].explanation;
   // No TTL: stale for good, whatever the allowance.

@@ -45,7 +45,7 @@ TEST_P(Catalogue, VerdictAsExpectedAndHistoryReproducible) {
   scenario_files::expect_shipped_verdict(first.report, s);
   for (const auto& v : first.report.violations) {
     EXPECT_FALSE(v.explanation.empty());
-    EXPECT_FALSE(v.processes.empty() && v.property != "lost-update") << v.property;
+    EXPECT_FALSE(v.processes.empty() && v.property != checker::Property::LostUpdate) << v.property;
   }
 }
 

@@ -373,7 +373,7 @@ TEST(ExternalClient, AWatchdogThreadReportsItsExtendsBesideTheMainThread) {
   const RunOutcome o = run_live(s);
   ASSERT_TRUE(client_errors(o).empty()) << client_errors(o)[0];
   std::string found;
-  for (const auto& v : o.report.violations) found += v.property + ": " + v.explanation + "\n";
+  for (const auto& v : o.report.violations) found += std::string(checker::to_string(v.property)) + ": " + v.explanation + "\n";
   EXPECT_EQ(o.report.verdict, "safe") << found << o.history_jsonl;
   EXPECT_EQ(o.report.stats["sales"], 2);
   // client-1's watchdog extended while its main thread was between its write's invoke
@@ -463,7 +463,7 @@ TEST(ExternalClient, ALockKeyUnderAPrefixIsLearntAndJudged) {
   EXPECT_NE(std::find(checkable.begin(), checkable.end(), "deadlock"), checkable.end()) << checkable;
   EXPECT_NE(find(o, [](const checker::Event& e) { return e.f == checker::truth::kKeySet; }), nullptr) << o.history_jsonl;
   std::vector<std::string> found;
-  for (const auto& v : o.report.violations) found.push_back(v.property);
+  for (const auto& v : o.report.violations) found.push_back(checker::to_string(v.property));
   EXPECT_NE(std::find(found.begin(), found.end(), "foreign-unlock"), found.end())
       << ::testing::PrintToString(found) << o.history_jsonl;
 }

@@ -122,7 +122,7 @@ TEST(HistoryStream, ASimulatedRunReportsTheDigestOfItsOwnLines) {
 std::string describe(const reports::RunReport& r) {
   std::string out = r.verdict + " " + r.stats.dump() + "\n";
   for (const auto& v : r.violations) {
-    out += v.property + " at " + std::to_string(v.at_ns) + " x" + std::to_string(v.count) + ": " + v.explanation + " [";
+    out += std::string(checker::to_string(v.property)) + " at " + std::to_string(v.at_ns) + " x" + std::to_string(v.count) + ": " + v.explanation + " [";
     for (int64_t p : v.processes) out += std::to_string(p) + " ";
     out += "]\n";
   }
@@ -213,8 +213,8 @@ TEST(JudgeRun, ALongHistoryListsTheInvariantsThenTheLinearizabilityViolation) {
     const reports::RunReport r = judge_run(s, s, h, true);
     ASSERT_EQ(h.events.size() >= kEventsWorthAThread, holds > 100);
     ASSERT_GE(r.violations.size(), 2u) << holds;
-    EXPECT_EQ(r.violations.front().property, "mutual-exclusion") << holds;
-    EXPECT_EQ(r.violations.back().property, "linearizability") << holds;
+    EXPECT_EQ(r.violations.front().property, checker::Property::MutualExclusion) << holds;
+    EXPECT_EQ(r.violations.back().property, checker::Property::Linearizability) << holds;
     EXPECT_EQ(r.verdict, reports::verdict::kViolation);
   }
 }

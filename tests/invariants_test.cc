@@ -46,7 +46,7 @@ TEST(MutualExclusion, OverlapIsReportedWithBothProcessesAndTimes) {
   b.truth(truth::kCsEnter, 1, 0).truth(truth::kCsEnter, 2, 1000).truth(truth::kCsExit, 2, 1100).truth(truth::kCsExit, 1, 1550);
   auto v = check_mutual_exclusion(b.h);
   ASSERT_EQ(v.size(), 1u);
-  EXPECT_EQ(v[0].property, "mutual-exclusion");
+  EXPECT_EQ(v[0].property, Property::MutualExclusion);
   EXPECT_EQ(v[0].processes, (std::vector<int64_t>{1, 2}));
   EXPECT_EQ(v[0].at_ns, 1000 * kMs);
   EXPECT_NE(v[0].explanation.find("client-2's critical section [1.000s, 1.100s]"), std::string::npos) << v[0].explanation;
@@ -106,7 +106,7 @@ TEST(StaleRead, TwoReadsUnderOneReadLockMustAgree) {
   b.truth(truth::kCsExit, 3, 52);
   auto v = check_stale_read(b.h, {});
   ASSERT_EQ(v.size(), 1u);
-  EXPECT_EQ(v[0].property, "stale-read");
+  EXPECT_EQ(v[0].property, Property::StaleRead);
   EXPECT_EQ(v[0].processes, (std::vector<int64_t>{3}));
   EXPECT_EQ(v[0].at_ns, 51 * kMs);
   EXPECT_EQ(v[0].explanation,
@@ -218,7 +218,7 @@ TEST(FalseExtend, AnExtensionReportedForAKeyLostOnAMajorityIsALie) {
   o.lock_nodes = 3;
   auto v = check_false_extend(b.h, o);
   ASSERT_EQ(v.size(), 1u);
-  EXPECT_EQ(v[0].property, "false-extend");
+  EXPECT_EQ(v[0].property, Property::FalseExtend);
   EXPECT_EQ(v[0].count, 1);
   EXPECT_NE(v[0].explanation.find("client-1's extend answered at t=1.003s that the lock was extended, but its key was "
                                   "on 1 of the lock's 3 nodes"),

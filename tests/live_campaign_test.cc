@@ -104,11 +104,11 @@ TEST(CampaignSchedule, TheSummaryCountsRunsByWhatTheyBroke) {
   unknown.verdict = reports::verdict::kUnknown;
   lost.verdict = two.verdict = reports::verdict::kViolation;
   checker::Violation v;
-  v.property = "lease";
+  v.property = checker::Property::Linearizability;
   v.severity = checker::Severity::LeaseLost;
   lost.violations.push_back(v);
   two.violations.push_back(v);
-  v.property = "mutual-exclusion";
+  v.property = checker::Property::MutualExclusion;
   v.severity = checker::Severity::TwoHolders;
   two.violations.push_back(v);
   for (const auto* r : {&safe, &two, &unknown, &lost, &two}) sum.add(*r);

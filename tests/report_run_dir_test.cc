@@ -69,6 +69,12 @@ TEST(ReportRunDir, BadFilesAreNamedWithTheReason) {
   EXPECT_FALSE(load_run_dir(dir, r, h, error));
   EXPECT_NE(error.find("\"violations[0].property\" must be a string"), std::string::npos) << error;
 
+  spill(dir / "report.json",
+        R"({"scenario": "s", "seed": 1, "verdict": "violation", "violations": [{"property": "mutual-exlusion"}]})");
+  EXPECT_FALSE(load_run_dir(dir, r, h, error));
+  EXPECT_NE(error.find("\"violations[0].property\" must be one of mutual-exclusion, lost-update"), std::string::npos) << error;
+  EXPECT_NE(error.find("not \"mutual-exlusion\""), std::string::npos) << error;
+
   spill(dir / "report.json", R"({"scenario": "s", "seed": 1, "verdict": "maybe", "violations": []})");
   EXPECT_FALSE(load_run_dir(dir, r, h, error));
   EXPECT_NE(error.find("\"verdict\" must be one of violation, safe, unknown"), std::string::npos) << error;

@@ -194,7 +194,7 @@ TEST(ReportFaults, AFaultOnAnEventIsPlacedWhenItStruckWithItsSentence) {
 
 TEST(ReportLinearizability, TheFindingIsDrawnWithItsCauseAndExcerpted) {
   auto [r, h] = example_run();
-  r.violations = {{"linearizability",
+  r.violations = {{checker::Property::Linearizability,
                    "the lock's operations are not linearizable as a mutex: process 2's acquire completed at t=1.013s "
                    "while process 1 still held the lock since t=0.002s (not released until t=1.554s).",
                    {2},

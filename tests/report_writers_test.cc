@@ -72,7 +72,7 @@ TEST(ReportTimeline, ForeignUnlockIsAMarkerOnTheNode) {
   del.time_ns = 1100 * kMs;
   del.extra = {{"owner", 2}};
   h.events.insert(h.events.begin() + 16, del);
-  r.violations = {{"foreign-unlock", "client-1's unlock deleted client-2's lock.", {1, 2}, 1100 * kMs, 1}};
+  r.violations = {{checker::Property::ForeignUnlock, "client-1's unlock deleted client-2's lock.", {1, 2}, 1100 * kMs, 1}};
   const Timeline t = build_timeline(r, h);
   ASSERT_EQ(t.highlights.size(), 1u);
   EXPECT_EQ(t.highlights[0].begin_ns, t.highlights[0].end_ns);

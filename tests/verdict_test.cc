@@ -85,7 +85,7 @@ TEST(Verdict, AScenarioMayExpectUnknownAndThenMeetsIt) {
 // with the gaps listed beside it.
 TEST(Verdict, AViolationStandsInARunThatDidNotFinish) {
   reports::RunReport r;
-  r.violations.push_back({"mutual-exclusion", "two at once", {1, 2}, 0});
+  r.violations.push_back({checker::Property::MutualExclusion, "two at once", {1, 2}, 0});
   r.add_inconclusive("1 client was still waiting for the lock when the run ended (client-3).");
   r.settle_verdict();
   EXPECT_EQ(r.verdict, reports::verdict::kViolation);
@@ -115,7 +115,7 @@ TEST(Verdict, FencingAskedOfALockWithoutTokensIsAnError) {
 std::map<std::string, std::string> classes_of(const std::string& file) {
   const RunOutcome o = run_in_sim(scenario_files::load(file));
   std::map<std::string, std::string> out;
-  for (const auto& v : o.report.violations) out[v.property] = checker::to_string(v.severity);
+  for (const auto& v : o.report.violations) out[checker::to_string(v.property)] = checker::to_string(v.severity);
   return out;
 }
 
@@ -160,7 +160,7 @@ TEST(Verdict, TheReportSaysTheLeaseTheLockSets) {
 reports::RunReport found(std::vector<std::pair<std::string, checker::Severity>> vs) {
   reports::RunReport r;
   for (auto& [p, c] : vs) {
-    checker::Violation v{p, "", {}, 0};
+    checker::Violation v{*checker::property_named(p), "", {}, 0};
     v.severity = c;
     r.violations.push_back(v);
   }
@@ -227,7 +227,7 @@ TEST(Verdict, AFairLockServingALaterClientFirstIsUnfair) {
   o.fair = true;
   const auto v = checker::check_fairness(line_of_three(), o);
   ASSERT_EQ(v.size(), 1u);
-  EXPECT_EQ(v[0].property, "fairness");
+  EXPECT_EQ(v[0].property, checker::Property::Fairness);
   EXPECT_EQ(v[0].severity, checker::Severity::Unfair);
   EXPECT_EQ(v[0].explanation,
             "client-3 was served at t=0.070s (it asked at t=0.040s) while client-2, which had asked at t=0.030s, was "

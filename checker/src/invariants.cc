@@ -20,7 +20,7 @@ std::string process_label(int64_t process) { return "client-" + std::to_string(p
 namespace {
 
 Violation violation(Property p, std::string explanation, std::vector<int64_t> processes, int64_t at_ns) {
-  Violation v{to_string(p), std::move(explanation), std::move(processes), at_ns};
+  Violation v{p, std::move(explanation), std::move(processes), at_ns};
   v.severity = property_info(p).severity;
   return v;
 }
@@ -463,7 +463,7 @@ std::vector<Violation> check_fairness(const History& h, const InvariantOptions& 
 
 void classify(std::vector<Violation>& violations, const History& h) {
   bool overlap = false;
-  for (const auto& v : violations) overlap = overlap || v.property == to_string(Property::MutualExclusion);
+  for (const auto& v : violations) overlap = overlap || v.property == Property::MutualExclusion;
   bool sections = false;
   for (const auto& e : h.events) {
     if (is_truth(e, truth::kCsEnter)) {
@@ -472,10 +472,8 @@ void classify(std::vector<Violation>& violations, const History& h) {
     }
   }
   for (auto& v : violations) {
-    const auto p = property_named(v.property);
-    if (!p) continue;  // a property of the caller's own keeps the class it was given
-    v.severity = property_info(*p).severity;
-    if (*p != Property::Linearizability || overlap || !sections) continue;
+    v.severity = property_info(v.property).severity;
+    if (v.property != Property::Linearizability || overlap || !sections) continue;
     if (v.severity == Severity::LeaseLost) continue;
     v.severity = Severity::LeaseLost;
     // "the lock's operations are not linearizable as a mutex: <what happened>." becomes

@@ -78,14 +78,14 @@ std::pair<RunReport, checker::History> example_run() {
   r.faults = nlohmann::json::array({pause});
   r.expected = Expectation::at_least({"lost-update", "mutual-exclusion"});
   r.violations = {
-      {"mutual-exclusion",
+      {checker::Property::MutualExclusion,
        "client-2's critical section [1.013s, 1.116s] began while client-1's critical section [0.002s, 1.552s] was "
        "still running: both held the lock for 0.103s.",
        {1, 2},
        1013 * kMs,
        1,
        checker::Severity::TwoHolders},
-      {"lost-update",
+      {checker::Property::LostUpdate,
        "the resource \"stock\" started at 10 and 2 decrements succeeded, so it should be 8, but it ended at 9: 1 "
        "update was lost.",
        {},

@@ -44,19 +44,19 @@ std::pair<int64_t, int64_t> section_around(const History& h, int64_t p, int64_t 
 
 Window window_for(const RunReport& r, const checker::Violation& v, const History& h) {
   Window w{v.at_ns, v.at_ns, {v.processes.begin(), v.processes.end()}, ""};
-  if (v.property == "mutual-exclusion" && v.processes.size() >= 2) {
+  if (v.property == checker::Property::MutualExclusion && v.processes.size() >= 2) {
     auto a = section_around(h, v.processes[0], v.at_ns), b = section_around(h, v.processes[1], v.at_ns);
     w.begin_ns = std::min(a.first, b.first);
     w.end_ns = std::max(a.second, b.second);
     w.caption = "from the start of the overlapping critical sections to their end";
-  } else if (v.property == "foreign-unlock" && v.processes.size() >= 2) {
+  } else if (v.property == checker::Property::ForeignUnlock && v.processes.size() >= 2) {
     for (const auto& e : h.events) {
       if (e.time_ns > v.at_ns) break;
       if (e.type == EventType::Truth && e.f == truth::kKeySet && e.process == v.processes[1]) w.begin_ns = e.time_ns;
     }
     w.caption = "from " + process_label(v.processes[1]) + " setting the lock to " + process_label(v.processes[0]) +
                 " deleting it";
-  } else if (v.property == "linearizability" && !v.processes.empty()) {
+  } else if (v.property == checker::Property::Linearizability && !v.processes.empty()) {
     // The acquire that could not be placed says nothing alone; its cause is whoever still
     // believed it held the lock, from the moment it took it.
     const auto holders = other_holders(lock_holds(h), v.processes[0], v.at_ns);
@@ -69,17 +69,17 @@ Window window_for(const RunReport& r, const checker::Violation& v, const History
     w.caption = holders.empty() ? "the operations around the one that could not be placed"
                                 : "from " + names + " taking the lock to " + process_label(v.processes[0]) +
                                       "'s acquire, which could not be placed while " + names + " held it";
-  } else if (v.property == "lost-update") {
+  } else if (v.property == checker::Property::LostUpdate) {
     w.begin_ns = 0;
     w.caption = "the reads and writes of the resource";
-  } else if (v.property == "deadlock") {
+  } else if (v.property == checker::Property::Deadlock) {
     int64_t bound_ms = 5000;
     if (r.scenario_json.is_object() && r.scenario_json.contains("checks")) {
       bound_ms = r.scenario_json["checks"].value("deadlock_bound_ms", bound_ms);
     }
     w.begin_ns = std::max<int64_t>(0, v.at_ns - bound_ms * 1'000'000);
     w.caption = "while the lock stayed with a process that could no longer release it";
-  } else if (v.property == "stale-cache") {
+  } else if (v.property == checker::Property::StaleCache) {
     w.begin_ns = 0;
     w.caption = "the database and cache operations, and what each held at the end";
   } else {
@@ -88,12 +88,12 @@ Window window_for(const RunReport& r, const checker::Violation& v, const History
   return w;
 }
 
-bool relevant(const Event& e, const Window& w, const std::string& property) {
-  if (property == "lost-update") {
+bool relevant(const Event& e, const Window& w, checker::Property property) {
+  if (property == checker::Property::LostUpdate) {
     return e.f == "read" || e.f == "write" || e.f == truth::kResource;
   }
   // Every client's steps on the stale item tell the race; the lock's only how it was queued.
-  if (property == "stale-cache") {
+  if (property == checker::Property::StaleCache) {
     return e.f.rfind("db-", 0) == 0 || e.f.rfind("cache-", 0) == 0 ||
            (e.type == EventType::Truth && (e.f == truth::kFaultStart || e.f == truth::kFaultEnd));
   }
@@ -137,7 +137,7 @@ Excerpt history_excerpt(const RunReport& r, const History& h, size_t max_lines) 
   if (r.violations.empty()) return out;
   const auto& v = r.violations.front();
   const Window w = window_for(r, v, h);
-  out.caption = v.property + ": " + w.caption + " (" + checker::format_seconds(w.begin_ns) + " to " +
+  out.caption = std::string(checker::to_string(v.property)) + ": " + w.caption + " (" + checker::format_seconds(w.begin_ns) + " to " +
                 checker::format_seconds(w.end_ns) + ")";
   // A few events before the window say how the processes got there (the acquire that
   // led into a section, the crash that left a lock behind).
@@ -147,7 +147,7 @@ Excerpt history_excerpt(const RunReport& r, const History& h, size_t max_lines) 
     if (!relevant(e, w, v.property) || e.time_ns > w.end_ns) continue;
     if (e.time_ns >= w.begin_ns) {
       picked.push_back(&e);
-    } else if (v.property != "lost-update") {
+    } else if (v.property != checker::Property::LostUpdate) {
       before.push_back(&e);
       if (before.size() > kLeadIn) before.erase(before.begin());
     }

@@ -90,7 +90,7 @@ std::string verdict_section(const RunReport& r) {
     out += "<ul class=\"violations\">";
     for (const auto& v : r.violations) {
       out += "<li data-class=\"" + std::string(checker::to_string(v.severity)) + "\"><span class=\"prop\">" +
-             esc(v.property) + "</span><span class=\"cls cls-" + checker::to_string(v.severity) + "\">" +
+             esc(checker::to_string(v.property)) + "</span><span class=\"cls cls-" + checker::to_string(v.severity) + "\">" +
              esc(checker::severity_info(v.severity).words) + "</span>" + esc(v.explanation);
       if (v.count > 1) out += " <span class=\"muted\">(" + std::to_string(v.count) + " instances; the first is described)</span>";
       out += "</li>";

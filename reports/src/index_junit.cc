@@ -149,7 +149,7 @@ std::string render_junit(const std::vector<RunReport>& reports, const std::strin
            xml_escape(r.scenario) + "\">\n";
     std::string body;
     for (const auto& v : r.violations) {
-      body += v.property + " [" + checker::to_string(v.severity) + "]: " + v.explanation + "\n";
+      body += std::string(checker::to_string(v.property)) + " [" + checker::to_string(v.severity) + "]: " + v.explanation + "\n";
     }
     for (const auto& why : inconclusive_reasons(r)) body += "inconclusive: " + why + "\n";
     body += "replay: " + r.replay + "\n";

@@ -131,7 +131,7 @@ std::string render_check_html(const CheckPageInput& in) {
   to.max_client_lanes = 60;
   if (invalid) {
     // The processes the failure involves keep their own lanes however many there are.
-    checker::Violation v{"linearizability", r.explanation_sentence, {}, 0, 1};
+    checker::Violation v{checker::Property::Linearizability, r.explanation_sentence, {}, 0, 1};
     for (const auto& e : r.involved) v.processes.push_back(e.process);
     run.violations.push_back(std::move(v));
   }

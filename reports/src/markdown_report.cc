@@ -34,7 +34,7 @@ std::string render_markdown(const RunReport& r, const checker::History& h) {
   if (!r.description.empty()) md += "> " + md_cell(r.description) + "\n\n";
   md += "Expected: " + md_cell(r.expected.text()) + ". Found: " + md_cell(found_text(r)) + ".\n\n";
   for (const auto& v : r.violations) {
-    md += "- **" + md_cell(v.property) + "** (" + checker::severity_info(v.severity).words + "): " +
+    md += "- **" + md_cell(checker::to_string(v.property)) + "** (" + checker::severity_info(v.severity).words + "): " +
           md_cell(v.explanation);
     if (v.count > 1) md += " (" + std::to_string(v.count) + " instances; the first is described)";
     md += "\n";

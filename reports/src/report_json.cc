@@ -6,7 +6,7 @@ namespace lockstep::reports {
 
 std::set<std::string> RunReport::found_violations() const {
   std::set<std::string> s;
-  for (const auto& v : violations) s.insert(v.property);
+  for (const auto& v : violations) s.insert(checker::to_string(v.property));
   return s;
 }
 
@@ -93,7 +93,7 @@ nlohmann::ordered_json to_json(const RunReport& r) {
   auto& vs = j["violations"] = nlohmann::ordered_json::array();
   for (const auto& v : r.violations) {
     nlohmann::ordered_json o;
-    o["property"] = v.property;
+    o["property"] = checker::to_string(v.property);
     o["class"] = checker::to_string(v.severity);
     o["explanation"] = v.explanation;
     o["processes"] = v.processes;

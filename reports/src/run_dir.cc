@@ -85,11 +85,18 @@ bool violation_from_json(const json& o, size_t i, checker::Violation& v, std::st
     return false;
   }
   Fields f{o, error};
-  if (!f.string("property", v.property, true) || !f.string("explanation", v.explanation, false)) {
+  std::string property;
+  if (!f.string("property", property, true) || !f.string("explanation", v.explanation, false)) {
     error = at + "." + error.substr(1);
     error.insert(0, "\"");
     return false;
   }
+  const auto named = checker::property_named(property);
+  if (!named) {
+    error = "\"" + at + ".property\" must be one of " + join(checker::property_names(), ", ") + ", not \"" + property + "\"";
+    return false;
+  }
+  v.property = *named;
   auto ints_ok = [&](const char* name, int64_t& dst) {
     auto it = o.find(name);
     if (it == o.end()) return true;

@@ -41,7 +41,7 @@ std::string found_text(const RunReport& r) {
   for (const auto& c : checker::severity_classes()) {
     std::set<std::string> props;
     for (const auto& v : r.violations) {
-      if (v.severity == c.severity) props.insert(v.property);
+      if (v.severity == c.severity) props.insert(checker::to_string(v.property));
     }
     if (props.empty()) continue;
     out += (out.empty() ? "" : "; ") + std::string(c.name) + ": " + join(props);

@@ -511,16 +511,18 @@ class Builder {
   void highlights() {
     for (const auto& v : r_.violations) {
       const size_t before = t_.highlights.size();
-      if (v.property == "mutual-exclusion") overlaps(v);
-      if (v.property == "foreign-unlock") foreign_unlock(v);
-      if (v.property == "deadlock") deadlock(v);
-      if (v.property == "linearizability") linearizability(v);
-      if (v.property == "lost-update") lost_update(v);
-      if (v.property == "stale-cache") stale_cache(v);
+      if (v.property == checker::Property::MutualExclusion) overlaps(v);
+      if (v.property == checker::Property::ForeignUnlock) foreign_unlock(v);
+      if (v.property == checker::Property::Deadlock) deadlock(v);
+      if (v.property == checker::Property::Linearizability) linearizability(v);
+      if (v.property == checker::Property::LostUpdate) lost_update(v);
+      if (v.property == checker::Property::StaleCache) stale_cache(v);
       // Whatever else a check finds gets a marker where and when it says it happened.
       if (t_.highlights.size() == before && v.at_ns < t_.end_ns) {
         marker(v, v.at_ns, v.processes.empty() ? std::vector<int64_t>{} : std::vector<int64_t>{v.processes[0]},
-               v.property == "fencing" ? "stale token accepted" : v.property == "stale-read" ? "stale read" : v.property,
+               v.property == checker::Property::Fencing     ? "stale token accepted"
+               : v.property == checker::Property::StaleRead ? "stale read"
+                                                            : checker::to_string(v.property),
                v.explanation);
       }
     }
@@ -528,7 +530,7 @@ class Builder {
 
   void marker(const checker::Violation& v, int64_t at, const std::vector<int64_t>& processes, const std::string& label,
               const std::string& title) {
-    Highlight hl{v.property, {}, at, at, title, label, false};
+    Highlight hl{checker::to_string(v.property), {}, at, at, title, label, false};
     for (int64_t p : processes) add_lane(hl, lane_of(p));
     if (!hl.lanes.empty()) t_.highlights.push_back(std::move(hl));
   }
@@ -548,7 +550,7 @@ class Builder {
                                             : describe(b) + " began while " + describe(a) +
                                                   " was still running: both held the lock for " +
                                                   format_seconds(end - b.begin_ns) + ".";
-        Highlight hl{v.property, {}, b.begin_ns, end, sentence, "overlap " + format_duration(end - b.begin_ns), false};
+        Highlight hl{checker::to_string(v.property), {}, b.begin_ns, end, sentence, "overlap " + format_duration(end - b.begin_ns), false};
         add_lane(hl, lane_of(a.process));
         add_lane(hl, lane_of(b.process));
         t_.highlights.push_back(std::move(hl));
@@ -559,13 +561,13 @@ class Builder {
     if (drawn > 1) {
       size_t k = 0;
       for (auto& hl : t_.highlights) {
-        if (hl.property == v.property) hl.title = "Overlap " + std::to_string(++k) + " of " + std::to_string(n) + ": " + hl.title;
+        if (hl.property == checker::to_string(v.property)) hl.title = "Overlap " + std::to_string(++k) + " of " + std::to_string(n) + ": " + hl.title;
       }
     }
   }
 
   void foreign_unlock(const checker::Violation& v) {
-    Highlight hl{v.property, {}, v.at_ns, v.at_ns, v.explanation, v.property, false};
+    Highlight hl{checker::to_string(v.property), {}, v.at_ns, v.at_ns, v.explanation, checker::to_string(v.property), false};
     for (const auto& e : h_.events) {
       if (is_truth(e, truth::kKeyDel) && e.time_ns == v.at_ns && !v.processes.empty() && e.process == v.processes[0]) {
         hl.lanes.push_back(server_at(e.node, e.time_ns));
@@ -578,7 +580,7 @@ class Builder {
 
   void deadlock(const checker::Violation& v) {
     if (v.processes.empty()) return;
-    Highlight hl{v.property, {}, v.at_ns, t_.end_ns, v.explanation, v.property + " (bound exceeded)", false};
+    Highlight hl{checker::to_string(v.property), {}, v.at_ns, t_.end_ns, v.explanation, std::string(checker::to_string(v.property)) + " (bound exceeded)", false};
     for (const auto& l : t_.lanes) {
       for (const auto& k : l.keys) {
         if (k.begin_ns <= v.at_ns && v.at_ns <= k.end_ns) {
@@ -601,7 +603,7 @@ class Builder {
       marker(v, v.at_ns, {v.processes[0]}, "not linearizable", v.explanation);
       return;
     }
-    Highlight hl{v.property, {}, holders.front().begin_ns, v.at_ns, v.explanation, "not linearizable", true};
+    Highlight hl{checker::to_string(v.property), {}, holders.front().begin_ns, v.at_ns, v.explanation, "not linearizable", true};
     add_lane(hl, lane_of(v.processes[0]));
     for (const auto& hd : holders) add_lane(hl, lane_of(hd.process));
     t_.highlights.push_back(std::move(hl));

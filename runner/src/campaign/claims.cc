@@ -49,7 +49,7 @@ std::string ClaimResult::message() const {
   std::string m = algorithm + ": claim broken after " + std::to_string(runs) + " generated scenarios; shrunk to " +
                   std::to_string(counterexample->faults.size()) + " fault(s):\n";
   for (const auto& f : counterexample->faults) m += "  fault: " + describe_fault(f) + "\n";
-  for (const auto& v : outcome->report.violations) m += "  " + v.property + ": " + v.explanation + "\n";
+  for (const auto& v : outcome->report.violations) m += "  " + std::string(checker::to_string(v.property)) + ": " + v.explanation + "\n";
   if (counterexample_file.empty()) return m + "  (not written: ClaimOptions::out_dir is empty or unwritable)";
   m += "  counterexample: " + counterexample_file + "\n";
   m += "  replay: " + replay;
@@ -101,7 +101,7 @@ std::string ScenarioVerdict::message() const {
     for (const auto& p : r.found_violations()) found += (found.empty() ? "" : ", ") + p;
     m += r.scenario + " (" + r.world + "): " + r.verdict + (found.empty() ? "" : " [" + found + "]") +
          (r.as_expected() ? ", as expected" : ", NOT as expected") + "\n";
-    for (const auto& v : r.violations) m += "  " + v.property + ": " + v.explanation + "\n";
+    for (const auto& v : r.violations) m += "  " + std::string(checker::to_string(v.property)) + ": " + v.explanation + "\n";
     if (!r.as_expected()) m += "  replay: " + r.replay + "\n";
   }
   return m;

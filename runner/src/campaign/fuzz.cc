@@ -519,7 +519,7 @@ uint64_t run_seed(uint64_t campaign_seed, uint64_t index) {
 
 bool stops(const FuzzSpace& sp, const checker::Violation& v) {
   if (sp.properties.empty() && sp.classes.empty()) return true;
-  return sp.properties.count(v.property) > 0 || sp.classes.count(v.severity) > 0;
+  return sp.properties.count(checker::to_string(v.property)) > 0 || sp.classes.count(v.severity) > 0;
 }
 
 // What one run showed: whether it stops the campaign, and what the summary counts of it.

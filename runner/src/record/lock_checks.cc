@@ -67,7 +67,7 @@ std::optional<checker::Violation> check_lock_linearizability(const LockSpec& loc
   checker::LinResult r = checker::check_linearizable(ops, drawn.take_operations(), *model, limits);
   unknown = r.verdict == checker::Verdict::Unknown;
   if (r.verdict != checker::Verdict::Invalid) return std::nullopt;
-  checker::Violation v{"linearizability", std::string("the lock's operations are not linearizable as a ") + model->name() + ": " +
+  checker::Violation v{checker::Property::Linearizability, std::string("the lock's operations are not linearizable as a ") + model->name() + ": " +
                                               r.explanation_sentence + ".", {}, 0};
   if (r.failed_event_index < ops.events.size()) {
     v.at_ns = ops.events[r.failed_event_index].time_ns;

@@ -33,7 +33,7 @@
 namespace lockstep::checker {
 
 struct Violation {
-  std::string property;
+  Property property = Property::MutualExclusion;
   std::string explanation;
   std::vector<int64_t> processes;
   int64_t at_ns = 0;

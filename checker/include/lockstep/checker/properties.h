@@ -20,6 +20,7 @@
 #pragma once
 
 #include <optional>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -65,5 +66,6 @@ const PropertyInfo& property_info(Property p);
 const char* to_string(Property p);
 std::optional<Property> property_named(std::string_view name);
 std::vector<std::string> property_names();
+inline std::ostream& operator<<(std::ostream& out, Property p) { return out << to_string(p); }
 
 }  // namespace lockstep::checker
