@@ -295,13 +295,16 @@ TEST(ZooKeeperLiveStart, AFailedStartSaysWhy) {
 // majority serves throughout, so the lock stays safe and every client gets its turns.
 // The margins are for a loaded machine and a sanitized client: the pause (1.5 s) is
 // shorter than the followers' sync limit (5 ticks, 2.5 s), sessions outlast a slow
-// JVM threefold, and each attempt may wait 25 s for turns that take 0.2 s.
+// JVM threefold, and each attempt may wait 25 s for turns that take 0.2 s. A client whose
+// server is the one killed sees its requests fail at once until it has reconnected
+// elsewhere: its retries (1000 × 20 ms) cover that for as long as the wait, where 100
+// once ran out on a loaded machine and lost one attempt.
 TEST(ZooKeeperLiveFaults, FollowersPausedAndRestartedKeepTheLockSafe) {
   if (live::ZkEnsemble::classpath().empty()) GTEST_SKIP() << "ZooKeeper is not installed (scripts/setup installs it)";
   auto r = runner::parse_scenario(R"({
     "seed": 5, "duration_ms": 45000, "worlds": ["sim", "live"],
     "topology": {"nodes": 1, "zookeeper": {"servers": 3, "tick_ms": 500, "session_timeout_ms": 6000}},
-    "lock": {"algorithm": "zookeeper", "lease_ms": 6000, "retry": {"count_max": 100, "delay_ms": 20, "jitter_ms": 10}},
+    "lock": {"algorithm": "zookeeper", "lease_ms": 6000, "retry": {"count_max": 1000, "delay_ms": 20, "jitter_ms": 10}},
     "workload": {"clients": 2, "attempts_per_client": 8, "initial_stock": 20, "hold_ms": 200, "wait_ms": 25000, "start_stagger_ms": 100},
     "faults": [{"kind": "pause", "target": "zk-3", "at_ms": 300, "duration_ms": 1500},
                {"kind": "crash", "target": "zk-2", "at_ms": 2500, "restart_after_ms": 1000}],
@@ -316,8 +319,13 @@ TEST(ZooKeeperLiveFaults, FollowersPausedAndRestartedKeepTheLockSafe) {
   EXPECT_NE(o.history_jsonl.find("zk-3"), std::string::npos);
   EXPECT_NE(o.history_jsonl.find("zk-2"), std::string::npos);
   int acquired = 0;
-  for (const auto& e : o.history.events) acquired += e.type == checker::EventType::Ok && e.f == "acquire";
-  EXPECT_EQ(acquired, 16);  // every attempt got the lock in the end
+  std::string others;
+  for (const auto& e : o.history.events) {
+    if (e.f != "acquire" || e.type == checker::EventType::Invoke) continue;
+    acquired += e.type == checker::EventType::Ok;
+    if (e.type != checker::EventType::Ok) others += checker::to_json(e).dump() + "\n";
+  }
+  EXPECT_EQ(acquired, 16) << others;  // every attempt got the lock in the end
 }
 
 // A clock fault on a server would not reach what ZooKeeper's timeouts run on: refused,
