@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "lockstep/sim/control.h"
+
 #include "sim_harness.h"
 
 namespace lockstep::testing {
@@ -52,6 +54,44 @@ TEST(World, CommandsRoundTripWithLatency) {
   EXPECT_TRUE((*r)->is_ok());
   EXPECT_EQ(**at, 6 * kMs);  // 3 ms there, 3 ms back
   EXPECT_EQ(h.world.redis(0).peek_string("k"), "v");
+}
+
+// The simulator reports each key's change through its WorldControl: who set it, who
+// deleted whose value, and an expiry by nobody, as the runner's ground truth records them.
+TEST(World, TheControlReportsEveryKeyChangeWithItsCause) {
+  SimHarness h(2, 1, 1);
+  sim::Control control(h.world);
+  struct Seen {
+    KeyChange::Kind kind;
+    std::string key, value;
+    int64_t process, owner;
+    int64_t at_ms;
+  };
+  std::vector<Seen> seen;
+  control.on_key_change = [&](const KeyChange& c) {
+    seen.push_back({c.kind, std::string(c.key), std::string(c.value), c.process, c.owner, h.world.now() / kMs});
+    EXPECT_FALSE(c.at) << "the simulator reports a change as it happens";
+  };
+  auto r = slot<Reply>();
+  h.start<Reply>(0, 0, r, [](Env& e) { return command(e, {"SET", "lock", "a", "PX", "100"}); });
+  h.start<Reply>(1, 10, r, [](Env& e) { return command(e, {"DEL", "lock"}); });
+  h.start<Reply>(1, 20, r, [](Env& e) { return command(e, {"SET", "lock", "b", "PX", "50"}); });
+  h.run_until_ms(500);
+  using K = KeyChange::Kind;
+  ASSERT_EQ(seen.size(), 4u);
+  EXPECT_EQ(seen[0].kind, K::Set);
+  EXPECT_EQ(seen[0].value, "a");
+  EXPECT_EQ(seen[0].process, 1);  // client-1, as history records number it
+  EXPECT_EQ(seen[1].kind, K::Del);
+  EXPECT_EQ(seen[1].process, 2);  // client-2 deleted client-1's value
+  EXPECT_EQ(seen[1].owner, 1);
+  EXPECT_EQ(seen[2].kind, K::Set);
+  EXPECT_EQ(seen[2].process, 2);
+  EXPECT_EQ(seen[3].kind, K::Expire);
+  EXPECT_EQ(seen[3].process, -1);
+  EXPECT_EQ(seen[3].owner, 2);
+  EXPECT_EQ(seen[3].value, "b");
+  EXPECT_GE(seen[3].at_ms, 71);  // set at 21 ms with a 50 ms lease
 }
 
 // An answered call takes its timeout off the schedule: a busy client does not leave one

@@ -20,11 +20,42 @@ Control::Control(World& world) : world_(world) {
                  command_key(argv)};
     return event(e);
   };
+  // Every key's change may be a fault's trigger (a node sets or deletes it); the runner
+  // keeps the lock key's as ground truth.
+  world_.on_key_change = [this](int node, const sim::KeyChange& c) {
+    using K = sim::KeyChange::Kind;
+    if (on_event) {
+      event({c.kind == K::Set ? WorldEvent::Kind::Sets : WorldEvent::Kind::Deletes, node_name(node), c.key, c.key});
+    }
+    if (!on_key_change) return;
+    lockstep::KeyChange k;
+    k.node = node;
+    k.key = c.key;
+    k.value = c.value;
+    if (c.kind == K::Set) {
+      k.process = c.writer;
+    } else {
+      k.kind = c.kind == K::Del     ? lockstep::KeyChange::Kind::Del
+               : c.kind == K::Evict ? lockstep::KeyChange::Kind::Evict
+                                    : lockstep::KeyChange::Kind::Expire;
+      k.process = c.by_process;
+      k.owner = c.writer;
+    }
+    on_key_change(k);
+  };
   world_.on_failover = [this](int shard, int old_master, int new_master) {
     const Process& to = world_.process(new_master);
     truth(Truth::Failover, -1, {{"from", world_.process(old_master).name}, {"to", to.name}}, to.node_index,
           {{"shard", shard}});
   };
+}
+
+const std::string& Control::node_name(int node_index) const {
+  for (int pid = 0; pid < world_.process_count(); ++pid) {
+    if (world_.process(pid).is_node && world_.process(pid).node_index == node_index) return world_.process(pid).name;
+  }
+  static const std::string kNone;
+  return kNone;
 }
 
 ProcessRef Control::ref(int pid) const {

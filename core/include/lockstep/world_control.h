@@ -132,6 +132,23 @@ struct WorldEvent {
   std::string_view key;      // sends/receives: the command's first key, "" if none
 };
 
+// A change to a key on a node, as the world saw it: the ground truth of who held a lock.
+// The simulator reports every change as it happens; the live world reconstructs them from
+// its polls and the replies its proxy passed, so a change may be reported after the fact
+// (`at`) and its process may be unknown (-1). The views are valid during the call only.
+struct KeyChange {
+  enum class Kind { Set, Del, Expire, Evict };
+  Kind kind = Kind::Set;
+  int node = 0;                // the logical node (node-N is N-1)
+  std::string_view key;
+  std::string_view value;      // Set: the new value; removals: the value removed
+  int64_t process = -1;        // Set: who wrote it; Del: whose command removed it
+  int64_t owner = -1;          // removals: who had written the value removed
+  std::string_view cause;      // a removal nobody is named for: "failover", "unknown"
+  bool reloaded = false;       // Set: found so after the node reloaded its keyspace whole
+  std::optional<Nanos> at;     // when it happened, if before now
+};
+
 class WorldControl {
  public:
   virtual ~WorldControl() = default;
@@ -180,6 +197,9 @@ class WorldControl {
 
   // Where the plan and the world write ground truth about faults; set by the runner.
   TruthSink on_truth;
+  // Where the world reports changes to keys (KeyChange); set by the runner, which keeps
+  // those of the lock's key as the history's ground truth.
+  std::function<void(const KeyChange&)> on_key_change;
 
   // Set by the fault plan when a fault waits for an event; the world (and the runner, for
   // events it records itself) call it as each event happens. It returns true when a

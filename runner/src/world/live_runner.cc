@@ -117,7 +117,12 @@ class LiveRun {
     if (auto err = seed_nodes(); !err.empty()) return err;
     if (external_control_ && !external_control_->error().empty()) return external_control_->error();
     control_->start();  // time 0 is when the clients may start, not server boot
-    record_truth(*control_, rec_);
+    record_truth(*control_, rec_, s_.lock.key);
+    // The lock key's changes, as the polls and replies reconstruct them, are this world's
+    // report of them: through the same sink as the simulator's.
+    truth_.on_key_change = [this](const KeyChange& c) {
+      if (control_->on_key_change) control_->on_key_change(c);
+    };
     cluster_.on_moved = [this](int node) { truth_.moved(node, rec_.now()); };
     truth_.set_evicting(s_.topology.maxmemory_bytes > 0 && evicts(s_.topology.maxmemory_policy));
     hook_commands();

@@ -6,6 +6,7 @@
 
 #include "lockstep/digest.h"
 #include "lockstep/env.h"
+#include "world/world_run.h"
 
 namespace lockstep::runner {
 namespace {
@@ -49,7 +50,8 @@ std::vector<std::string> LockTruth::quiet_poll_args(int node) const {
 }
 
 LockTruth::LockTruth(Recorder& rec, std::string key, int nodes)
-    : rec_(rec), key_(std::move(key)), watched_(key_), nodes_(nodes) {
+    : key_(std::move(key)), watched_(key_), nodes_(nodes) {
+  on_key_change = [&rec](const KeyChange& c) { record_key_change(rec, c); };
   setters_.resize(nodes);
   deleters_.resize(nodes);
 }
@@ -216,16 +218,15 @@ bool LockTruth::emit_set(int node, const Change& c, bool may_wait) {
   }
   if (writer < 0) ++unattributed_sets_;
   nodes_[node].holder = writer;
-  insert(checker::truth::kKeySet, writer, c.value, node, nullptr, c.at_ns);
+  insert(KeyChange::Kind::Set, writer, c.value, node, -1, {}, c.at_ns);
   return true;
 }
 
 bool LockTruth::emit_removal(int node, const Change& c, bool may_wait) {
   const int64_t owner = nodes_[node].holder;
-  nlohmann::json extra = {{"owner", owner}};
   if (Done* d = deleter_of(deleters_[node], c.value, c.window_start_ns, c.at_ns)) {
     d->used = true;
-    insert(checker::truth::kKeyDel, d->process, c.value, node, extra, c.at_ns);
+    insert(KeyChange::Kind::Del, d->process, c.value, node, owner, {}, c.at_ns);
     return true;
   }
   if (may_wait) return false;
@@ -233,35 +234,31 @@ bool LockTruth::emit_removal(int node, const Change& c, bool may_wait) {
   // lost with the old master if the node moved since the key was last seen, evicted if
   // the nodes evict, otherwise gone by a cause we cannot name (a lost reply, a restart).
   if (c.expires_at_ns >= 0 && c.expires_at_ns <= c.at_ns + kNsPerMs) {
-    insert(checker::truth::kKeyExpire, -1, c.value, node, extra, c.at_ns);
+    insert(KeyChange::Kind::Expire, -1, c.value, node, owner, {}, c.at_ns);
   } else if (nodes_[node].moved_at_ns >= c.window_start_ns) {
-    extra["cause"] = "failover";
-    insert(checker::truth::kKeyDel, -1, c.value, node, extra, c.at_ns);
+    insert(KeyChange::Kind::Del, -1, c.value, node, owner, "failover", c.at_ns);
   } else if (evicting_) {
     ++evictions_;
-    insert(checker::truth::kKeyEvict, -1, c.value, node, extra, c.at_ns);
+    insert(KeyChange::Kind::Evict, -1, c.value, node, owner, {}, c.at_ns);
   } else {
     ++unattributed_dels_;
-    extra["cause"] = "unknown";
-    insert(checker::truth::kKeyDel, -1, c.value, node, extra, c.at_ns);
+    insert(KeyChange::Kind::Del, -1, c.value, node, owner, "unknown", c.at_ns);
   }
   return true;
 }
 
-void LockTruth::insert(const char* f, int64_t process, const std::string& value, int node, nlohmann::json extra, int64_t at) {
-  checker::Event e;
-  e.type = checker::EventType::Truth;
-  e.process = process;
-  e.f = f;
-  e.key = key_;
-  e.value = value;
-  e.time_ns = at;
-  e.node = node;
-  e.extra = std::move(extra);
-  auto& events = rec_.history().events;
-  size_t pos = events.size();
-  while (pos > 0 && events[pos - 1].time_ns > at) --pos;
-  events.insert(events.begin() + static_cast<std::ptrdiff_t>(pos), std::move(e));
+void LockTruth::insert(KeyChange::Kind kind, int64_t process, const std::string& value, int node, int64_t owner,
+                       std::string_view cause, int64_t at) {
+  KeyChange c;
+  c.kind = kind;
+  c.node = node;
+  c.key = key_;
+  c.value = value;
+  c.process = process;
+  c.owner = owner;
+  c.cause = cause;
+  c.at = Nanos(at);
+  if (on_key_change) on_key_change(c);
 }
 
 }  // namespace lockstep::runner

@@ -23,6 +23,7 @@
 
 #include "lockstep/reply.h"
 #include "lockstep/runner/recorder.h"
+#include "lockstep/world_control.h"
 
 namespace lockstep::runner {
 
@@ -82,6 +83,10 @@ class LockTruth {
   // Called the moment a poll shows the key set (a new value) or gone on node `node`:
   // the earliest the live world knows of it.
   std::function<void(int node, bool set)> on_change;
+  // Where the key-set / key-del / key-expire / key-evict records go, each once attributed
+  // (or given up on) and stamped with when it was observed: into the recorder given at
+  // construction, unless the run sends them through its world's on_key_change.
+  std::function<void(const KeyChange&)> on_key_change;
 
   int64_t polls() const { return polls_; }
   int64_t unattributed_sets() const { return unattributed_sets_; }
@@ -148,9 +153,9 @@ class LockTruth {
 
   bool emit_removal(int node, const Change& c, bool may_wait);
 
-  void insert(const char* f, int64_t process, const std::string& value, int node, nlohmann::json extra, int64_t at);
+  void insert(KeyChange::Kind kind, int64_t process, const std::string& value, int node, int64_t owner,
+              std::string_view cause, int64_t at);
 
-  Recorder& rec_;
   std::string key_;      // in the records
   std::string watched_;  // on the servers
   std::vector<NodeState> nodes_;

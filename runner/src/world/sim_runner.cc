@@ -98,9 +98,8 @@ class SimRun {
         }
       }
     }
-    world_.on_key_change = [this](int node, const sim::KeyChange& c) { on_key_change(node, c); };
     world_.on_node_reloaded = [this](int pid) { on_node_reloaded(pid); };
-    record_truth(control_, rec_);
+    record_truth(control_, rec_, s_.lock.key);
     if (s_.topology.down_after_ms > 0 && s_.topology.replicas > 0) {
       world_.start_failure_detector(s_.topology.down_after_ms * kNsPerMs, 100 * kNsPerMs, s_.duration_ms * kNsPerMs);
     }
@@ -172,39 +171,18 @@ class SimRun {
     }
   }
 
-  void on_key_change(int node, const sim::KeyChange& c) {
-    if (control_.on_event) key_event(control_, node_name(node), c.key, c.kind == sim::KeyChange::Kind::Set);
-    if (c.key != s_.lock.key) return;
-    using K = sim::KeyChange::Kind;
-    if (c.kind == K::Set) {
-      rec_.truth(checker::truth::kKeySet, c.writer, c.key, c.value, node);
-    } else {
-      // Built by emplace: an initializer list made this record cost as much as the
-      // DEL that caused it.
-      nlohmann::json extra(nlohmann::json::value_t::object);
-      extra.emplace("owner", c.writer);
-      const char* kind = c.kind == K::Del      ? checker::truth::kKeyDel
-                         : c.kind == K::Evict ? checker::truth::kKeyEvict
-                                              : checker::truth::kKeyExpire;
-      rec_.truth(kind, c.by_process, c.key, c.value, node, std::move(extra));
-    }
-  }
-
-  const std::string& node_name(int node_index) const {
-    for (int pid = 0; pid < world_.process_count(); ++pid) {
-      if (world_.process(pid).is_node && world_.process(pid).node_index == node_index) return world_.process(pid).name;
-    }
-    static const std::string kNone;
-    return kNone;
-  }
-
   // A keyspace replaced wholesale (AOF reload, resync) fires no per-key events; say who
   // holds the lock there now so the ground truth stays complete.
   void on_node_reloaded(int pid) {
     auto& p = world_.process(pid);
     if (auto v = p.redis->peek_string(s_.lock.key)) {
-      rec_.truth(checker::truth::kKeySet, p.redis->writer_of(s_.lock.key), s_.lock.key, *v, p.node_index,
-                 {{"reloaded", true}});
+      KeyChange c;
+      c.node = p.node_index;
+      c.key = s_.lock.key;
+      c.value = *v;
+      c.process = p.redis->writer_of(s_.lock.key);
+      c.reloaded = true;
+      record_key_change(rec_, c);
     }
   }
 

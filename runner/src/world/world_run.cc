@@ -59,10 +59,50 @@ Latency latency_of(const LatencySpec& l) {
   return out;
 }
 
-void record_truth(WorldControl& world, Recorder& rec) {
+void record_truth(WorldControl& world, Recorder& rec, const std::string& lock_key) {
   world.on_truth = [&rec](Truth kind, int64_t process, nlohmann::json value, int64_t node, nlohmann::json extra) {
     rec.truth(truth_name(kind), process, "", std::move(value), node, std::move(extra));
   };
+  world.on_key_change = [&rec, &lock_key](const KeyChange& c) {
+    if (c.key == lock_key) record_key_change(rec, c);
+  };
+}
+
+void record_key_change(Recorder& rec, const KeyChange& c) {
+  using K = KeyChange::Kind;
+  const char* f = c.kind == K::Set      ? checker::truth::kKeySet
+                  : c.kind == K::Del    ? checker::truth::kKeyDel
+                  : c.kind == K::Evict  ? checker::truth::kKeyEvict
+                                        : checker::truth::kKeyExpire;
+  nlohmann::json extra;
+  if (c.kind != K::Set) {
+    // Built by emplace: an initializer list made this record cost as much as the DEL
+    // that caused it.
+    extra = nlohmann::json(nlohmann::json::value_t::object);
+    extra.emplace("owner", c.owner);
+    if (!c.cause.empty()) extra.emplace("cause", std::string(c.cause));
+  } else if (c.reloaded) {
+    extra = {{"reloaded", true}};
+  }
+  if (!c.at) {
+    rec.truth(f, c.process, std::string(c.key), std::string(c.value), c.node, std::move(extra));
+    return;
+  }
+  // Reported after the fact: placed among the records by its time, so the history stays
+  // in time order.
+  checker::Event e;
+  e.type = checker::EventType::Truth;
+  e.process = c.process;
+  e.f = f;
+  e.key = std::string(c.key);
+  e.value = std::string(c.value);
+  e.time_ns = c.at->count();
+  e.node = c.node;
+  e.extra = std::move(extra);
+  auto& events = rec.history().events;
+  size_t pos = events.size();
+  while (pos > 0 && events[pos - 1].time_ns > e.time_ns) --pos;
+  events.insert(events.begin() + static_cast<std::ptrdiff_t>(pos), std::move(e));
 }
 
 void start_clients(const Scenario& s, WorldControl& world, Recorder& rec) {

@@ -20,8 +20,12 @@ namespace lockstep::runner {
 // The scenario's network latency as both worlds draw it.
 Latency latency_of(const LatencySpec& l);
 
-// Points the world's truth records into `rec`, under checker::truth's names.
-void record_truth(WorldControl& world, Recorder& rec);
+// Points the world's truth records into `rec`, under checker::truth's names: its fault
+// records, and the changes it reports to the key `lock_key` (which must outlive the run).
+void record_truth(WorldControl& world, Recorder& rec, const std::string& lock_key);
+// The one writer of lock-key ground truth (key-set, key-del, key-expire, key-evict), for
+// both worlds.
+void record_key_change(Recorder& rec, const KeyChange& c);
 
 // client-i begins its workload at (i-1) * start_stagger_ms; a client that restarts
 // after a crash begins it again. Cache writers (cache-N) begin at the cache's start_ms.

@@ -39,6 +39,8 @@ class Control : public WorldControl {
   int node_count() const override { return world_.node_count(); }
 
   ProcessRef ref(int pid) const;
+  // The name of the first process serving logical node `node_index` ("node-1").
+  const std::string& node_name(int node_index) const;
 
  private:
   World& world_;
