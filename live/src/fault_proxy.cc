@@ -298,17 +298,41 @@ std::string FaultProxy::route(const LinkSpec& spec, NodeAddress& out) {
   auto link = std::make_unique<Link>();
   link->proxy = this;
   link->spec = spec;
+  // A server's port is picked free before the server binds it, so the kernel may hand the
+  // same port to a listener here first. A link listening on its own upstream would connect
+  // to itself on every accept, without end, until the process runs out of descriptors;
+  // one listening on another link's upstream would take that server's port. Such a port
+  // is held while another is asked for, then given back to its server.
+  const auto reserved = [&](int port) {
+    if (port == spec.upstream.port) return true;
+    for (const auto& l : links_)
+      if (l->spec.upstream.port == port) return true;
+    return false;
+  };
+  std::vector<evconnlistener*> held;
   sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = 0;  // the kernel picks a free port: never a fixed one
-  link->listener = evconnlistener_new_bind(loop_.base(), &FaultProxy::on_accept, link.get(),
-                                           LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 64,
-                                           reinterpret_cast<sockaddr*>(&a), sizeof a);
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    a = {};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = 0;  // the kernel picks a free port: never a fixed one
+    link->listener = evconnlistener_new_bind(loop_.base(), &FaultProxy::on_accept, link.get(),
+                                             LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 64,
+                                             reinterpret_cast<sockaddr*>(&a), sizeof a);
+    if (!link->listener) break;
+    socklen_t len = sizeof a;
+    if (getsockname(static_cast<int>(evconnlistener_get_fd(link->listener)), reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+      evconnlistener_free(std::exchange(link->listener, nullptr));
+      break;
+    }
+    if (!reserved(ntohs(a.sin_port))) break;
+    // Disabled at once: nothing may be accepted on a port that belongs to a server.
+    evconnlistener_disable(link->listener);
+    held.push_back(std::exchange(link->listener, nullptr));
+  }
+  for (auto* l : held) evconnlistener_free(l);
   if (!link->listener) return "cannot listen on 127.0.0.1 for the fault proxy";
-  socklen_t len = sizeof a;
-  if (getsockname(static_cast<int>(evconnlistener_get_fd(link->listener)), reinterpret_cast<sockaddr*>(&a), &len) != 0)
-    return "cannot read the fault proxy's port";
+  if (reserved(ntohs(a.sin_port))) return "cannot find a port for the fault proxy apart from its servers' ports";
   link->address = NodeAddress{"127.0.0.1", ntohs(a.sin_port)};
   out = link->address;
   links_.push_back(std::move(link));
