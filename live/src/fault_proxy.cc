@@ -311,7 +311,8 @@ std::string FaultProxy::route(const LinkSpec& spec, NodeAddress& out) {
   };
   std::vector<evconnlistener*> held;
   sockaddr_in a{};
-  for (int attempt = 0; attempt < 16; ++attempt) {
+  constexpr size_t kTries = 16;
+  for (size_t attempt = 0; attempt < kTries; ++attempt) {
     a = {};
     a.sin_family = AF_INET;
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -330,9 +331,10 @@ std::string FaultProxy::route(const LinkSpec& spec, NodeAddress& out) {
     evconnlistener_disable(link->listener);
     held.push_back(std::exchange(link->listener, nullptr));
   }
+  const bool crowded = held.size() == kTries;  // every port offered was a server's
   for (auto* l : held) evconnlistener_free(l);
+  if (crowded) return "cannot find a port for the fault proxy apart from its servers' ports";
   if (!link->listener) return "cannot listen on 127.0.0.1 for the fault proxy";
-  if (reserved(ntohs(a.sin_port))) return "cannot find a port for the fault proxy apart from its servers' ports";
   link->address = NodeAddress{"127.0.0.1", ntohs(a.sin_port)};
   out = link->address;
   links_.push_back(std::move(link));

@@ -12,6 +12,7 @@ namespace {
 constexpr const char* kTableDdl =
     "CREATE TABLE IF NOT EXISTS lockstep_locks (name VARCHAR(255) PRIMARY KEY, owner VARCHAR(255), "
     "expires_at BIGINT, version BIGINT)";
+constexpr const char* kInsertRow = "INSERT INTO lockstep_locks (name, owner, expires_at, version) VALUES (?, ?, ?, ?)";
 
 std::string seconds_text(Nanos d) {
   char buf[32];
@@ -70,6 +71,10 @@ class LockSession {
   bool set_up_ = false;
 };
 
+// How long the server lets a statement wait for a row lock (innodb_lock_wait_timeout):
+// the lock's own setting, else MariaDB's default. A call that may wait is given as long.
+Nanos server_lock_wait(const LockParams& p) { return std::chrono::seconds(option_or(p, "lock_wait_timeout_s", 50)); }
+
 SessionSettings settings_of(const LockParams& p) {
   return {option_or(p, "wait_timeout_s", 0), option_or(p, "lock_wait_timeout_s", 0)};
 }
@@ -115,11 +120,11 @@ class ForUpdateLock : public SqlLock {
     // The row must exist for FOR UPDATE to lock something; whoever inserts it first wins
     // nothing by it (1062 for the others is expected).
     // The server waits up to innodb_lock_wait_timeout; the calls that may wait, that long too.
-    const Nanos server_wait = std::chrono::seconds(option_or(params_, "lock_wait_timeout_s", 50));
+    const Nanos server_wait = server_lock_wait(params_);
     SqlResult t = co_await session_.run(kTableDdl, {});
     if (t.status == SqlResult::Status::Timeout) co_return AcquireOutcome::Unknown;
     // The duplicate check waits for the holder's row lock too (1062 or 1205 are both fine).
-    co_await session_.run("INSERT INTO lockstep_locks (name, owner, expires_at, version) VALUES (?, ?, ?, ?)",
+    co_await session_.run(kInsertRow,
                           sql_args(params_.key, SqlValue{}, SqlValue{}, "0"), server_wait);
     SqlResult b = co_await session_.run("BEGIN", {});
     if (!b.ok()) co_return b.status == SqlResult::Status::Timeout ? AcquireOutcome::Unknown : AcquireOutcome::NotAcquired;
@@ -200,14 +205,14 @@ class TableLock : public SqlLock {
   Task<AcquireOutcome> read_then_write() {
     const std::string read = std::string("SELECT owner, expires_at, version FROM lockstep_locks WHERE name = ?") +
                              (transaction_ ? " FOR UPDATE" : "");
-    const Nanos server_wait = std::chrono::seconds(option_or(params_, "lock_wait_timeout_s", 50));
+    const Nanos server_wait = server_lock_wait(params_);
     SqlResult row = co_await session_.run(read, sql_args(params_.key), transaction_ ? server_wait : Nanos(0));
     if (row.status == SqlResult::Status::Timeout) co_return AcquireOutcome::Unknown;
     if (!row.ok()) co_return AcquireOutcome::NotAcquired;
     const int64_t now_ms = to_ms(env_.now_wall());
     const std::string expires = std::to_string(now_ms + to_ms(params_.lease));
     if (row.rows.empty()) {
-      SqlResult ins = co_await session_.run("INSERT INTO lockstep_locks (name, owner, expires_at, version) VALUES (?, ?, ?, ?)",
+      SqlResult ins = co_await session_.run(kInsertRow,
                                             sql_args(params_.key, token_, expires, "1"));
       if (ins.status == SqlResult::Status::Timeout) co_return AcquireOutcome::Unknown;
       if (!ins.ok()) co_return AcquireOutcome::NotAcquired;
@@ -231,7 +236,7 @@ class TableLock : public SqlLock {
   Task<AcquireOutcome> try_once() {
     const int64_t now_ms = to_ms(env_.now_wall());
     const std::string expires = std::to_string(now_ms + to_ms(params_.lease));
-    SqlResult ins = co_await session_.run("INSERT INTO lockstep_locks (name, owner, expires_at, version) VALUES (?, ?, ?, ?)",
+    SqlResult ins = co_await session_.run(kInsertRow,
                                           sql_args(params_.key, token_, expires, "1"));
     if (ins.status == SqlResult::Status::Timeout) co_return AcquireOutcome::Unknown;
     if (ins.ok()) {
