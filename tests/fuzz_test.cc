@@ -5,6 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
+#include "lockstep/locks.h"
+#include "lockstep/profiles.h"
+
 namespace lockstep::runner {
 namespace {
 
@@ -84,6 +89,30 @@ TEST(Fuzz, GeneratedScenariosAreValidFiles) {
     EXPECT_EQ(to_report_json(s).dump(), nlohmann::json(to_json(s)).dump());
     ASSERT_TRUE(std::holds_alternative<Scenario>(parsed)) << std::get<ScenarioError>(parsed).message();
   }
+}
+
+// "Pauses within the lease" (a claim's assumption for a lease lock without fencing)
+// holds whichever kind of lock a run draws, a library's as a recipe's: each client's
+// pauses and the work together stay inside the lock's lease.
+TEST(Fuzz, PausesWithinTheLeaseHoldForLibraryLocksToo) {
+  FuzzSpace space{{"set-px-lua", "redlock-py@1.0.8", "redsync@4.17.0"}, {FaultKind::Pause}};
+  space.pauses_within_lease = true;
+  int paused = 0;
+  for (uint64_t i = 0; i < 300; ++i) {
+    const Scenario s = generate_scenario(space, 5, i);
+    const LockInfo& lock = *find_lock(s.lock.algorithm);
+    LockSetup setup;
+    setup.options = s.lock.options;
+    setup.lease_ms = s.lock.lease_ms;
+    const int64_t lease = lock_lease_ms(lock, setup);
+    std::map<std::string, int64_t> paused_ms;
+    for (const auto& f : s.faults) paused_ms[f.target] += f.duration_ms;
+    for (const auto& [client, ms] : paused_ms) {
+      EXPECT_LT(ms + s.workload.hold_ms, lease) << "run " << i << " " << s.lock.algorithm << " " << client;
+      paused += ms > 0;
+    }
+  }
+  EXPECT_GT(paused, 50) << "too few pauses drawn for the check to mean anything";
 }
 
 // A fuzz run judged for its verdict only reaches the same verdict and violations over
