@@ -6,24 +6,20 @@
 #include <cstdlib>
 #include <optional>
 
-#include "lockstep/live/cluster.h"
 #include "lockstep/live/control.h"
 #include "lockstep/live/external_control.h"
 #include "lockstep/live/live_world.h"
-#include "lockstep/live/zk_ensemble.h"
 #include "lockstep/runner/lock_checks.h"
 #include "lockstep/runner/recorder.h"
 #include "lockstep/runner/workload.h"
 #include "workload/external_workload.h"
+#include "world/live_topology.h"
 #include "world/live_truth.h"
 #include "world/world_run.h"
 
 namespace lockstep::runner {
 namespace {
 
-using live::NodeAddress;
-// How long a poll waits for its node; a paused node costs one such wait per round.
-constexpr Nanos kPollTimeout = Millis(200);
 
 std::string default_run_id() {
   return std::to_string(live::wall_clock().count() / kNsPerMs) + "-" + std::to_string(getpid());
@@ -39,72 +35,26 @@ Scenario prefixed(const Scenario& s, const LiveOptions& o) {
   return out;
 }
 
-// The servers a scenario asks for, in the live world's terms.
-live::ClusterSpec cluster_spec(const Scenario& s) {
-  live::ClusterSpec c;
-  c.nodes = s.topology.nodes;
-  c.replicas = s.topology.replicas;
-  c.persistence = s.topology.persistence;
-  c.replication_lag_ms = s.topology.replication_lag_ms;
-  c.min_replicas_to_write = s.topology.min_replicas_to_write;
-  c.maxmemory_bytes = s.topology.maxmemory_bytes;
-  c.maxmemory_policy = s.topology.maxmemory_policy;
-  c.maxmemory_samples = s.topology.maxmemory_samples;
-  c.sentinels = s.topology.sentinels;
-  c.down_after_ms = s.topology.down_after_ms;
-  if (s.topology.cluster_enabled()) c.cluster_node_timeout_ms = s.topology.cluster.node_timeout_ms;
-  c.run_ms = s.duration_ms;
-  // A server whose wall clock a fault moves, or that starts with an offset or a drift,
-  // runs with lockstep's clock library preloaded.
-  auto shift = [&c](const std::string& name) -> live::ClusterSpec::ShiftedClock& {
-    for (auto& k : c.shifted_clocks) {
-      if (k.server == name) return k;
-    }
-    c.shifted_clocks.push_back({name});
-    return c.shifted_clocks.back();
-  };
-  for (const auto& f : s.faults) {
-    const Capability need = needed_capability(f);
-    if (need == Capability::ClockJumpServer || need == Capability::ClockDriftServer) shift(f.target);
-  }
-  for (const auto& k : s.clocks) {
-    if (k.process.rfind("node-", 0) != 0 || (k.offset_ms == 0 && k.drift_ppm == 0)) continue;
-    auto& clock = shift(k.process);
-    clock.offset = Millis(k.offset_ms);
-    clock.drift_ppm = k.drift_ppm;
-  }
-  // Keys placed by the cluster go in with the servers, so replicas start holding them.
-  for (const auto& w : initial_writes(s)) {
-    if (!w.node) c.seed.push_back({w.key, w.value});
-  }
-  c.latency = latency_of(s.network.latency);
-  if (const MysqlSpec& m = s.topology.mysql; m.enabled) {
-    live::MariaDbSettings db;
-    db.wait_timeout_s = m.wait_timeout_s;
-    db.innodb_lock_wait_timeout_s = m.innodb_lock_wait_timeout_s;
-    c.mysql = db;
-  }
-  return c;
-}
-
 // The world control for the scenario's clients: lockstep's own, or the user's programs.
 std::unique_ptr<live::Control> make_control(const Scenario& s, live::LiveWorld& world, live::Cluster& cluster) {
   if (!s.workload.external()) return std::make_unique<live::Control>(world, cluster);
   return std::make_unique<live::ExternalControl>(world, cluster, s.workload.command, s.workload.command_dir);
 }
 
-// One live run: the servers, the clients' world and its control, the recorder and the
-// ground truth from polling.
+// One live run: the topology the scenario asks for, its world control, the clients (or
+// the user's programs), and the ground truth the poller and the proxy give; then the same
+// recording as the simulator's (world_run.h).
 class LiveRun {
  public:
   LiveRun(const Scenario& s, const LiveOptions& o)
       : s_(prefixed(s, o)),
         o_(o),
         world_(s.seed),
-        cluster_(world_),
-        control_(make_control(s_, world_, cluster_)),
+        topology_(world_),
+        control_(make_control(s_, world_, topology_.cluster())),
         rec_([this] { return control_->now().count(); }),
-        truth_(rec_, s_.lock.key, s_.topology.nodes) {
+        truth_(rec_, s_.lock.key, s_.topology.nodes),
+        poller_(world_, truth_, rec_) {
     if (s_.workload.external()) external_control_ = static_cast<live::ExternalControl*>(control_.get());
     server_faults_over_ = server_faults_over(s_);
   }
@@ -112,8 +62,8 @@ class LiveRun {
   // Returns "" or why the run could not be set up.
   std::string run() {
     control_->start();
-    if (auto err = start_servers(); !err.empty()) return err;
-    if (auto err = start_zookeeper(); !err.empty()) return err;
+    if (auto err = topology_.start(s_, o_.redis); !err.empty()) return err;
+    if (topology_.zookeeper()) control_->set_zookeeper(topology_.zookeeper());
     if (auto err = seed_nodes(); !err.empty()) return err;
     if (external_control_ && !external_control_->error().empty()) return external_control_->error();
     control_->start();  // time 0 is when the clients may start, not server boot
@@ -123,10 +73,14 @@ class LiveRun {
     truth_.on_key_change = [this](const KeyChange& c) {
       if (control_->on_key_change) control_->on_key_change(c);
     };
-    cluster_.on_moved = [this](int node) { truth_.moved(node, rec_.now()); };
+    truth_.on_change = [this](int node, bool set) {
+      key_event(*control_, "node-" + std::to_string(node + 1), s_.lock.key, set);
+    };
+    topology_.cluster().on_moved = [this](int node) { truth_.moved(node, rec_.now()); };
     truth_.set_evicting(s_.topology.maxmemory_bytes > 0 && evicts(s_.topology.maxmemory_policy));
-    hook_commands();
-    start_observer();
+    topology_.route_clients(poller_.add());
+    watch_commands();
+    poller_.start(s_.duration_ms, o_.poll_interval_ms, s_.topology.maxmemory_bytes > 0);
     start_workload();
     plan_.emplace(s_.faults, *control_);
     watch_critical_sections(*control_, rec_);
@@ -141,62 +95,16 @@ class LiveRun {
   bool resource_read() const { return end_.resource_read; }
   bool cache_read() const { return end_.cache_read; }
   const LockTruth& truth() const { return truth_; }
-  const live::Cluster& cluster() const { return cluster_; }
+  const live::Cluster& cluster() const { return topology_.cluster(); }
   const ExternalWorkload* external() const { return external_.get(); }
 
  private:
-  std::string start_servers() {
-    const live::ClusterSpec spec = cluster_spec(s_);
-    if (!o_.redis) return cluster_.start(spec);
-    NodeAddress a;
-    if (!live::parse_address(*o_.redis, a)) return "--redis expects HOST:PORT, found " + *o_.redis;
-    return cluster_.use_server(a, spec);
-  }
-
-  // The topology's ensemble, every link of it through the fault proxy; clients reach it
-  // through links of their own.
-  std::string start_zookeeper() {
-    const ZooKeeperSpec& z = s_.topology.zookeeper;
-    if (z.servers == 0) return "";
-    zk_ = std::make_unique<live::ZkEnsemble>(world_.loop(), cluster_.proxy());
-    live::ZkEnsembleSpec spec;
-    spec.servers = z.servers;
-    spec.tick_ms = z.tick_ms;
-    if (auto err = zk_->start(spec); !err.empty()) return err;
-    world_.zk_connect = [this](int client) { return zk_->connect_string(world_.client_name(client)); };
-    world_.zk_session_timeout = Millis(z.session_timeout_ms);
-    control_->set_zookeeper(zk_.get());
-    return "";
-  }
-
-  // An external client's connect string for the ensemble (its own proxy links), when
-  // the run has one.
-  std::function<std::string(const std::string&)> zookeeper_connect() {
-    if (!zk_) return nullptr;
-    return [this](const std::string& client) { return zk_->connect_string(client); };
-  }
-
-  // Clients reach the servers through the fault proxy (the observer straight); the
-  // proxy sees every command leave for a server and every reply come back, which is the
-  // ground truth for who set and who deleted the lock key. The clients' own commands and
-  // replies are the events event-triggered faults wait for.
-  void hook_commands() {
-    world_.route = [this](int client, int node, const NodeAddress& a) {
-      if (client == observer_) return a;
-      NodeAddress via;
-      live::FaultProxy::LinkSpec link{world_.client_name(client), cluster_.server_name(a), node, a,
-                                      live::FaultProxy::Framing::Resp, Nanos(0)};
-      return cluster_.proxy().route(link, via).empty() ? via : a;
-    };
-    // SQL sessions go through the proxy as a byte stream: a cut holds their bytes (TCP
-    // retransmits) and a paused server's answers wait, as on any TCP link.
-    world_.mysql_route = [this](int client, const NodeAddress& a) {
-      NodeAddress via;
-      live::FaultProxy::LinkSpec link{world_.client_name(client), live::Cluster::kMysqlName, -1, a,
-                                      live::FaultProxy::Framing::Bytes, Nanos(0)};
-      return cluster_.proxy().route(link, via).empty() ? via : a;
-    };
-    cluster_.proxy().on_message = [this](const live::ProxyMessage& m) {
+  // The proxy sees every command leave for a server and every reply come back: the
+  // ground truth for who set and who deleted the lock key, and what an external client's
+  // report of its own operations is held against.
+  void watch_commands() {
+    live::FaultProxy& proxy = topology_.cluster().proxy();
+    proxy.on_message = [this](const live::ProxyMessage& m) {
       if (!m.argv || m.argv->empty() || m.from->rfind("client-", 0) != 0) return;
       const int64_t process = std::atoll(m.from->c_str() + 7);
       const int64_t now = rec_.now();
@@ -208,37 +116,9 @@ class LiveRun {
         truth_.replied(process, m.node, *m.argv, *m.reply, (m.sent - control_->origin()).count(), now);
       }
     };
-    cluster_.proxy().on_delivered = [this](const std::string& process) {
+    proxy.on_delivered = [this](const std::string& process) {
       if (external_ && process.rfind("client-", 0) == 0) external_->delivered(std::atoll(process.c_str() + 7));
     };
-    truth_.on_change = [this](int node, bool set) {
-      key_event(*control_, "node-" + std::to_string(node + 1), s_.lock.key, set);
-    };
-  }
-
-  // The observer is a client no fault targets: it polls the lock key on every node.
-  void start_observer() {
-    observer_ = world_.add_client("observer", -1);
-    // In a cluster too it reads each logical node's current master itself (the others
-    // answer MOVED, which tells nothing).
-    world_.set_direct(observer_);
-    for (int n = 0; n < world_.node_count(); ++n) world_.spawn(observer_, poll(n));
-  }
-
-  Task<void> poll(int node) {
-    live::LiveEnv& env = world_.env(observer_);
-    const int64_t rounds = s_.duration_ms / std::max<int64_t>(o_.poll_interval_ms, 1) + 100;
-    for (int64_t i = 0; i < rounds; ++i) {
-      std::vector<std::string> argv{"EVAL", kLockPollScript, "1", truth_.watched()};
-      if (s_.topology.maxmemory_bytes > 0) {
-        argv = {"EVAL", kLockQuietPollScript, "1", truth_.watched()};
-        for (auto& a : truth_.quiet_poll_args(node)) argv.push_back(std::move(a));
-      }
-      const int64_t sent = rec_.now();
-      Reply r = co_await env.node(node).call(std::move(argv), kPollTimeout);
-      truth_.observe(node, r, sent, rec_.now());
-      co_await env.sleep(Millis(o_.poll_interval_ms));
-    }
   }
 
   // The writes aimed at a node of their own (the cache-aside database, a server standing
@@ -253,7 +133,7 @@ class LiveRun {
   }
 
   // lockstep's own clients on LiveEnv, or the user's program once per client, reaching
-  // each node through its own proxy link (LOCKSTEP_REDIS).
+  // each server through its own proxy link (LOCKSTEP_REDIS, LOCKSTEP_MYSQL, ...).
   void start_workload() {
     if (!external_control_) {
       for (int i = 1; i <= s_.workload.clients; ++i) add_client(i);
@@ -270,26 +150,10 @@ class LiveRun {
     }
     external_ = std::make_unique<ExternalWorkload>(s_, *external_control_, rec_);
     if (s_.topology.mysql.enabled) {
-      // mysql-1 through the client's own proxy link, as its Redis nodes.
-      external_->mysql = [this](const std::string& client) {
-        const NodeAddress a = cluster_.mysql()->address();
-        NodeAddress via = a;
-        live::FaultProxy::LinkSpec link{client, live::Cluster::kMysqlName, -1, a, live::FaultProxy::Framing::Bytes, Nanos(0)};
-        if (!cluster_.proxy().route(link, via).empty()) via = a;
-        return via.text();
-      };
+      external_->mysql = [this](const std::string& client) { return topology_.mysql_address(client); };
     }
-    external_->add_clients([this](const std::string& client) {
-      std::string out;
-      for (int n = 0; n < world_.node_count(); ++n) {
-        const NodeAddress a = world_.node_address(n);
-        NodeAddress via = a;
-        live::FaultProxy::LinkSpec link{client, cluster_.server_name(a), n, a, live::FaultProxy::Framing::Resp, Nanos(0)};
-        if (!cluster_.proxy().route(link, via).empty()) via = a;
-        out += (out.empty() ? "" : ",") + via.text();
-      }
-      return out;
-    }, zookeeper_connect());
+    external_->add_clients([this](const std::string& client) { return topology_.redis_addresses(client); },
+                           topology_.zookeeper_connect());
     // A library that stores the lock under a key of its own: the truth follows that key
     // from now on, and takes in the acquire that showed it as if it had watched it then.
     external_->on_lock_key = [this](const std::string& key, int64_t client,
@@ -362,7 +226,7 @@ class LiveRun {
 
   void finish() {
     if (external_) external_->stop();  // the run ends for the programs as for any client
-    cluster_.finish();
+    topology_.cluster().finish();
     // A few more polls so the last state of the key is seen, then everything stops.
     world_.loop().run_for(Millis(std::max<int64_t>(5 * o_.poll_interval_ms, 20)));
     const int64_t end = rec_.now();
@@ -381,23 +245,20 @@ class LiveRun {
   Scenario s_;
   LiveOptions o_;
   live::LiveWorld world_;
-  // After world_: the cluster's relays and follower run on the world's loop and go first;
-  // the clients' connections are closed (stop_all) before the servers go.
-  live::Cluster cluster_;
-  // After cluster_: the servers go before the proxy their links run through; the
-  // clients' sessions are closed (stop_all) while they still serve.
-  std::unique_ptr<live::ZkEnsemble> zk_;
+  // After world_: the servers go first; the clients' connections and sessions are closed
+  // (stop_all) while they still serve.
+  LiveTopology topology_;
   std::unique_ptr<live::Control> control_;
   live::ExternalControl* external_control_ = nullptr;  // control_, when the clients are programs
   Nanos server_faults_over_{0};  // see server_faults_over()
   Recorder rec_;
   LockTruth truth_;
+  LockPoller poller_;
   std::optional<FaultPlan> plan_;
   // Goes first: it hooks into control_ and writes to rec_.
   std::unique_ptr<ExternalWorkload> external_;
   std::vector<int> clients_;
   std::vector<int> cache_writers_;
-  int observer_ = -1;
   EndState end_;
 };
 

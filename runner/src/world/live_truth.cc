@@ -261,4 +261,36 @@ void LockTruth::insert(KeyChange::Kind kind, int64_t process, const std::string&
   if (on_key_change) on_key_change(c);
 }
 
+namespace {
+// How long a poll waits for its node; a paused node costs one such wait per round.
+constexpr Nanos kPollTimeout = Millis(200);
+}  // namespace
+
+int LockPoller::add() {
+  client_ = world_.add_client("observer", -1);
+  world_.set_direct(client_);
+  return client_;
+}
+
+void LockPoller::start(int64_t duration_ms, int64_t interval_ms, bool quiet) {
+  interval_ms = std::max<int64_t>(interval_ms, 1);
+  const int64_t rounds = duration_ms / interval_ms + 100;
+  for (int n = 0; n < world_.node_count(); ++n) world_.spawn(client_, poll(n, rounds, interval_ms, quiet));
+}
+
+Task<void> LockPoller::poll(int node, int64_t rounds, int64_t interval_ms, bool quiet) {
+  live::LiveEnv& env = world_.env(client_);
+  for (int64_t i = 0; i < rounds; ++i) {
+    std::vector<std::string> argv{"EVAL", kLockPollScript, "1", truth_.watched()};
+    if (quiet) {
+      argv = {"EVAL", kLockQuietPollScript, "1", truth_.watched()};
+      for (auto& a : truth_.quiet_poll_args(node)) argv.push_back(std::move(a));
+    }
+    const int64_t sent = rec_.now();
+    Reply r = co_await env.node(node).call(std::move(argv), kPollTimeout);
+    truth_.observe(node, r, sent, rec_.now());
+    co_await env.sleep(Millis(interval_ms));
+  }
+}
+
 }  // namespace lockstep::runner

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "lockstep/live/live_world.h"
 #include "lockstep/reply.h"
 #include "lockstep/runner/recorder.h"
 #include "lockstep/world_control.h"
@@ -167,6 +168,28 @@ class LockTruth {
   int64_t unattributed_dels_ = 0;
   int64_t evictions_ = 0;
   bool evicting_ = false;
+};
+
+// The poller: a client of the live world that no fault targets, reading the lock key's
+// state on every node every few milliseconds for LockTruth.
+class LockPoller {
+ public:
+  LockPoller(live::LiveWorld& world, LockTruth& truth, Recorder& rec) : world_(world), truth_(truth), rec_(rec) {}
+
+  // Adds the poller's client, which reaches every node's current master itself (in a
+  // cluster too: the others answer MOVED, which tells nothing). Returns its client id.
+  int add();
+  // Polls every node every `interval_ms` for a run of `duration_ms`, without touching the
+  // key when `quiet` (nodes that evict: see kLockQuietPollScript).
+  void start(int64_t duration_ms, int64_t interval_ms, bool quiet);
+
+ private:
+  Task<void> poll(int node, int64_t rounds, int64_t interval_ms, bool quiet);
+
+  live::LiveWorld& world_;
+  LockTruth& truth_;
+  Recorder& rec_;
+  int client_ = -1;
 };
 
 }  // namespace lockstep::runner
