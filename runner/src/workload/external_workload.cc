@@ -314,8 +314,9 @@ void ExternalWorkload::let_next_start(int64_t client) {
 
 void ExternalWorkload::stop() {
   if (s_.workload.start_after_hold && scheduled_ < s_.workload.clients) {
-    late_[scheduled_ + 1] = "client-" + std::to_string(scheduled_ + 1) + " never started: workload.start_after_hold waits for client-" +
-                            std::to_string(scheduled_) + " to hold the lock or end, and it did neither before the run's end";
+    never_started_ = "client-" + std::to_string(scheduled_ + 1) +
+                     " never started: workload.start_after_hold waits for client-" + std::to_string(scheduled_) +
+                     " to hold the lock or end, and it did neither before the run's end";
   }
   for (const auto& name : control_.kill_running()) {
     ClientReport& r = report(std::stoll(name.substr(7)));
@@ -329,6 +330,7 @@ std::vector<std::string> ExternalWorkload::problems() const {
   std::vector<std::string> out;
   for (const auto& [client, r] : reports_) out.insert(out.end(), r->problems().begin(), r->problems().end());
   for (const auto& [client, why] : late_) out.push_back(why);
+  if (!never_started_.empty()) out.push_back(never_started_);
   return out;
 }
 

@@ -94,6 +94,7 @@ class ExternalWorkload {
   };
   std::map<int64_t, Unannounced> unannounced_;  // client -> its first command no line has announced yet
   std::map<int64_t, std::string> late_;         // client -> why its output came late
+  std::string never_started_;  // the client start_after_hold still held back at the end, and why
   struct Traffic {
     int64_t forwarded = 0, delivered = 0;  // commands sent on, replies handed back
     int64_t last_forward_ns = -1, last_delivery_ns = -1, last_invoke_ns = -1;
