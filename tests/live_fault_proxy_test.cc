@@ -82,6 +82,62 @@ TEST(RespFrame, FindsWholeMessagesInAStream) {
   EXPECT_TRUE(r.elements[1].is_nil());
 }
 
+// A port free now, as a server's port is picked before the server binds it.
+int free_loopback_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  int port = 0;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+    port = ntohs(a.sin_port);
+  close(fd);
+  return port;
+}
+
+// The kernel may offer a link's listener the port picked for a server that has not bound
+// it yet: the link's own upstream (it would connect to itself on every accept, until the
+// process ran out of descriptors) or another link's (it would take that server's port).
+// The proxy passes over such a port and leaves it free for its server.
+TEST(LiveFaultProxy, ALinkNeverListensOnAServersPortTheKernelOffers) {
+  live::EventLoop loop;
+  FaultProxy proxy{loop, 1};
+  const int own = free_loopback_port(), other = free_loopback_port();
+  ASSERT_GT(own, 0);
+  ASSERT_GT(other, 0);
+  NodeAddress via_a, via_b;
+  proxy.offer_port_first(own);
+  ASSERT_EQ(proxy.route({"client-1", "node-1", 0, {"127.0.0.1", own}, FaultProxy::Framing::Resp, Nanos(0)}, via_a), "");
+  EXPECT_NE(via_a.port, own);
+  proxy.offer_port_first(other);
+  ASSERT_EQ(proxy.route({"client-2", "node-2", 1, {"127.0.0.1", other}, FaultProxy::Framing::Resp, Nanos(0)}, via_b), "");
+  proxy.offer_port_first(own);
+  NodeAddress via_c;
+  ASSERT_EQ(proxy.route({"client-3", "node-2", 1, {"127.0.0.1", other}, FaultProxy::Framing::Resp, Nanos(0)}, via_c), "");
+  for (const NodeAddress* via : {&via_a, &via_b, &via_c}) {
+    EXPECT_NE(via->port, own);
+    EXPECT_NE(via->port, other);
+  }
+  // Both ports are free again for their servers.
+  for (int port : {own, other}) {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0) << "port " << port << " is still taken";
+    close(fd);
+  }
+  // A port no server claims is used as offered.
+  const int spare = free_loopback_port();
+  NodeAddress via_d;
+  proxy.offer_port_first(spare);
+  ASSERT_EQ(proxy.route({"client-4", "node-1", 0, {"127.0.0.1", own}, FaultProxy::Framing::Resp, Nanos(0)}, via_d), "");
+  EXPECT_EQ(via_d.port, spare);
+}
+
 TEST(LiveFaultProxy, DelaysAClientLinkAndSeesCommandsWithTheirReplies) {
   if (!has_redis()) GTEST_SKIP() << "redis-server not installed: live tests need it";
   ClientLink link;

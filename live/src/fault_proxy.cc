@@ -316,10 +316,13 @@ std::string FaultProxy::route(const LinkSpec& spec, NodeAddress& out) {
     a = {};
     a.sin_family = AF_INET;
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = 0;  // the kernel picks a free port: never a fixed one
+    // The kernel picks a free port: never a fixed one, except the one a test offers first.
+    const int offered = attempt == 0 ? std::exchange(offered_port_, 0) : 0;
+    a.sin_port = htons(static_cast<uint16_t>(offered));
     link->listener = evconnlistener_new_bind(loop_.base(), &FaultProxy::on_accept, link.get(),
                                              LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 64,
                                              reinterpret_cast<sockaddr*>(&a), sizeof a);
+    if (!link->listener && offered != 0) continue;  // taken meanwhile: as if never offered
     if (!link->listener) break;
     socklen_t len = sizeof a;
     if (getsockname(static_cast<int>(evconnlistener_get_fd(link->listener)), reinterpret_cast<sockaddr*>(&a), &len) != 0) {

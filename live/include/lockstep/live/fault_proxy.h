@@ -87,6 +87,10 @@ class FaultProxy {
   // Returns "" or why it could not listen.
   std::string route(const LinkSpec& spec, NodeAddress& out);
 
+  // For tests: the next link's listener is offered `port` first, as the kernel may offer
+  // a port picked free for a server that has not bound it yet.
+  void offer_port_first(int port) { offered_port_ = port; }
+
   // Connections from `host` are `process`'s, whatever link they open: a cluster bus link
   // is opened by whichever member pings, so its link names only the member it reaches.
   void name_source(const std::string& host, const std::string& process) { source_names_[host] = process; }
@@ -149,6 +153,7 @@ class FaultProxy {
   std::map<uint64_t, std::unique_ptr<Pipe>> pipes_;
   int64_t dropped_bytes_ = 0;
   int64_t dropped_messages_ = 0;
+  int offered_port_ = 0;  // see offer_port_first
 };
 
 }  // namespace lockstep::live
