@@ -130,6 +130,22 @@ TEST(ExternalClient, StartAfterHoldKeepsTheStartOrderWhateverTheStartUpTakes) {
   }
 }
 
+// A client that start_after_hold never let start is named, and the run is unknown: it did
+// not test what the scenario describes.
+TEST(ExternalClient, AClientStartAfterHoldNeverLetStartMakesTheRunUnknown) {
+  SKIP_WITHOUT_REDIS();
+  Scenario s = scenario(shell_scenario(R"("clients": 2, "initial_stock": 5, "hold_ms": 10, "wait_ms": 1000)", "[]",
+                                       "[]", 1500, R"({"lease_ms": 5000})"));
+  s.workload.command = {"bash", "-c", R"(if [ "$LOCKSTEP_CLIENT" = client-1 ]; then sleep 30; fi; exec bash shell_stock.sh)"};
+  s.workload.start_after_hold = true;
+  const RunOutcome o = run_live(s);
+  EXPECT_EQ(o.report.verdict, "unknown") << o.history_jsonl;
+  const auto errors = client_errors(o);
+  EXPECT_TRUE(std::any_of(errors.begin(), errors.end(),
+                          [](const std::string& e) { return e.find("client-2 never started") != std::string::npos; }))
+      << o.report.stats.dump();
+}
+
 // The crash lands before the write leaves the proxy: the server never sees it, and the
 // stock is untouched however fast the client is.
 TEST(ExternalClient, ACrashOnSendsLandsBeforeTheCommandReachesTheServer) {
