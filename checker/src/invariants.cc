@@ -494,8 +494,10 @@ void classify(std::vector<Violation>& violations, const History& h) {
 }
 
 std::vector<std::string> unfinished_work(const History& h) {
-  std::map<int64_t, const Event*> open_op;  // client -> its operation without a completion
-  std::map<int64_t, bool> done;             // client -> finished or crashed
+  // client -> its operation without a completion (nullptr: none); entries stay once made,
+  // as a run has few clients and many operations
+  std::map<int64_t, const Event*> open_op;
+  std::map<int64_t, bool> done;  // client -> finished or crashed
   int64_t completed = 0;
   for (const auto& e : h.events) {
     if (e.type == EventType::Truth) {
@@ -504,10 +506,11 @@ std::vector<std::string> unfinished_work(const History& h) {
     }
     if (e.process < 0 || e.thread != 0) continue;
     if (e.type == EventType::Invoke) {
-      open_op[e.process] = &e;
-      done.emplace(e.process, false);
+      const Event*& open = open_op[e.process];
+      if (!open) done.emplace(e.process, false);
+      open = &e;
     } else {
-      open_op.erase(e.process);
+      if (auto it = open_op.find(e.process); it != open_op.end()) it->second = nullptr;
       ++completed;
     }
   }
@@ -517,6 +520,7 @@ std::vector<std::string> unfinished_work(const History& h) {
   for (const auto& [process, finished] : done) {
     if (finished) continue;
     auto it = open_op.find(process);
+    if (it != open_op.end() && !it->second) it = open_op.end();
     if (it != open_op.end() && is_acquire(it->second->f)) {
       waiting += (waiting.empty() ? "" : ", ") + process_label(process);
       ++n_waiting;

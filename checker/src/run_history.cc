@@ -32,16 +32,16 @@ void LockOperations::add(const Event& original) {
   if (f_is(e, "extend") && e.thread == 0) {
     auto it = holding_.find(e.process);
     const bool gave_up = e.type == EventType::Fail || e.type == EventType::Info;
-    if (gave_up && it != holding_.end()) {
+    if (gave_up && it != holding_.end() && it->second.held) {
       Event release = e;
-      release.f = it->second.first;
-      release.thread = it->second.second;
+      release.f = it->second.release_f;
+      release.thread = it->second.thread;
       release.value = "lost";
       release.type = EventType::Invoke;
       keep(release);
       release.type = EventType::Ok;
       keep(std::move(release));
-      holding_.erase(it);
+      it->second.held = false;
       lost_.insert(e.process);
     }
     return;
@@ -54,12 +54,19 @@ void LockOperations::add(const Event& original) {
     }
   }
   if (!is_acquire(e.f) && !is_release(e.f)) return;
-  if (e.type == EventType::Ok && is_acquire(e.f)) holding_[e.process] = {"release" + e.f.substr(7), e.thread};
-  if (e.type == EventType::Invoke && is_release(e.f)) holding_.erase(e.process);
+  if (e.type == EventType::Ok && is_acquire(e.f)) {
+    Hold& hold = holding_[e.process];
+    hold.held = true;
+    hold.release_f.assign("release").append(e.f, 7, std::string::npos);
+    hold.thread = e.thread;
+  }
+  if (e.type == EventType::Invoke && is_release(e.f)) {
+    if (auto it = holding_.find(e.process); it != holding_.end()) it->second.held = false;
+  }
   if (e.type == EventType::Invoke) {
-    pending_[e.process] = e;
-  } else {
-    pending_.erase(e.process);
+    pending_[e.process] = out_.events.size();  // where keep puts it
+  } else if (auto p = pending_.find(e.process); p != pending_.end()) {
+    p->second = kNone;
   }
   keep(std::move(e));
 }
@@ -77,21 +84,21 @@ void LockOperations::crashed(const Event& crash) {
     release.value = nullptr;
     keep(std::move(release));
   };
-  if (auto p = pending_.find(process); p != pending_.end()) {
-    Event cut = p->second;
+  if (auto p = pending_.find(process); p != pending_.end() && p->second != kNone) {
+    Event cut = out_.events[p->second];
     cut.type = EventType::Info;
     cut.time_ns = crash.time_ns;
     cut.value = nullptr;
     const bool acquire = is_acquire(cut.f);
     const std::string release_f = acquire ? "release" + cut.f.substr(7) : "";
     const int64_t thread = cut.thread;
+    p->second = kNone;
     keep(std::move(cut));
-    pending_.erase(p);
     if (acquire) open_release(release_f, thread);
   }
-  if (auto it = holding_.find(process); it != holding_.end()) {
-    open_release(it->second.first, it->second.second);
-    holding_.erase(it);
+  if (auto it = holding_.find(process); it != holding_.end() && it->second.held) {
+    open_release(it->second.release_f, it->second.thread);
+    it->second.held = false;
   }
   lost_.erase(process);
   ++lives_[client];

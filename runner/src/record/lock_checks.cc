@@ -77,6 +77,35 @@ std::optional<checker::Violation> check_lock_linearizability(const LockSpec& loc
   return v;
 }
 
+// What judging finds besides linearizability: the invariants' violations, and the run's
+// counts and unfinished work, read in one pass.
+struct Rest {
+  std::vector<checker::Violation> violations;
+  bool runaway = false;
+  int64_t sales = 0, acquired = 0, attempts = 0, oom_errors = 0;
+  nlohmann::json unfired = nlohmann::json::array();  // faults that never struck, described
+  std::vector<std::string> unfinished;
+};
+
+Rest judge_the_rest(const checker::History& h, const checker::InvariantOptions& io) {
+  Rest t;
+  t.violations = checker::check_invariants(h, io);
+  for (const auto& e : h.events) {
+    t.runaway = t.runaway || (e.type == checker::EventType::Truth && f_is(e, checker::truth::kRunaway));
+    // A fault that never struck means the run did not test what the scenario describes.
+    if (e.type == checker::EventType::Truth && f_is(e, checker::truth::kFaultUnfired)) {
+      if (auto f = fault_from_record(e.value)) t.unfired.push_back(describe_fault(*f));
+    }
+    if (e.type == checker::EventType::Ok && f_is(e, "write")) ++t.sales;
+    if (e.type == checker::EventType::Ok && checker::is_acquire(e.f)) ++t.acquired;
+    if (e.type == checker::EventType::Invoke && checker::is_acquire(e.f)) ++t.attempts;
+    if (e.type == checker::EventType::Truth && f_is(e, checker::truth::kOomRefused) && e.value.is_number_integer())
+      t.oom_errors += e.value.get<int64_t>();
+  }
+  t.unfinished = checker::unfinished_work(h);
+  return t;
+}
+
 }  // namespace
 
 reports::RunReport judge_run(const Scenario& s, const Scenario& played, const checker::History& h,
@@ -103,67 +132,55 @@ reports::RunReport judge_run(const Scenario& s, const Scenario& played, const ch
   // An external program's lock is a mutex, whatever name the scenario gives it.
   LockSpec lock = s.lock;
   if (s.workload.external()) lock.algorithm = "external";
-  // The two checks only read the history, and each takes about half of judging a long
-  // one: a long history is checked for linearizability on a second thread while this one
-  // checks the invariants. Either way the violations keep their order: the invariants',
-  // then the lock's.
-  bool unknown = false;
-  auto linearizability = [&] {
-    LockOperations drawn(played.lock.key);
-    for (const auto& e : h.events) drawn.add(e);
-    return check_lock_linearizability(lock, std::move(drawn), unknown);
-  };
-  std::future<std::optional<checker::Violation>> lin;
+  // Judging only reads the history, in two halves: the lock's linearizability (drawing
+  // its operations, then the search) and everything else (the invariants, the run's
+  // counts, the work it left unfinished). A long history's second half is judged on a
+  // second thread while this one does the first, the longer: the thread's start-up is
+  // then off the path that decides when judging ends. Either way the violations keep
+  // their order: the invariants', then the lock's.
+  auto rest = [&] { return judge_the_rest(h, io); };
+  std::future<Rest> rest_future;
   if (kFastPaths && h.events.size() >= kEventsWorthAThread) {
     try {
-      lin = std::async(std::launch::async, linearizability);
+      rest_future = std::async(std::launch::async, rest);
     } catch (const std::system_error&) {
-      // No thread to be had: checked on this one below.
+      // No thread to be had: judged on this one below.
     }
   }
-  r.violations = checker::check_invariants(h, io);
-  // Counted while the second thread, if any, is still checking (it sets `unknown`).
-  bool runaway = false;
-  int64_t sales = 0, acquired = 0, attempts = 0, oom_errors = 0;
-  nlohmann::json unfired = nlohmann::json::array();
-  for (const auto& e : h.events) {
-    runaway = runaway || (e.type == checker::EventType::Truth && f_is(e, checker::truth::kRunaway));
-    // A fault that never struck means the run did not test what the scenario describes.
-    if (e.type == checker::EventType::Truth && f_is(e, checker::truth::kFaultUnfired)) {
-      if (auto f = fault_from_record(e.value)) unfired.push_back(describe_fault(*f));
-    }
-    if (e.type == checker::EventType::Ok && f_is(e, "write")) ++sales;
-    if (e.type == checker::EventType::Ok && checker::is_acquire(e.f)) ++acquired;
-    if (e.type == checker::EventType::Invoke && checker::is_acquire(e.f)) ++attempts;
-    if (e.type == checker::EventType::Truth && f_is(e, checker::truth::kOomRefused) && e.value.is_number_integer())
-      oom_errors += e.value.get<int64_t>();
+  bool unknown = false;
+  std::optional<checker::Violation> v;
+  {
+    LockOperations drawn(played.lock.key);
+    for (const auto& e : h.events) drawn.add(e);
+    v = check_lock_linearizability(lock, std::move(drawn), unknown);
   }
+  Rest t = rest_future.valid() ? rest_future.get() : rest();
   if (!verdict_only) r.scenario_json = to_report_json(s);
-  std::optional<checker::Violation> v = lin.valid() ? lin.get() : linearizability();
+  r.violations = std::move(t.violations);
   if (v) r.violations.push_back(std::move(*v));
   checker::classify(r.violations, h);
-  if (!unfired.empty()) {
-    for (const auto& f : unfired) {
+  if (!t.unfired.empty()) {
+    for (const auto& f : t.unfired) {
       r.add_inconclusive("a fault never fired (its event never came), so the run is not the scenario it describes: " +
                              f.get<std::string>() + ".",
                          true);
     }
   }
-  if (runaway) r.add_inconclusive("the run reached its bound on events (a retry loop without a bound?) and stopped early.");
+  if (t.runaway) r.add_inconclusive("the run reached its bound on events (a retry loop without a bound?) and stopped early.");
   if (unknown) r.add_inconclusive("the linearizability check ran out of its time or memory limit before it could decide.");
-  for (auto& why : checker::unfinished_work(h)) r.add_inconclusive(std::move(why));
+  for (auto& why : t.unfinished) r.add_inconclusive(std::move(why));
   r.settle_verdict();
-  r.stats = {{"events", h.events.size()}, {"acquisitions", acquired}, {"sales", sales}};
+  r.stats = {{"events", h.events.size()}, {"acquisitions", t.acquired}, {"sales", t.sales}};
   // The lease the lock sets on its key, for the reports' lease deadlines.
   if (const double lease = lease_ms_of(lock); lease > 0) r.stats["lease_ms"] = lease;
-  if (!unfired.empty()) r.stats["faults_never_fired"] = unfired;
+  if (!t.unfired.empty()) r.stats["faults_never_fired"] = t.unfired;
   // A full node under noeviction keeps the lock safe and makes it unavailable: said
   // here, beside the verdict, never as a violation of a safety property.
-  if (oom_errors > 0) {
-    r.stats["oom_errors"] = oom_errors;
-    r.stats["unavailable"] = "the servers answered " + std::to_string(oom_errors) +
-                             " commands with OOM (used memory above maxmemory); " + std::to_string(acquired) + " of " +
-                             std::to_string(attempts) + " acquisitions succeeded";
+  if (t.oom_errors > 0) {
+    r.stats["oom_errors"] = t.oom_errors;
+    r.stats["unavailable"] = "the servers answered " + std::to_string(t.oom_errors) +
+                             " commands with OOM (used memory above maxmemory); " + std::to_string(t.acquired) + " of " +
+                             std::to_string(t.attempts) + " acquisitions succeeded";
   }
   return r;
 }

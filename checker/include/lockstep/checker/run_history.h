@@ -43,10 +43,17 @@ class LockOperations {
   std::string lock_key_;
   History out_;
   OperationCollector ops_;
-  // process -> the release its hold awaits, on the thread that holds
-  std::map<int64_t, std::pair<std::string, int64_t>> holding_;
+  // A process's hold: the release it awaits, on the thread that holds. Entries stay once
+  // made (as the pending ones below): a run has few processes and many holds.
+  struct Hold {
+    bool held = false;
+    std::string release_f;
+    int64_t thread = 0;
+  };
+  std::map<int64_t, Hold> holding_;
   std::set<int64_t> lost_;  // processes whose next release ends a hold already lost
-  std::map<int64_t, Event> pending_;  // process -> its lock operation under way
+  static constexpr size_t kNone = static_cast<size_t>(-1);
+  std::map<int64_t, size_t> pending_;  // process -> its lock operation under way (in out_), or kNone
   std::map<int64_t, int64_t> lives_;  // client -> crashes so far
 };
 
