@@ -23,6 +23,15 @@ void forget(pid_t pid_or_group);
 // Every server or sentinel ever started, in order.
 std::vector<pid_t> started_servers();
 
+// Starts `argv` (argv[0] a path) as a child that dies with lockstep (PR_SET_PDEATHSIG)
+// and is registered as a server: stdin from /dev/null, stdout and stderr to `out_fd`
+// (/dev/null when -1), working in `dir` when it is not empty, with `env` ("KEY=VALUE"
+// each; lockstep's own environment when null), every signal unblocked. Everything is
+// prepared before fork: after it, the child makes only async-signal-safe calls. Returns
+// the pid, or -1 when fork failed; the caller still owns `out_fd`.
+pid_t spawn(const std::vector<std::string>& argv, const std::vector<std::string>* env, int out_fd,
+            const std::string& dir = "");
+
 // A TCP port the kernel says is free on 127.0.0.1 right now (0 if it would not say).
 // Another process may take it before a server binds it: each server's start() says so
 // from its log, or tries again with another.

@@ -131,35 +131,11 @@ std::string MariaDbServer::spawn() {
     args.push_back("--skip-networking");
   }
   if (geteuid() == 0) args.push_back("--user=root");
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  const int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-  children::install_handlers();
-  const pid_t parent = getpid();
-  const pid_t pid = fork();
-  if (pid < 0) {
-    if (devnull >= 0) close(devnull);
-    return "fork failed";
-  }
-  if (pid == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(1);
-    if (devnull >= 0) {
-      dup2(devnull, STDIN_FILENO);
-      dup2(devnull, STDOUT_FILENO);
-      dup2(devnull, STDERR_FILENO);  // what it says before --log-error opens
-    }
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    execve(argv[0], argv.data(), environ);
-    _exit(127);
-  }
-  if (devnull >= 0) close(devnull);
+  // What it says before --log-error opens goes nowhere.
+  const pid_t pid = children::spawn(args, nullptr, -1);
+  if (pid < 0) return "fork failed";
   pid_ = pid;
   paused_ = false;
-  children::remember(pid, /*server=*/true);
   return "";
 }
 

@@ -109,6 +109,42 @@ int free_loopback_port() {
 
 bool lost_port_race(const std::string& why) { return why.find("already in use") != std::string::npos; }
 
+pid_t spawn(const std::vector<std::string>& argv, const std::vector<std::string>* env, int out_fd,
+            const std::string& dir) {
+  std::vector<char*> args, envp;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  if (env) {
+    for (const auto& e : *env) envp.push_back(const_cast<char*>(e.c_str()));
+    envp.push_back(nullptr);
+  }
+  char* const* child_env = env ? envp.data() : environ;
+  const char* workdir = dir.empty() ? nullptr : dir.c_str();
+  install_handlers();
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(1);  // the parent died before prctl took effect
+    const int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (devnull >= 0) dup2(devnull, STDIN_FILENO);
+    const int out = out_fd >= 0 ? out_fd : devnull;
+    if (out >= 0) {
+      dup2(out, STDOUT_FILENO);
+      dup2(out, STDERR_FILENO);
+    }
+    if (workdir && chdir(workdir) != 0) _exit(126);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    execve(args[0], args.data(), child_env);
+    _exit(127);
+  }
+  remember(pid, /*server=*/true);
+  return pid;
+}
+
 }  // namespace children
 
 namespace {
@@ -175,31 +211,12 @@ namespace {
 // it answered.
 bool shifted_clock_probe(const std::string& binary, const std::string& lib, const std::string& dir) {
   const std::string out = dir + "/probe-out";
-  std::vector<std::string> env_strings = {"LD_PRELOAD=" + lib, "PATH=/usr/bin:/bin"};
-  std::vector<char*> envp;
-  for (auto& e : env_strings) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  std::string b = binary, v = "--version";
-  char* argv[] = {b.data(), v.data(), nullptr};
+  const std::vector<std::string> env = {"LD_PRELOAD=" + lib, "PATH=/usr/bin:/bin"};
   const int fd = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return false;
-  children::install_handlers();
-  const pid_t parent = getpid();
-  const pid_t pid = fork();
-  if (pid < 0) {
-    close(fd);
-    return false;
-  }
-  if (pid == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(1);
-    dup2(fd, STDOUT_FILENO);
-    dup2(fd, STDERR_FILENO);
-    execve(argv[0], argv, envp.data());
-    _exit(127);
-  }
+  const pid_t pid = children::spawn({binary, "--version"}, &env, fd);
   close(fd);
-  children::remember(pid, /*server=*/true);
+  if (pid < 0) return false;
   int status = 0;
   bool exited = false;
   for (int i = 0; i < 300 && !exited; ++i) {  // 3 s at most
@@ -313,12 +330,6 @@ std::string RedisServer::spawn() {
     if (auto err = write_sentinel_config(); !err.empty()) return err;
   }
   if (config_.shifted_clock && !clock_.open()) return "cannot create the clock file " + clock_.path();
-  // Everything the child needs is prepared before fork: after it, only async-signal-safe
-  // calls.
-  const std::vector<std::string> a = args();
-  std::vector<char*> argv;
-  for (const auto& s : a) argv.push_back(const_cast<char*>(s.c_str()));
-  argv.push_back(nullptr);
   std::vector<std::string> env_strings;
   for (char** e = environ; e && *e; ++e) {
     if (config_.shifted_clock && std::string_view(*e).starts_with("LD_PRELOAD=")) continue;
@@ -328,37 +339,14 @@ std::string RedisServer::spawn() {
     env_strings.push_back("LD_PRELOAD=" + find_clock_library());
     env_strings.push_back("LOCKSTEP_CLOCK_FILE=" + clock_.path());
   }
-  std::vector<char*> envp;
-  for (auto& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
   const std::string log = log_file();
   const int log_fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (log_fd < 0) return "cannot open " + log;
-
-  children::install_handlers();
-  const pid_t parent = getpid();
-  const pid_t pid = fork();
-  if (pid < 0) {
-    close(log_fd);
-    return "fork failed";
-  }
-  if (pid == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(1);  // the parent died before prctl took effect
-    dup2(log_fd, STDOUT_FILENO);
-    dup2(log_fd, STDERR_FILENO);
-    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (devnull >= 0) dup2(devnull, STDIN_FILENO);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    execve(argv[0], argv.data(), envp.data());
-    _exit(127);
-  }
+  const pid_t pid = children::spawn(args(), &env_strings, log_fd);
   close(log_fd);
+  if (pid < 0) return "fork failed";
   pid_ = pid;
   paused_ = false;
-  children::remember(pid, /*server=*/true);
   return "";
 }
 

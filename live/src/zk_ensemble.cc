@@ -164,35 +164,12 @@ std::string ZkEnsemble::spawn(Server& s) {
                                       classpath_,
                                       "org.apache.zookeeper.server.quorum.QuorumPeerMain",
                                       s.config};
-  std::vector<char*> argv;
-  for (const auto& x : a) argv.push_back(const_cast<char*>(x.c_str()));
-  argv.push_back(nullptr);
   const int log_fd = open(s.log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (log_fd < 0) return "cannot open " + s.log;
-  children::install_handlers();
-  const pid_t parent = getpid();
-  const pid_t pid = fork();
-  if (pid < 0) {
-    close(log_fd);
-    return "fork failed";
-  }
-  if (pid == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(1);
-    dup2(log_fd, STDOUT_FILENO);
-    dup2(log_fd, STDERR_FILENO);
-    const int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (devnull >= 0) dup2(devnull, STDIN_FILENO);
-    if (chdir(s.dir.c_str()) != 0) _exit(126);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    execve(argv[0], argv.data(), environ);
-    _exit(127);
-  }
+  const pid_t pid = children::spawn(a, nullptr, log_fd, s.dir);
   close(log_fd);
+  if (pid < 0) return "fork failed";
   s.pid = pid;
-  children::remember(pid, /*server=*/true);
   return "";
 }
 
