@@ -13,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "lockstep/env.h"
@@ -75,6 +76,11 @@ class Lock {
   // The fencing token of the current hold (rises with every acquisition), or -1 when the
   // algorithm issues none. A storage service would reject writes with an older token.
   virtual int64_t fencing_token() const { return -1; }
+  // How long, from when its last acquire returned, the lock told its user the hold is
+  // valid (RedLock's validity time: the TTL less the time the acquisition took and the
+  // clock drift allowed for, within which its users are told to finish), or nullopt when
+  // it tells none.
+  virtual std::optional<Nanos> validity() const { return std::nullopt; }
 
   // The lock has an extend call (redsync Extend, node-redlock extend, redis-py
   // extend/reacquire, redis-plus-plus extend_lock) that a user makes on a schedule.

@@ -101,6 +101,8 @@ struct LockInfo {
   bool fair = false;
   bool fencing_tokens = false;
   bool reentrant = false;  // hold counts per owner: judged as a reentrant mutex
+  // Lock::validity() says how long each hold is valid (a workload may work for just that).
+  bool reports_validity = false;
   // Where the lock lives: Redis nodes (Env::node), a ZooKeeper ensemble (Env::zookeeper) or
   // a MySQL server (Env::sql_session). A scenario must give its topology that service,
   // and the fuzzer (which builds Redis topologies) skips the others.

@@ -57,14 +57,17 @@ class RedlockPy : public ProfileLock {
         // timedelta arithmetic in microseconds, the drift on the wrong side.
         const double elapsed_us = static_cast<double>((env_.now_wall() - start_wall).count()) / 1000.0;
         const double drift_f = static_cast<double>(ttl_ms_) * drift_factor_ + 2;
-        if (ttl_ms_ - (elapsed_us / 1000.0 - drift_f) > 0 && n >= quorum) {
+        const double validity_ms = ttl_ms_ - (elapsed_us / 1000.0 - drift_f);
+        if (validity_ms > 0 && n >= quorum) {
           value_ = value;
+          validity_ = Nanos(static_cast<int64_t>(validity_ms * 1e6));
           co_return AcquireOutcome::Acquired;  // errors were already counted as "no"
         }
       } else if (validity > 0 && n >= quorum) {
         // MultipleRedlockException: the caller cannot tell that a majority holds its value.
         if (errors > 0) co_return AcquireOutcome::Unknown;
         value_ = value;
+        validity_ = Millis(validity);
         co_return AcquireOutcome::Acquired;
       }
       for (int i = 0; i < env_.node_count(); ++i) {
@@ -85,6 +88,7 @@ class RedlockPy : public ProfileLock {
   }
 
   const std::string& token() const override { return value_; }
+  std::optional<Nanos> validity() const override { return validity_; }
 
  private:
   Env& env_;
@@ -95,6 +99,7 @@ class RedlockPy : public ProfileLock {
   double drift_factor_ = 0.01;
   bool drift_added_ = false;  // 1.0.2
   std::string value_;
+  std::optional<Nanos> validity_;  // of the last lock() that returned a Lock
 };
 
 }  // namespace

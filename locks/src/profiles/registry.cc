@@ -107,7 +107,10 @@ void describe_library(LockInfo& l) {
   if (lib == "redsync") l.make_with_options = profiles::make_redsync;
   if (lib == "node-redlock") l.make_with_options = profiles::make_node_redlock;
   if (lib == "redis-py") l.make_with_options = profiles::make_redis_py;
-  if (lib == "redlock-py") l.make_with_options = profiles::make_redlock_py;
+  if (lib == "redlock-py") {
+    l.make_with_options = profiles::make_redlock_py;
+    l.reports_validity = true;  // lock() returns Lock(validity, resource, key)
+  }
   if (lib == "redis-plus-plus") l.make_with_options = profiles::make_redis_plus_plus;
   if (lib == "redisson") l.make_with_options = profiles::make_redisson;
   const std::string version = l.version;
