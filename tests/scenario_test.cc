@@ -327,6 +327,10 @@ std::vector<Bad> bad_table() {
        "topology.cluster"},
       {"start_after_hold_builtin", "$.workload.start_after_hold",
        "false (only an external workload's programs start after a hold)", "true"},
+      {"hold_for_validity_no_validity", "$.workload.hold_for_validity",
+       "false (set-px-lua reports no validity for its holds; redlock-py's profiles do)", "true"},
+      {"retry_until_wait_external", "$.workload.retry_until_wait",
+       "false (an external program decides how long it works and how often it tries)", "true"},
       {"cluster_with_sentinels", "$.topology.sentinels",
        "0 or nothing with topology.cluster (cluster nodes detect failures themselves: node_timeout_ms)", "3"},
   };

@@ -137,6 +137,14 @@ void check_profile_workload(const Obj& o, const LockSpec& lock, const WorkloadSp
               : info->name + " has no extend call with these options (its own renewal, if any, runs by itself)";
     fail(o.at("extend_every_ms"), "0 (" + why + ")", std::to_string(w.extend_every_ms));
   }
+  // A program runs its own lock and its own loop: these are the built-in workload's.
+  for (const auto& [key, set] : {std::pair{"hold_for_validity", w.hold_for_validity}, {"retry_until_wait", w.retry_until_wait}}) {
+    if (w.external() && set) fail(o.at(key), "false (an external program decides how long it works and how often it tries)", "true");
+  }
+  if (w.hold_for_validity && !w.external() && (!lock.info() || !lock.info()->reports_validity)) {
+    fail(o.at("hold_for_validity"),
+         "false (" + lock.algorithm + " reports no validity for its holds; redlock-py's profiles do)", "true");
+  }
   if (w.reentrant_hold_ms > 0 && (!info || !info->reentrant)) {
     fail(o.at("reentrant_hold_ms"), "0 (only a reentrant profile, such as redisson@3.43.0, can take its lock again)",
          std::to_string(w.reentrant_hold_ms));

@@ -469,6 +469,8 @@ WorkloadSpec read_workload(const Obj& top, const LockSpec& lock, const std::stri
   if (w.stock_key == lock.key) fail(o.at("stock_key"), "a key other than lock.key", quote(w.stock_key));
   w.extend_every_ms = o.integer("extend_every_ms", 0, kMaxMs, w.extend_every_ms);
   w.reentrant_hold_ms = o.integer("reentrant_hold_ms", 0, kMaxMs, w.reentrant_hold_ms);
+  w.hold_for_validity = o.boolean("hold_for_validity", w.hold_for_validity);
+  w.retry_until_wait = o.boolean("retry_until_wait", w.retry_until_wait);
   check_profile_workload(o, lock, w);
   if (const json* c = o.find("cache")) {
     if (w.external())
@@ -815,7 +817,7 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& scenario_ke
       {"$.lock.retry", {"count_max", "delay_ms", "jitter_ms"}},
       {"$.workload",
        {"kind", "clients", "initial_stock", "attempts_per_client", "hold_ms", "wait_ms", "start_stagger_ms",
-         "start_after_hold", "stock_key", "fencing", "readers", "extend_every_ms", "reentrant_hold_ms", "command", "cache", "cache_aside"}},
+         "start_after_hold", "stock_key", "fencing", "readers", "extend_every_ms", "reentrant_hold_ms", "hold_for_validity", "retry_until_wait", "command", "cache", "cache_aside"}},
       {"$.workload.cache",
        {"writers", "node", "keys", "value_bytes", "ttl_fraction", "ttl_ms", "rate_per_s", "start_ms", "writes"}},
       {"$.workload.cache_aside",

@@ -93,6 +93,8 @@ J workload_json(const WorkloadSpec& w) {
   j["fencing"] = w.fencing;
   j["readers"] = w.readers;
   j["extend_every_ms"] = w.extend_every_ms;
+  if (w.hold_for_validity) j["hold_for_validity"] = true;
+  if (w.retry_until_wait) j["retry_until_wait"] = true;
   j["reentrant_hold_ms"] = w.reentrant_hold_ms;
   // Written only when there is one, like the memory limit: scenarios without either
   // read (and write) exactly as they did before these existed.

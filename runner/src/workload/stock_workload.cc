@@ -60,10 +60,12 @@ struct Client {
   Lock& l;
   std::string side;  // "", "-read" or "-write"
   Nanos timeout;
+  Nanos acquired_at{0};  // when the last acquire returned, on the monotonic clock
 
   Task<AcquireOutcome> acquire() {
     rec.op(EventType::Invoke, process, "acquire" + side, lock.key);
     const AcquireOutcome got = co_await l.acquire(Millis(w.wait_ms));
+    acquired_at = env.now_mono();
     rec.op(completion(got), process, "acquire" + side, lock.key, to_string(got));
     co_return got;
   }
@@ -150,16 +152,26 @@ struct Client {
     co_return stock;
   }
 
+  // How long the work lasts: hold_ms, or with hold_for_validity what is left of the
+  // validity the lock reported (the write goes out as it ends).
+  int64_t hold_ms() const {
+    if (!w.hold_for_validity) return w.hold_ms;
+    const std::optional<Nanos> valid = l.validity();
+    if (!valid) return w.hold_ms;
+    return std::max<int64_t>(0, to_ms(*valid - (env.now_mono() - acquired_at)));
+  }
+
   // Read, hold, write back: one sale under the lock the client holds.
   Task<void> sell() {
     const std::optional<int64_t> stock = co_await read_stock();
     if (!stock) co_return;
-    const int64_t first = w.reentrant_hold_ms > 0 ? w.hold_ms / 2 : w.hold_ms;
+    const int64_t hold = hold_ms();
+    const int64_t first = w.reentrant_hold_ms > 0 ? hold / 2 : hold;
     bool go_on = co_await work(first);
     if (go_on && w.reentrant_hold_ms > 0) {
       go_on = co_await nested();
       if (go_on) {
-        go_on = co_await work(w.hold_ms - first);
+        go_on = co_await work(hold - first);
       }
     }
     // The library's documentation: check the abort signal before writing.
@@ -219,7 +231,17 @@ Task<void> stock_client(Env& env, Recorder& rec, int64_t process, const LockSpec
   };
   Client c{env, rec, process, lock, w, *l, !rw ? "" : reader ? "-read" : "-write", Millis(lock.command_timeout_ms)};
   for (int attempt = 0; attempt < w.attempts_per_client; ++attempt) {
-    const AcquireOutcome got = co_await c.acquire();
+    AcquireOutcome got = co_await c.acquire();
+    if (w.retry_until_wait) {
+      // Bounded by the wait; an acquire that gives up without time passing would never
+      // reach it, so that ends the loop too.
+      const Nanos until = env.now_mono() + Millis(w.wait_ms);
+      for (Nanos before = Nanos(-1); got == AcquireOutcome::NotAcquired && env.now_mono() < until &&
+                                     env.now_mono() != before;) {
+        before = env.now_mono();
+        got = co_await c.acquire();
+      }
+    }
     if (got != AcquireOutcome::Acquired) continue;
     rec.truth(checker::truth::kCsEnter, process, lock.key, reader ? nlohmann::json("read") : nlohmann::json());
     if (reader) {
