@@ -67,6 +67,7 @@ const std::vector<Pair>& pairs() {
       {"redlock-py-1.0.8-wall-clock-jump-accepts-expired-lock.json",
        "redis-plus-plus-1.3.15-steady-clock-refuses-expired-lock.json"},
       {"redlock-py-1.0.2-drift-added-accepts-late-lock.json", "redlock-py-1.0.8-drift-subtracted-refuses-late-lock.json"},
+      {"redlock-py-1.0.2-validity-outlasts-keys.json", "redlock-py-1.0.8-validity-ends-before-keys.json"},
       {"redis-plus-plus-1.3.15-validity-from-first-attempt.json", "redis-plus-plus-1.3.15-one-attempt-per-call.json"},
       {"redis-plus-plus-1.3.12-unlock-error-rethrown.json", "redis-plus-plus-1.3.15-unlock-error-swallowed.json"},
       {"redis-plus-plus-1.3.15-unlock-after-watcher-reset-throws.json",

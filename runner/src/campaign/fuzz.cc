@@ -391,6 +391,10 @@ struct Draw {
   std::string kind;  // a library's lock kind, "" for one kind
   int clients = 2, replicas = 0, lease_index = 0;
   bool library_default = false;  // a library's lease (and a few options) left at its default
+  // A lock that reports each hold's validity: the holder works for all of it, and waiters
+  // try again until their wait is over (RedLock's own usage, and a queue of workers).
+  bool by_validity = false;
+  int stagger_percent = 0;  // by_validity: clients arrive this far apart, in percent of the lease
   int hold_percent = 1;          // the work, in percent of the lease (of four leases when renewed)
   std::vector<FaultSpec> faults;
   uint32_t seed = 0;
@@ -425,6 +429,13 @@ Scenario build(const FuzzSpace& sp, Draw d) {
   s.workload.extend_every_ms = lock_extends(lock, s.lock.options) ? std::max<int64_t>(1, lease / 3) : 0;
   s.workload.wait_ms = sp.duration_ms / 2;
   s.workload.start_stagger_ms = 5;
+  if (d.by_validity) {
+    s.workload.hold_for_validity = s.workload.retry_until_wait = true;
+    s.workload.hold_ms = lease;  // the most the work can take: what the budgets count
+    // Workers arrive at any moment of a hold: a waiter's retries then meet a lease's end
+    // at every phase, not at the one a fixed stagger and a fixed retry delay give.
+    s.workload.start_stagger_ms = std::max<int64_t>(5, lease * d.stagger_percent / 100);
+  }
   // A read-write lock gets some readers too; drawn from the seed so that the generators
   // (and every existing campaign's scenarios) stay as they were.
   if (lock.read_write) s.workload.readers = static_cast<int>(d.seed % static_cast<uint32_t>(d.clients));
@@ -444,16 +455,28 @@ rc::Gen<Scenario> draws_gen(const FuzzSpace& sp, int clients, const LockInfo& lo
   if (!lock.library_options()) {
     return rc::gen::apply(
         [sp, clients, &lock, replicas](int lease, int hold, std::vector<FaultSpec> faults, uint32_t seed) {
-          return build(sp, Draw{&lock, "", clients, replicas, lease, false, hold, std::move(faults), seed});
+          return build(sp, Draw{&lock, "", clients, replicas, lease, false, false, 0, hold, std::move(faults), seed});
         },
         lease_index, hold_percent, faults_gen(sp, clients, nodes_of(lock, ""), replicas),
         rc::gen::arbitrary<uint32_t>());
   }
   return rc::gen::mapcat(rc::gen::elementOf(kinds_of(lock)), [=, &lock](const std::string& kind) {
+    // A lock that reports validity draws whether the run uses it; the others draw as
+    // they always have.
+    if (lock.reports_validity) {
+      return rc::gen::apply(
+          [sp, clients, &lock, replicas, kind](int lease, bool library_default, int hold, std::vector<FaultSpec> faults,
+                                               uint32_t seed, bool by_validity, int stagger) {
+            Draw d{&lock, kind, clients, replicas, lease, library_default, by_validity, stagger, hold, std::move(faults), seed};
+            return build(sp, std::move(d));
+          },
+          lease_index, rc::gen::arbitrary<bool>(), hold_percent, faults_gen(sp, clients, nodes_of(lock, kind), replicas),
+          rc::gen::arbitrary<uint32_t>(), rc::gen::arbitrary<bool>(), rc::gen::inRange(0, 100));
+    }
     return rc::gen::apply(
         [sp, clients, &lock, replicas, kind](int lease, bool library_default, int hold,
                                              std::vector<FaultSpec> faults, uint32_t seed) {
-          return build(sp, Draw{&lock, kind, clients, replicas, lease, library_default, hold, std::move(faults), seed});
+          return build(sp, Draw{&lock, kind, clients, replicas, lease, library_default, false, 0, hold, std::move(faults), seed});
         },
         lease_index, rc::gen::arbitrary<bool>(), hold_percent, faults_gen(sp, clients, nodes_of(lock, kind), replicas),
         rc::gen::arbitrary<uint32_t>());
