@@ -141,7 +141,7 @@ void check_profile_workload(const Obj& o, const LockSpec& lock, const WorkloadSp
   for (const auto& [key, set] : {std::pair{"hold_for_validity", w.hold_for_validity}, {"retry_until_wait", w.retry_until_wait}}) {
     if (w.external() && set) fail(o.at(key), "false (an external program decides how long it works and how often it tries)", "true");
   }
-  if (w.hold_for_validity && !w.external() && (!lock.info() || !lock.info()->reports_validity)) {
+  if (w.hold_for_validity && (!lock.info() || !lock.info()->reports_validity)) {
     fail(o.at("hold_for_validity"),
          "false (" + lock.algorithm + " reports no validity for its holds; redlock-py's profiles do)", "true");
   }

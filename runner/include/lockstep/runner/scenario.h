@@ -216,8 +216,8 @@ struct WorkloadSpec {
   // The holder works for the validity its lock reported when acquire returned (RedLock's
   // rule: use the lock only within it) instead of hold_ms; for a lock that reports one.
   bool hold_for_validity = false;
-  // A client whose acquire gives up calls it again until wait_ms has passed since its
-  // first call: a worker waiting its turn with a library that gives up after a few tries.
+  // A client whose acquire gives up calls it again until wait_ms more has passed since its
+  // first call gave up: a worker waiting its turn with a library that gives up after a few tries.
   bool retry_until_wait = false;
   // kind "external": the user's own program, run once per client and reporting on its
   // stdout (docs/external-clients.md); live only. It runs in command_dir: the scenario
