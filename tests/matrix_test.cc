@@ -326,6 +326,35 @@ TEST(Matrix, DefaultBudgetsSeparateEachBuggyVersionFromItsFix) {
   }
 }
 
+// redis-py 2.10.6's Lock class sends SETNX, then PEXPIRE (#554, #818; 3.0 sets both in
+// one SET): a holder that crashes between them leaves a key with no TTL although it asked
+// for a timeout, a deadlock within what the lock claims (a client's crash, with a
+// timeout). #621 breaks every 2.10.6 cell first, so the crash cell alone cannot show this
+// one; a campaign stopping on stuck locks only, with faults within the assumptions, finds
+// it in a run drawing the Lock class, and the same campaign on 5.0.0 finds none.
+TEST(Matrix, WithinItsAssumptionsOnlyRedisPy2SetnxThenPexpireLeavesAStuckLock) {
+  auto campaign = [](const std::string& profile) {
+    FuzzSpace space;
+    space.locks = {profile};
+    space.fault_kinds = {FaultKind::Crash};
+    space.budget = Budget::Within;
+    space.classes = {checker::Severity::Stuck};
+    FuzzOptions o;
+    o.seed = 1;
+    o.runs = 6000;
+    return fuzz(space, o);
+  };
+  const FuzzSummary buggy = campaign("redis-py@2.10.6");
+  ASSERT_TRUE(buggy.finding.has_value()) << "no stuck lock in " << buggy.runs << " runs";
+  const Scenario& found = buggy.finding->shrunk;
+  EXPECT_EQ(found.expect.names, std::set<std::string>{"deadlock"});
+  EXPECT_EQ(found.lock.options.at("class"), "Lock");
+  EXPECT_TRUE(found.lock.options.at("timeout").is_number()) << found.lock.options.dump();
+  const FuzzSummary fixed = campaign("redis-py@5.0.0");
+  EXPECT_FALSE(fixed.finding.has_value()) << to_json(fixed.finding->shrunk).dump();
+  EXPECT_EQ(fixed.runs, 6000u);
+}
+
 // redis-plus-plus's unlock fixes (#563 in 1.3.13, #659 at fc67c2e) stop RedMutex::unlock
 // from throwing, which under std::lock_guard kills the application; they change nothing
 // on the servers, so they are no pair above. The crash cell stays a bug on every version:

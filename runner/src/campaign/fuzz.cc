@@ -414,6 +414,16 @@ Scenario build(const FuzzSpace& sp, Draw d) {
   s.lock.algorithm = lock.name;
   if (lock.library_options()) {
     s.lock.options = options_for(lock, d.kind, lease, d.library_default);
+    // A choice beside the lock kind (redis-py 2.10.6's `usage` and `class`) is how users
+    // call the library, and each way has its own windows: drawn from the seed's upper
+    // bits, so the generators, and the draws of every lock without such a choice, stay
+    // as they were.
+    uint32_t bits = d.seed >> 8;
+    for (const auto& o : option_table(lock)) {
+      if (o.type != LockOption::Type::Choice || o.name == "kind" || o.choices.size() < 2) continue;
+      s.lock.options[o.name] = o.choices[bits % o.choices.size()];
+      bits /= static_cast<uint32_t>(o.choices.size());
+    }
   } else {
     s.lock.lease_ms = lease;
     s.lock.retry = {1000, 10, 10};
