@@ -17,6 +17,7 @@
 
 #include "lockstep/live/redis_server.h"
 #include "lockstep/live/resp_frame.h"
+#include "hiredis_support.h"
 #include "live_support.h"
 
 namespace lockstep {
@@ -82,20 +83,7 @@ TEST(RespFrame, FindsWholeMessagesInAStream) {
   EXPECT_TRUE(r.elements[1].is_nil());
 }
 
-// A port free now, as a server's port is picked before the server binds it.
-int free_loopback_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  int port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
-    port = ntohs(a.sin_port);
-  close(fd);
-  return port;
-}
+using hiredis_support::free_loopback_port;
 
 // The kernel may offer a link's listener the port picked for a server that has not bound
 // it yet: the link's own upstream (it would connect to itself on every accept, until the
