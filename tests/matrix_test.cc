@@ -341,7 +341,7 @@ TEST(Matrix, WithinItsAssumptionsOnlyRedisPy2SetnxThenPexpireLeavesAStuckLock) {
     space.classes = {checker::Severity::Stuck};
     FuzzOptions o;
     o.seed = 1;
-    o.runs = 6000;
+    o.runs = 3000;
     return fuzz(space, o);
   };
   const FuzzSummary buggy = campaign("redis-py@2.10.6");
@@ -352,7 +352,7 @@ TEST(Matrix, WithinItsAssumptionsOnlyRedisPy2SetnxThenPexpireLeavesAStuckLock) {
   EXPECT_TRUE(found.lock.options.at("timeout").is_number()) << found.lock.options.dump();
   const FuzzSummary fixed = campaign("redis-py@5.0.0");
   EXPECT_FALSE(fixed.finding.has_value()) << to_json(fixed.finding->shrunk).dump();
-  EXPECT_EQ(fixed.runs, 6000u);
+  EXPECT_EQ(fixed.runs, 3000u);
 }
 
 // redis-plus-plus's unlock fixes (#563 in 1.3.13, #659 at fc67c2e) stop RedMutex::unlock
