@@ -354,11 +354,20 @@ nlohmann::json scaled(const LockOption& o, double scale) {
   return std::max(o.min, std::round(v * 1000) / 1000);
 }
 
-nlohmann::json options_for(const LockInfo& p, const std::string& kind, int64_t lease_ms, bool library_default) {
+// A choice beside the lock kind (redis-py 2.10.6's `usage` and `class`) is how users call
+// the library, and each way has its own windows: `choice_bits` picks one of each.
+nlohmann::json options_for(const LockInfo& p, const std::string& kind, int64_t lease_ms, bool library_default,
+                           uint32_t choice_bits) {
   nlohmann::json out = with_kind(kind);
   const double scale = static_cast<double>(lease_ms) / default_lease_ms(p);
   for (const auto& o : option_table(p)) {
-    if (!o.duration || !o.default_value.is_number() || !applies_to_kind(o, kind)) continue;
+    if (!applies_to_kind(o, kind)) continue;
+    if (o.type == LockOption::Type::Choice && o.name != "kind" && o.choices.size() > 1) {
+      out[o.name] = o.choices[choice_bits % o.choices.size()];
+      choice_bits /= static_cast<uint32_t>(o.choices.size());
+      continue;
+    }
+    if (!o.duration || !o.default_value.is_number()) continue;
     out[o.name] = scaled(o, scale);
   }
   const LockOption* lease = find_option(p, p.lease_option);
@@ -413,17 +422,9 @@ Scenario build(const FuzzSpace& sp, Draw d) {
   const int64_t lease = kLeases[d.lease_index];
   s.lock.algorithm = lock.name;
   if (lock.library_options()) {
-    s.lock.options = options_for(lock, d.kind, lease, d.library_default);
-    // A choice beside the lock kind (redis-py 2.10.6's `usage` and `class`) is how users
-    // call the library, and each way has its own windows: drawn from the seed's upper
-    // bits, so the generators, and the draws of every lock without such a choice, stay
-    // as they were.
-    uint32_t bits = d.seed >> 8;
-    for (const auto& o : option_table(lock)) {
-      if (o.type != LockOption::Type::Choice || o.name == "kind" || o.choices.size() < 2) continue;
-      s.lock.options[o.name] = o.choices[bits % o.choices.size()];
-      bits /= static_cast<uint32_t>(o.choices.size());
-    }
+    // The seed's upper bits pick the choices beside the kind (see options_for), so the
+    // generators, and the draws of every lock without such a choice, stay as they were.
+    s.lock.options = options_for(lock, d.kind, lease, d.library_default, d.seed >> 8);
   } else {
     s.lock.lease_ms = lease;
     s.lock.retry = {1000, 10, 10};
